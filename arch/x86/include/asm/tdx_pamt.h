@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * TDX Dynamic PAMT cache: refcounted 2M slots fronted by per-CPU magazines
+ * of ready PAMT page pairs.
+ *
+ * Design, slot state machine and lock order:
+ * Documentation/arch/x86/tdx-dpamt.rst
+ */
+#ifndef _ASM_X86_TDX_PAMT_H
+#define _ASM_X86_TDX_PAMT_H
+
+#include <linux/types.h>
+
+/*
+ * TDX module status codes used by PAMT.ADD/PAMT.REMOVE.  Bits 63:32 carry
+ * the status; the low bits carry an operand id and are masked off before
+ * comparing.  OPERAND_BUSY, OPERAND_ADDR_RANGE_ERROR, PAGE_NOT_FREE and
+ * HPA_RANGE_NOT_FREE are the published values; the three PAMT-specific
+ * codes below them are placeholders until the DPAMT ABI is public
+ * (unverified).
+ */
+#define TDX_PAMT_STATUS_MASK		0xFFFFFFFF00000000ULL
+#define TDX_PAMT_SUCCESS		0x0000000000000000ULL
+#define TDX_PAMT_OPERAND_BUSY		0x8000020000000000ULL
+#define TDX_PAMT_OPERAND_ADDR_RANGE	0xC000010100000000ULL
+#define TDX_PAMT_PAGE_NOT_FREE		0xC000030300000000ULL
+#define TDX_PAMT_HPA_RANGE_NOT_FREE	0xC000030400000000ULL
+#define TDX_PAMT_PAGE_NOT_EMPTY		0xC000030500000000ULL
+#define TDX_PAMT_NO_PAGE_PAIR		0xC000030600000000ULL
+#define TDX_PAMT_MISSING_PAGE_PAIR	0xC000030700000000ULL
+
+/* SEAMCALL leaves (BRIEF: TDH.PHYMEM.PAMT.ADD/REMOVE). */
+#define TDH_PHYMEM_PAMT_ADD		58
+#define TDH_PHYMEM_PAMT_REMOVE		59
+
+#define TDX_PAMT_PAGES_PER_SLOT		512	/* 4K pages per 2M range */
+
+/**
+ * struct tdx_pamt_pair - the two 4K pages that hold one 2M range's 4K PAMT
+ * @pfn: page frame numbers of the two pages; they need not be contiguous
+ */
+struct tdx_pamt_pair {
+	unsigned long pfn[2];
+};
+
+/**
+ * struct tdx_pamt_range - a covered physical range, in pfns
+ * @start_pfn: first pfn, 2M aligned
+ * @end_pfn: one past the last pfn, 2M aligned
+ */
+struct tdx_pamt_range {
+	unsigned long start_pfn;
+	unsigned long end_pfn;
+};
+
+/**
+ * struct tdx_pamt_ops - platform backend
+ * @add: issue PAMT.ADD for the 2M range at @base_pfn with @pair; returns a
+ *	TDX status
+ * @remove: issue PAMT.REMOVE for the 2M range at @base_pfn; on success
+ *	fills @pair with the pages the module handed back
+ * @reset_page: make a page that the module wrote safe to return to the
+ *	page allocator
+ *
+ * All three may be called from atomic context, with interrupts enabled.
+ */
+struct tdx_pamt_ops {
+	u64 (*add)(unsigned long base_pfn, const struct tdx_pamt_pair *pair);
+	u64 (*remove)(unsigned long base_pfn, struct tdx_pamt_pair *pair);
+	void (*reset_page)(unsigned long pfn);
+};
+
+/**
+ * enum tdx_pamt_mode - what a 1->0 put does
+ * @TDX_PAMT_MODE_MAGAZINE: leave the pair installed; the slot goes idle
+ * @TDX_PAMT_MODE_EAGER: PAMT.REMOVE at once and cache the pair
+ */
+enum tdx_pamt_mode {
+	TDX_PAMT_MODE_MAGAZINE,
+	TDX_PAMT_MODE_EAGER,
+};
+
+/**
+ * struct tdx_pamt_config - parameters fixed at tdx_pamt_init()
+ * @mode: see enum tdx_pamt_mode
+ * @mag_size: pairs per magazine (M); 0 picks the default
+ * @idle_cap: most idle slots plus depot pairs held before put starts
+ *	removing; 0 picks the default (a quarter of all slots)
+ * @ops: the platform backend; must outlive the cache
+ */
+struct tdx_pamt_config {
+	enum tdx_pamt_mode mode;
+	unsigned int mag_size;
+	unsigned long idle_cap;
+	const struct tdx_pamt_ops *ops;
+};
+
+#define TDX_PAMT_RESERVE_MAX	8
+
+/**
+ * struct tdx_pamt_reserve - pairs set aside for use in atomic context
+ * @nr: pairs held
+ * @pairs: the pairs; only @pairs[0..@nr) are valid
+ *
+ * Owned by one caller (for example a vCPU); never shared without a lock.
+ */
+struct tdx_pamt_reserve {
+	unsigned int nr;
+	struct tdx_pamt_pair pairs[TDX_PAMT_RESERVE_MAX];
+};
+
+/* Counters, folded across CPUs by tdx_pamt_read_stats(). */
+enum tdx_pamt_stat {
+	TDX_PAMT_STAT_GET_FAST,		/* get on an installed slot */
+	TDX_PAMT_STAT_GET_SLOW,		/* get that issued PAMT.ADD */
+	TDX_PAMT_STAT_GET_WAIT,		/* get that waited on a transition */
+	TDX_PAMT_STAT_PUT_FAST,		/* put that issued no SEAMCALL */
+	TDX_PAMT_STAT_PUT_SLOW,		/* put that issued PAMT.REMOVE */
+	TDX_PAMT_STAT_REVIVE,		/* idle slot made active, no SEAMCALL */
+	TDX_PAMT_STAT_ADD,		/* PAMT.ADD calls, retries included */
+	TDX_PAMT_STAT_REMOVE,		/* PAMT.REMOVE calls, retries included */
+	TDX_PAMT_STAT_BUSY,		/* TDX_OPERAND_BUSY retries */
+	TDX_PAMT_STAT_GLOBAL_LOCK,	/* acquisitions of any all-CPU lock */
+	TDX_PAMT_STAT_PAGE_ALLOC,	/* page-allocator allocations */
+	TDX_PAMT_STAT_PAGE_FREE,	/* pages returned to the allocator */
+	TDX_PAMT_STAT_MAG_HIT,		/* pair taken from a per-CPU magazine */
+	TDX_PAMT_STAT_MAG_MISS,		/* magazine empty: depot or allocator */
+	TDX_PAMT_STAT_EVICT,		/* idle slots removed by evict */
+	TDX_PAMT_STAT_SHRINK,		/* idle slots removed by the shrinker */
+	TDX_PAMT_STAT_CAP,		/* idle slots removed by the idle cap */
+	TDX_PAMT_STAT_LEAKED,		/* slots whose REMOVE failed for good */
+	TDX_PAMT_STAT_NR_COUNTERS,
+	/* Gauges, not per-CPU counters: */
+	TDX_PAMT_STAT_IDLE_SLOTS = TDX_PAMT_STAT_NR_COUNTERS,
+	TDX_PAMT_STAT_CACHED_PAIRS,	/* pairs in magazines and the depot */
+	TDX_PAMT_STAT_INSTALLED,	/* slots with a pair in the module */
+	TDX_PAMT_STAT_NR,
+};
+
+extern const char * const tdx_pamt_stat_names[TDX_PAMT_STAT_NR];
+
+int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
+		  const struct tdx_pamt_config *cfg);
+void tdx_pamt_exit(void);
+bool tdx_pamt_enabled(void);
+
+int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_reserve *res);
+int tdx_pamt_put(unsigned long pfn);
+int tdx_pamt_evict(unsigned long pfn);
+
+int tdx_pamt_reserve_topup(struct tdx_pamt_reserve *res, unsigned int nr,
+			   gfp_t gfp);
+void tdx_pamt_reserve_drain(struct tdx_pamt_reserve *res);
+
+int tdx_pamt_pair_take(struct tdx_pamt_pair *pair,
+		       struct tdx_pamt_reserve *res, gfp_t gfp);
+void tdx_pamt_pair_give(const struct tdx_pamt_pair *pair);
+
+struct page *tdx_pamt_alloc_control_page(gfp_t gfp);
+void tdx_pamt_free_control_page(struct page *page);
+
+unsigned long tdx_pamt_shrink_count(void);
+unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
+				   unsigned long *nr_scanned);
+unsigned long tdx_pamt_drain(void);
+void tdx_pamt_drain_cpu(unsigned int cpu);
+void tdx_pamt_set_idle_cap(unsigned long cap);
+unsigned long tdx_pamt_idle_cap(void);
+
+void tdx_pamt_read_stats(u64 *vals);
+
+#endif /* _ASM_X86_TDX_PAMT_H */

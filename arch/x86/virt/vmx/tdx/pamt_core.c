@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * TDX Dynamic PAMT cache: set-up, teardown, statistics and control pages.
+ *
+ * Design: Documentation/arch/x86/tdx-dpamt.rst.
+ */
+#include <linux/bug.h>
+#include <linux/errno.h>
+#include <linux/gfp.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include "pamt_internal.h"
+
+const char * const tdx_pamt_stat_names[TDX_PAMT_STAT_NR] = {
+	[TDX_PAMT_STAT_GET_FAST]	= "get_fast",
+	[TDX_PAMT_STAT_GET_SLOW]	= "get_slow",
+	[TDX_PAMT_STAT_GET_WAIT]	= "get_wait",
+	[TDX_PAMT_STAT_PUT_FAST]	= "put_fast",
+	[TDX_PAMT_STAT_PUT_SLOW]	= "put_slow",
+	[TDX_PAMT_STAT_REVIVE]		= "revive",
+	[TDX_PAMT_STAT_ADD]		= "seamcall_add",
+	[TDX_PAMT_STAT_REMOVE]		= "seamcall_remove",
+	[TDX_PAMT_STAT_BUSY]		= "busy_retry",
+	[TDX_PAMT_STAT_GLOBAL_LOCK]	= "global_lock",
+	[TDX_PAMT_STAT_PAGE_ALLOC]	= "page_alloc",
+	[TDX_PAMT_STAT_PAGE_FREE]	= "page_free",
+	[TDX_PAMT_STAT_MAG_HIT]		= "mag_hit",
+	[TDX_PAMT_STAT_MAG_MISS]	= "mag_miss",
+	[TDX_PAMT_STAT_EVICT]		= "evict",
+	[TDX_PAMT_STAT_SHRINK]		= "shrink",
+	[TDX_PAMT_STAT_CAP]		= "cap",
+	[TDX_PAMT_STAT_LEAKED]		= "leaked",
+	[TDX_PAMT_STAT_IDLE_SLOTS]	= "idle_slots",
+	[TDX_PAMT_STAT_CACHED_PAIRS]	= "cached_pairs",
+	[TDX_PAMT_STAT_INSTALLED]	= "installed_slots",
+};
+
+static int pamt_check_config(const struct tdx_pamt_range *ranges,
+			     unsigned int nr, const struct tdx_pamt_config *cfg)
+{
+	const unsigned long align = TDX_PAMT_PAGES_PER_SLOT;
+	unsigned int i;
+
+	if (!nr || !ranges || !cfg || !cfg->ops || !cfg->ops->add ||
+	    !cfg->ops->remove || !cfg->ops->reset_page)
+		return -EINVAL;
+	if (cfg->mode != TDX_PAMT_MODE_MAGAZINE &&
+	    cfg->mode != TDX_PAMT_MODE_EAGER)
+		return -EINVAL;
+	if (cfg->mag_size > PAMT_MAG_SIZE_MAX)
+		return -EINVAL;
+	for (i = 0; i < nr; i++) {
+		if (!IS_ALIGNED(ranges[i].start_pfn, align) ||
+		    !IS_ALIGNED(ranges[i].end_pfn, align) ||
+		    ranges[i].start_pfn >= ranges[i].end_pfn)
+			return -EINVAL;
+		if (i && ranges[i].start_pfn < ranges[i - 1].end_pfn)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * tdx_pamt_init() - set up the PAMT cache over the covered memory
+ * @ranges: covered ranges, sorted, 2M aligned, not overlapping
+ * @nr: entries in @ranges
+ * @cfg: mode, magazine size, idle cap and backend
+ *
+ * Context: process context; may sleep.
+ *
+ * Return: 0; -EINVAL for a bad argument; -EBUSY if already set up;
+ * -ENOMEM, with nothing left allocated.
+ */
+int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
+		  const struct tdx_pamt_config *cfg)
+{
+	unsigned long first, idx, nr_slots, covered = 0;
+	atomic_long_t *slots;
+	unsigned int i;
+	int ret;
+
+	might_sleep();
+	if (pamt.enabled)
+		return -EBUSY;
+	ret = pamt_check_config(ranges, nr, cfg);
+	if (ret)
+		return ret;
+
+	first = ranges[0].start_pfn / TDX_PAMT_PAGES_PER_SLOT;
+	nr_slots = ranges[nr - 1].end_pfn / TDX_PAMT_PAGES_PER_SLOT - first;
+	slots = kvcalloc(nr_slots, sizeof(*slots), GFP_KERNEL);
+	if (!slots)
+		return -ENOMEM;
+
+	/* Everything is a hole until a range says otherwise. */
+	for (idx = 0; idx < nr_slots; idx++)
+		atomic_long_set(&slots[idx], PAMT_SLOT_HOLE);
+	for (i = 0; i < nr; i++) {
+		for (idx = ranges[i].start_pfn / TDX_PAMT_PAGES_PER_SLOT - first;
+		     idx < ranges[i].end_pfn / TDX_PAMT_PAGES_PER_SLOT - first;
+		     idx++) {
+			atomic_long_set(&slots[idx], 0);
+			covered++;
+		}
+	}
+
+	pamt.base_idx = first;
+	pamt.mode = cfg->mode;
+	pamt.ops = cfg->ops;
+	pamt.mag_size = cfg->mag_size ?: PAMT_MAG_SIZE_DEFAULT;
+	pamt.idle_cap = cfg->idle_cap ?: max(covered / 4, 1UL);
+	atomic_long_set(&pamt.idle, 0);
+	atomic_long_set(&pamt.installed, 0);
+	atomic_long_set(&pamt.hand, 0);
+
+	ret = pamt_mag_init();
+	if (ret) {
+		kvfree(slots);
+		return ret;
+	}
+	/*
+	 * Until nr_slots is set every call is the no-op of a host without
+	 * Dynamic PAMT.  Callers must not race init or exit.
+	 */
+	pamt.slots = slots;
+	pamt.nr_slots = nr_slots;
+	pamt.enabled = true;
+	return 0;
+}
+
+/**
+ * tdx_pamt_exit() - REMOVE every idle slot, free every cached pair
+ *
+ * Context: process context, once nothing uses the cache any more.  Slots
+ * still in use, or whose REMOVE failed, keep their pairs in the module;
+ * they are reported and left alone.
+ */
+void tdx_pamt_exit(void)
+{
+	unsigned long idx, word, in_use = 0, leaked = 0;
+
+	might_sleep();
+	if (!pamt.enabled)
+		return;
+
+	pamt_shrink_remove_all_idle();
+	for (idx = 0; idx < pamt.nr_slots; idx++) {
+		word = atomic_long_read(&pamt.slots[idx]);
+		if (word & PAMT_SLOT_LEAKED)
+			leaked++;
+		else if (word & PAMT_SLOT_INSTALLED)
+			in_use++;
+	}
+	WARN(in_use, "tdx-pamt: %lu ranges still in use at exit\n", in_use);
+	if (leaked)
+		pr_warn("tdx-pamt: %lu PAMT pairs stay in the module\n", leaked);
+
+	pamt.enabled = false;
+	pamt.nr_slots = 0;
+	pamt_mag_exit();
+	kvfree(pamt.slots);
+	pamt.slots = NULL;
+}
+
+/**
+ * tdx_pamt_enabled() - whether the cache is set up
+ *
+ * Return: true between tdx_pamt_init() and tdx_pamt_exit().
+ */
+bool tdx_pamt_enabled(void)
+{
+	return pamt.enabled;
+}
+
+/**
+ * tdx_pamt_read_stats() - fold the counters of every CPU
+ * @vals: TDX_PAMT_STAT_NR values, in the order of enum tdx_pamt_stat
+ *
+ * Racy by nature: counters move while they are read.
+ */
+void tdx_pamt_read_stats(u64 *vals)
+{
+	u64 cached = 0;
+	unsigned int cpu;
+	int i;
+
+	memset(vals, 0, TDX_PAMT_STAT_NR * sizeof(*vals));
+	if (!pamt.enabled)
+		return;
+	for_each_possible_cpu(cpu) {
+		struct pamt_pcpu *pc = per_cpu_ptr(pamt.pcpu, cpu);
+
+		for (i = 0; i < TDX_PAMT_STAT_NR_COUNTERS; i++)
+			vals[i] += READ_ONCE(pc->stat[i]);
+		cached += READ_ONCE(pc->stat[PAMT_PCPU_CACHED]);
+	}
+	vals[TDX_PAMT_STAT_IDLE_SLOTS] = max(atomic_long_read(&pamt.idle), 0L);
+	vals[TDX_PAMT_STAT_CACHED_PAIRS] = cached;
+	vals[TDX_PAMT_STAT_INSTALLED] = atomic_long_read(&pamt.installed);
+}
+
+/**
+ * tdx_pamt_alloc_control_page() - allocate a TD control page with its PAMT
+ * @gfp: allocation flags, for the page and, if needed, for a pair
+ *
+ * For TDR, TDCS, TDVPR and TDCX pages, allocated in ioctl context.
+ *
+ * Return: the page, with a reference on its range's pair, or NULL.
+ */
+struct page *tdx_pamt_alloc_control_page(gfp_t gfp)
+{
+	struct tdx_pamt_reserve res = { .nr = 0 };
+	struct page *page;
+	int ret;
+
+	page = alloc_page(gfp);
+	if (!page)
+		return NULL;
+
+	ret = tdx_pamt_get(page_to_pfn(page), NULL);
+	if (ret == -ENOMEM) {
+		/* The magazines and GFP_NOWAIT failed; @gfp may do better. */
+		ret = tdx_pamt_reserve_topup(&res, 1, gfp);
+		if (!ret)
+			ret = tdx_pamt_get(page_to_pfn(page), &res);
+		tdx_pamt_reserve_drain(&res);
+	}
+	if (ret) {
+		__free_page(page);
+		return NULL;
+	}
+	return page;
+}
+
+/**
+ * tdx_pamt_free_control_page() - undo tdx_pamt_alloc_control_page()
+ * @page: the page, already reclaimed from the TD; NULL is ignored
+ */
+void tdx_pamt_free_control_page(struct page *page)
+{
+	if (!page)
+		return;
+	tdx_pamt_put(page_to_pfn(page));
+	__free_page(page);
+}

@@ -1,0 +1,452 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A fake TDX module: PAMT.ADD and PAMT.REMOVE as described in
+ * Documentation/arch/x86/tdx-dpamt.rst ("The fake TDX module").
+ *
+ * Locking follows the real module: PAMT.ADD and PAMT.REMOVE hold the
+ * target 2M range exclusively and the ranges of the two pair pages shared;
+ * a conflict is TDX_OPERAND_BUSY, never a wait.  PAGE.AUG/PAGE.REMOVE hold
+ * their page's range shared.  Every call checks the invariants it can see
+ * and counts and logs any breach in pamt_fake.violations.
+ */
+#include <linux/bitops.h>
+#include <linux/delay.h>
+#include <linux/errno.h>
+#include <linux/printk.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include "pamt_fake.h"
+
+struct pamt_fake pamt_fake;
+
+#define PAMT_FAKE_RANGE_EXCL	(-1)
+
+static bool pamt_fake_covered(unsigned long pfn)
+{
+	return pfn >= pamt_fake.start_pfn && pfn < pamt_fake.end_pfn;
+}
+
+static struct pamt_fake_range *pamt_fake_range(unsigned long pfn)
+{
+	return &pamt_fake.ranges[(pfn - pamt_fake.start_pfn) /
+				 TDX_PAMT_PAGES_PER_SLOT];
+}
+
+static unsigned long pamt_fake_bit(unsigned long pfn)
+{
+	return pfn - pamt_fake.start_pfn;
+}
+
+static bool pamt_fake_trylock_excl(struct pamt_fake_range *r)
+{
+	return atomic_cmpxchg(&r->lock, 0, PAMT_FAKE_RANGE_EXCL) == 0;
+}
+
+static void pamt_fake_unlock_excl(struct pamt_fake_range *r)
+{
+	atomic_set_release(&r->lock, 0);
+}
+
+static bool pamt_fake_trylock_shared(struct pamt_fake_range *r)
+{
+	int v = atomic_read(&r->lock);
+
+	do {
+		if (v < 0)
+			return false;
+	} while (!atomic_try_cmpxchg_acquire(&r->lock, &v, v + 1));
+	return true;
+}
+
+static void pamt_fake_unlock_shared(struct pamt_fake_range *r)
+{
+	atomic_dec_return_release(&r->lock);
+}
+
+#define pamt_fake_violation(fmt, ...) do {				\
+	atomic64_inc(&pamt_fake.violations);				\
+	pr_err("tdx-pamt-fake: VIOLATION: " fmt "\n", ##__VA_ARGS__);	\
+} while (0)
+
+/* -ln((i + 0.5) / 32) * 256: quantiles of an exponential with mean ~1. */
+static const u16 pamt_fake_exp_q8[32] = {
+	1065, 783, 653, 567, 502, 451, 408, 371, 339, 311, 285, 262, 241, 221,
+	203, 186, 170, 155, 140, 127, 114, 102, 90, 79, 68, 58, 48, 39, 30, 21,
+	12, 4,
+};
+
+static void pamt_fake_delay(enum pamt_fake_op op)
+{
+	const struct pamt_fake_latency *lat = &pamt_fake.lat[op];
+	u64 ns = lat->min_ns;
+
+	if (lat->avg_ns > lat->min_ns) {
+		ns += (lat->avg_ns - lat->min_ns) *
+		      pamt_fake_exp_q8[get_random_u32_below(32)] / 256;
+		if (lat->max_ns && ns > lat->max_ns)
+			ns = lat->max_ns;
+	}
+	if (ns)
+		ndelay(ns);
+}
+
+/* Returns the injected status, or TDX_PAMT_SUCCESS to run the call. */
+static u64 pamt_fake_injected(enum pamt_fake_op op)
+{
+	struct pamt_fake_inject *inj = &pamt_fake.inject[op];
+
+	if (!inj->status)
+		return TDX_PAMT_SUCCESS;
+	if (atomic_add_unless(&inj->count, -1, 0) ||
+	    (inj->rate_ppm && get_random_u32_below(1000000) < inj->rate_ppm)) {
+		atomic64_inc(&pamt_fake.injected[op]);
+		return inj->status;
+	}
+	return TDX_PAMT_SUCCESS;
+}
+
+/* Shared locks on the pair pages' ranges, except the exclusive target's. */
+static bool pamt_fake_lock_pair(struct pamt_fake_range *target,
+				const struct tdx_pamt_pair *pair)
+{
+	struct pamt_fake_range *r0 = pamt_fake_range(pair->pfn[0]);
+	struct pamt_fake_range *r1 = pamt_fake_range(pair->pfn[1]);
+
+	if (r0 != target && !pamt_fake_trylock_shared(r0))
+		return false;
+	if (r1 != target && !pamt_fake_trylock_shared(r1)) {
+		if (r0 != target)
+			pamt_fake_unlock_shared(r0);
+		return false;
+	}
+	return true;
+}
+
+static void pamt_fake_unlock_pair(struct pamt_fake_range *target,
+				  const struct tdx_pamt_pair *pair)
+{
+	struct pamt_fake_range *r0 = pamt_fake_range(pair->pfn[0]);
+	struct pamt_fake_range *r1 = pamt_fake_range(pair->pfn[1]);
+
+	if (r1 != target)
+		pamt_fake_unlock_shared(r1);
+	if (r0 != target)
+		pamt_fake_unlock_shared(r0);
+}
+
+static u64 pamt_fake_result(enum pamt_fake_op op, u64 status)
+{
+	if (status == TDX_PAMT_SUCCESS)
+		atomic64_inc(&pamt_fake.ok[op]);
+	else if (status == TDX_PAMT_OPERAND_BUSY)
+		atomic64_inc(&pamt_fake.busy[op]);
+	else
+		atomic64_inc(&pamt_fake.errors[op]);
+	return status;
+}
+
+static u64 pamt_fake_add(unsigned long base, const struct tdx_pamt_pair *pair)
+{
+	struct pamt_fake_range *r;
+	u64 status;
+	int i;
+
+	atomic64_inc(&pamt_fake.calls[PAMT_FAKE_ADD]);
+	status = pamt_fake_injected(PAMT_FAKE_ADD);
+	if (status)
+		return status;
+
+	if (!pamt_fake_covered(base) || base % TDX_PAMT_PAGES_PER_SLOT ||
+	    !pamt_fake_covered(pair->pfn[0]) || !pamt_fake_covered(pair->pfn[1]))
+		return pamt_fake_result(PAMT_FAKE_ADD,
+					TDX_PAMT_OPERAND_ADDR_RANGE);
+
+	r = pamt_fake_range(base);
+	if (!pamt_fake_trylock_excl(r))
+		return pamt_fake_result(PAMT_FAKE_ADD, TDX_PAMT_OPERAND_BUSY);
+	if (!pamt_fake_lock_pair(r, pair)) {
+		pamt_fake_unlock_excl(r);
+		return pamt_fake_result(PAMT_FAKE_ADD, TDX_PAMT_OPERAND_BUSY);
+	}
+
+	pamt_fake_delay(PAMT_FAKE_ADD);
+
+	if (r->has_pair) {
+		pamt_fake_violation("PAMT.ADD on pfn %#lx, which has a pair", base);
+		status = TDX_PAMT_HPA_RANGE_NOT_FREE;
+		goto out;
+	}
+	for (i = 0; i < 2; i++) {
+		unsigned long bit = pamt_fake_bit(pair->pfn[i]);
+
+		if (test_bit(bit, pamt_fake.td_map) ||
+		    test_bit(bit, pamt_fake.pamt_map) ||
+		    pair->pfn[0] == pair->pfn[1]) {
+			pamt_fake_violation("PAMT.ADD on pfn %#lx with busy pair page %#lx",
+					    base, pair->pfn[i]);
+			status = TDX_PAMT_PAGE_NOT_FREE;
+			goto out;
+		}
+	}
+	set_bit(pamt_fake_bit(pair->pfn[0]), pamt_fake.pamt_map);
+	set_bit(pamt_fake_bit(pair->pfn[1]), pamt_fake.pamt_map);
+	r->pair = *pair;
+	WRITE_ONCE(r->has_pair, true);
+	atomic64_inc(&pamt_fake.pairs);
+	status = TDX_PAMT_SUCCESS;
+out:
+	pamt_fake_unlock_pair(r, pair);
+	pamt_fake_unlock_excl(r);
+	return pamt_fake_result(PAMT_FAKE_ADD, status);
+}
+
+static u64 pamt_fake_remove(unsigned long base, struct tdx_pamt_pair *pair)
+{
+	struct pamt_fake_range *r;
+	struct tdx_pamt_pair held;
+	u64 status;
+
+	atomic64_inc(&pamt_fake.calls[PAMT_FAKE_REMOVE]);
+	status = pamt_fake_injected(PAMT_FAKE_REMOVE);
+	if (status)
+		return status;
+
+	if (!pamt_fake_covered(base) || base % TDX_PAMT_PAGES_PER_SLOT)
+		return pamt_fake_result(PAMT_FAKE_REMOVE,
+					TDX_PAMT_OPERAND_ADDR_RANGE);
+
+	r = pamt_fake_range(base);
+	if (!pamt_fake_trylock_excl(r))
+		return pamt_fake_result(PAMT_FAKE_REMOVE,
+					TDX_PAMT_OPERAND_BUSY);
+	if (!r->has_pair) {
+		pamt_fake_unlock_excl(r);
+		pamt_fake_violation("PAMT.REMOVE on pfn %#lx, which has no pair",
+				    base);
+		return pamt_fake_result(PAMT_FAKE_REMOVE,
+					TDX_PAMT_NO_PAGE_PAIR);
+	}
+	held = r->pair;
+	if (!pamt_fake_lock_pair(r, &held)) {
+		pamt_fake_unlock_excl(r);
+		return pamt_fake_result(PAMT_FAKE_REMOVE,
+					TDX_PAMT_OPERAND_BUSY);
+	}
+
+	pamt_fake_delay(PAMT_FAKE_REMOVE);
+
+	if (atomic_read(&r->td_pages)) {
+		pamt_fake_violation("PAMT.REMOVE on pfn %#lx with %d TD pages",
+				    base, atomic_read(&r->td_pages));
+		status = TDX_PAMT_PAGE_NOT_EMPTY;
+		goto out;
+	}
+	clear_bit(pamt_fake_bit(held.pfn[0]), pamt_fake.pamt_map);
+	clear_bit(pamt_fake_bit(held.pfn[1]), pamt_fake.pamt_map);
+	WRITE_ONCE(r->has_pair, false);
+	atomic64_dec(&pamt_fake.pairs);
+	*pair = held;
+	status = TDX_PAMT_SUCCESS;
+out:
+	pamt_fake_unlock_pair(r, &held);
+	pamt_fake_unlock_excl(r);
+	return pamt_fake_result(PAMT_FAKE_REMOVE, status);
+}
+
+static void pamt_fake_reset_page(unsigned long pfn)
+{
+	atomic64_inc(&pamt_fake.resets);
+	if (pamt_fake_covered(pfn) &&
+	    test_bit(pamt_fake_bit(pfn), pamt_fake.pamt_map))
+		pamt_fake_violation("reset of pfn %#lx, a PAMT page in use", pfn);
+}
+
+const struct tdx_pamt_ops pamt_fake_ops = {
+	.add		= pamt_fake_add,
+	.remove		= pamt_fake_remove,
+	.reset_page	= pamt_fake_reset_page,
+};
+
+/**
+ * pamt_fake_page_aug() - a TD starts using a 4K page, as PAGE.AUG would
+ * @pfn: the page
+ *
+ * Return: TDX_PAMT_SUCCESS; MISSING_PAGE_PAIR (a violation) if its range
+ * has no pair; PAGE_NOT_FREE if the page is in use; OPERAND_BUSY if the
+ * range is locked exclusively; OPERAND_ADDR_RANGE if not covered.
+ */
+u64 pamt_fake_page_aug(unsigned long pfn)
+{
+	struct pamt_fake_range *r;
+	u64 status = TDX_PAMT_SUCCESS;
+
+	if (!pamt_fake_covered(pfn))
+		return TDX_PAMT_OPERAND_ADDR_RANGE;
+	r = pamt_fake_range(pfn);
+	if (!pamt_fake_trylock_shared(r))
+		return TDX_PAMT_OPERAND_BUSY;
+	if (!r->has_pair) {
+		pamt_fake_violation("PAGE.AUG of pfn %#lx: range has no pair",
+				    pfn);
+		status = TDX_PAMT_MISSING_PAGE_PAIR;
+	} else if (test_bit(pamt_fake_bit(pfn), pamt_fake.pamt_map) ||
+		   test_and_set_bit(pamt_fake_bit(pfn), pamt_fake.td_map)) {
+		status = TDX_PAMT_PAGE_NOT_FREE;
+	} else {
+		atomic_inc(&r->td_pages);
+	}
+	pamt_fake_unlock_shared(r);
+	return status;
+}
+
+/**
+ * pamt_fake_page_remove() - a TD stops using a 4K page
+ * @pfn: the page
+ *
+ * Return: TDX_PAMT_SUCCESS, or an error if the page was not a TD page.
+ */
+u64 pamt_fake_page_remove(unsigned long pfn)
+{
+	struct pamt_fake_range *r;
+	u64 status = TDX_PAMT_SUCCESS;
+
+	if (!pamt_fake_covered(pfn))
+		return TDX_PAMT_OPERAND_ADDR_RANGE;
+	r = pamt_fake_range(pfn);
+	if (!pamt_fake_trylock_shared(r))
+		return TDX_PAMT_OPERAND_BUSY;
+	if (!test_and_clear_bit(pamt_fake_bit(pfn), pamt_fake.td_map))
+		status = TDX_PAMT_PAGE_NOT_FREE;
+	else
+		atomic_dec(&r->td_pages);
+	pamt_fake_unlock_shared(r);
+	return status;
+}
+
+/**
+ * pamt_fake_range_has_pair() - whether the module holds a pair for @pfn
+ * @pfn: any page of the range
+ *
+ * Return: true if it does; false if not or not covered.
+ */
+bool pamt_fake_range_has_pair(unsigned long pfn)
+{
+	return pamt_fake_covered(pfn) && READ_ONCE(pamt_fake_range(pfn)->has_pair);
+}
+
+/**
+ * pamt_fake_check_all() - check every range's invariants; quiescent only
+ *
+ * Return: violations found by this check (also added to the total).
+ */
+unsigned long pamt_fake_check_all(void)
+{
+	unsigned long nr = (pamt_fake.end_pfn - pamt_fake.start_pfn) /
+			   TDX_PAMT_PAGES_PER_SLOT;
+	unsigned long i, bad = 0, pairs = 0, pamt_pages = 0, bit;
+
+	for (i = 0; i < nr; i++) {
+		struct pamt_fake_range *r = &pamt_fake.ranges[i];
+
+		if (atomic_read(&r->lock)) {
+			pamt_fake_violation("range %lu left locked", i);
+			bad++;
+		}
+		if (atomic_read(&r->td_pages) && !r->has_pair) {
+			pamt_fake_violation("range %lu has TD pages, no pair", i);
+			bad++;
+		}
+		pairs += r->has_pair;
+	}
+	for (bit = 0; bit < pamt_fake.end_pfn - pamt_fake.start_pfn; bit++)
+		pamt_pages += test_bit(bit, pamt_fake.pamt_map);
+	if (pamt_pages != 2 * pairs || pairs != atomic64_read(&pamt_fake.pairs)) {
+		pamt_fake_violation("%lu PAMT pages for %lu pairs (counted %lld)",
+				    pamt_pages, pairs,
+				    (long long)atomic64_read(&pamt_fake.pairs));
+		bad++;
+	}
+	return bad;
+}
+
+/**
+ * pamt_fake_inject() - set up failures for one SEAMCALL
+ * @op: which call
+ * @status: status to return; 0 turns injection off
+ * @count: fail the next @count calls
+ * @rate_ppm: and/or fail this share of calls, in parts per million
+ */
+void pamt_fake_inject(enum pamt_fake_op op, u64 status, unsigned int count,
+		      unsigned int rate_ppm)
+{
+	struct pamt_fake_inject *inj = &pamt_fake.inject[op];
+
+	inj->status = status;
+	atomic_set(&inj->count, count);
+	inj->rate_ppm = rate_ppm;
+}
+
+/**
+ * pamt_fake_set_latency() - model the latency of one SEAMCALL
+ * @op: which call
+ * @min_ns: floor
+ * @avg_ns: mean
+ * @max_ns: ceiling, 0 for none
+ */
+void pamt_fake_set_latency(enum pamt_fake_op op, u64 min_ns, u64 avg_ns,
+			   u64 max_ns)
+{
+	pamt_fake.lat[op].min_ns = min_ns;
+	pamt_fake.lat[op].avg_ns = avg_ns;
+	pamt_fake.lat[op].max_ns = max_ns;
+}
+
+/**
+ * pamt_fake_init() - bring up a fake module covering [@start_pfn, @end_pfn)
+ * @start_pfn: first pfn, 2M aligned
+ * @end_pfn: one past the last, 2M aligned
+ *
+ * Return: 0, -EINVAL or -ENOMEM.
+ */
+int pamt_fake_init(unsigned long start_pfn, unsigned long end_pfn)
+{
+	unsigned long pages = end_pfn - start_pfn;
+	unsigned long i, nr = pages / TDX_PAMT_PAGES_PER_SLOT;
+
+	if (start_pfn % TDX_PAMT_PAGES_PER_SLOT ||
+	    end_pfn % TDX_PAMT_PAGES_PER_SLOT || start_pfn >= end_pfn)
+		return -EINVAL;
+
+	memset(&pamt_fake, 0, sizeof(pamt_fake));
+	pamt_fake.ranges = kvcalloc(nr, sizeof(*pamt_fake.ranges), GFP_KERNEL);
+	pamt_fake.td_map = kvcalloc(BITS_TO_LONGS(pages), sizeof(long),
+				    GFP_KERNEL);
+	pamt_fake.pamt_map = kvcalloc(BITS_TO_LONGS(pages), sizeof(long),
+				      GFP_KERNEL);
+	if (!pamt_fake.ranges || !pamt_fake.td_map || !pamt_fake.pamt_map) {
+		pamt_fake_exit();
+		return -ENOMEM;
+	}
+	for (i = 0; i < nr; i++) {
+		atomic_set(&pamt_fake.ranges[i].lock, 0);
+		atomic_set(&pamt_fake.ranges[i].td_pages, 0);
+	}
+	pamt_fake.start_pfn = start_pfn;
+	pamt_fake.end_pfn = end_pfn;
+	return 0;
+}
+
+/**
+ * pamt_fake_exit() - tear the fake module down
+ */
+void pamt_fake_exit(void)
+{
+	kvfree(pamt_fake.ranges);
+	kvfree(pamt_fake.td_map);
+	kvfree(pamt_fake.pamt_map);
+	pamt_fake.ranges = NULL;
+	pamt_fake.td_map = NULL;
+	pamt_fake.pamt_map = NULL;
+	pamt_fake.start_pfn = 0;
+	pamt_fake.end_pfn = 0;
+}

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A fake TDX module for the PAMT cache's tests and benchmark: PAMT.ADD,
+ * PAMT.REMOVE, and the 4K TD-page bookkeeping of PAGE.AUG/PAGE.REMOVE,
+ * with the module's per-2M-range locking, error codes, injectable
+ * failures and a modelled latency.  Shared by the userspace harness and
+ * KUnit.
+ */
+#ifndef _X86_VIRT_TDX_PAMT_FAKE_H
+#define _X86_VIRT_TDX_PAMT_FAKE_H
+
+#include <linux/atomic.h>
+#include <linux/types.h>
+#include <asm/tdx_pamt.h>
+
+enum pamt_fake_op {
+	PAMT_FAKE_ADD,
+	PAMT_FAKE_REMOVE,
+	PAMT_FAKE_NR_OPS,
+};
+
+/**
+ * struct pamt_fake_inject - failures injected into one SEAMCALL
+ * @status: the status to return instead of running the call
+ * @count: fail the next @count calls (decremented per failure)
+ * @rate_ppm: or fail calls at this rate, in parts per million
+ *
+ * An injected failure changes no module state and is not a violation.
+ */
+struct pamt_fake_inject {
+	u64 status;
+	atomic_t count;
+	unsigned int rate_ppm;
+};
+
+/**
+ * struct pamt_fake_latency - modelled SEAMCALL latency
+ * @min_ns: floor
+ * @avg_ns: mean; the excess over @min_ns is exponentially distributed
+ * @max_ns: ceiling
+ *
+ * The range locks are held while the latency elapses, as they are in the
+ * real module, so concurrent calls can meet TDX_OPERAND_BUSY.
+ */
+struct pamt_fake_latency {
+	u64 min_ns;
+	u64 avg_ns;
+	u64 max_ns;
+};
+
+/**
+ * struct pamt_fake_range - the module's view of one 2M range
+ * @lock: 0 free, > 0 shared holders, -1 held exclusively
+ * @has_pair: PAMT.ADD succeeded and no REMOVE since
+ * @pair: the pair, valid with @has_pair
+ * @td_pages: 4K pages of the range in use by a TD
+ */
+struct pamt_fake_range {
+	atomic_t lock;
+	bool has_pair;
+	struct tdx_pamt_pair pair;
+	atomic_t td_pages;
+};
+
+/**
+ * struct pamt_fake - the fake module
+ * @start_pfn: first covered pfn
+ * @end_pfn: one past the last covered pfn
+ * @ranges: one per 2M range of [@start_pfn, @end_pfn)
+ * @td_map: one bit per page: in use by a TD
+ * @pamt_map: one bit per page: holds a PAMT
+ * @inject: per-op failure injection
+ * @lat: per-op latency
+ * @calls: per-op calls
+ * @ok: per-op successes
+ * @busy: per-op TDX_OPERAND_BUSY returned (not injected)
+ * @errors: per-op other errors returned (not injected)
+ * @injected: per-op injected failures
+ * @pairs: ranges that hold a pair now
+ * @resets: pages reset
+ * @violations: invariants broken; every one is also logged
+ */
+struct pamt_fake {
+	unsigned long start_pfn;
+	unsigned long end_pfn;
+	struct pamt_fake_range *ranges;
+	unsigned long *td_map;
+	unsigned long *pamt_map;
+	struct pamt_fake_inject inject[PAMT_FAKE_NR_OPS];
+	struct pamt_fake_latency lat[PAMT_FAKE_NR_OPS];
+	atomic64_t calls[PAMT_FAKE_NR_OPS];
+	atomic64_t ok[PAMT_FAKE_NR_OPS];
+	atomic64_t busy[PAMT_FAKE_NR_OPS];
+	atomic64_t errors[PAMT_FAKE_NR_OPS];
+	atomic64_t injected[PAMT_FAKE_NR_OPS];
+	atomic64_t pairs;
+	atomic64_t resets;
+	atomic64_t violations;
+};
+
+extern struct pamt_fake pamt_fake;
+extern const struct tdx_pamt_ops pamt_fake_ops;
+
+int pamt_fake_init(unsigned long start_pfn, unsigned long end_pfn);
+void pamt_fake_exit(void);
+void pamt_fake_inject(enum pamt_fake_op op, u64 status, unsigned int count,
+		      unsigned int rate_ppm);
+void pamt_fake_set_latency(enum pamt_fake_op op, u64 min_ns, u64 avg_ns,
+			   u64 max_ns);
+u64 pamt_fake_page_aug(unsigned long pfn);
+u64 pamt_fake_page_remove(unsigned long pfn);
+bool pamt_fake_range_has_pair(unsigned long pfn);
+unsigned long pamt_fake_check_all(void);
+
+#endif /* _X86_VIRT_TDX_PAMT_FAKE_H */

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * TDX Dynamic PAMT cache: what the slot, magazine and shrink layers share.
+ *
+ * The slot state machine and the lock order are written down once, in
+ * Documentation/arch/x86/tdx-dpamt.rst.  The state machine is model-checked
+ * in tools/testing/pamt/model/pamt_slot.pml, which uses the names below.
+ */
+#ifndef _X86_VIRT_TDX_PAMT_INTERNAL_H
+#define _X86_VIRT_TDX_PAMT_INTERNAL_H
+
+#include <linux/atomic.h>
+#include <linux/bits.h>
+#include <linux/list.h>
+#include <linux/local_lock.h>
+#include <linux/percpu.h>
+#include <linux/spinlock.h>
+#include <linux/time64.h>
+#include <asm/tdx_pamt.h>
+
+/*
+ * The slot word: bits 31:0 are the refcount, the bits above are flags.
+ * A non-zero refcount implies INSTALLED and !TRANSIT.
+ */
+#define PAMT_SLOT_REF_MASK	GENMASK(31, 0)
+#define PAMT_SLOT_REF_MAX	PAMT_SLOT_REF_MASK
+#define PAMT_SLOT_INSTALLED	BIT(32)	/* the module holds a pair */
+#define PAMT_SLOT_TRANSIT	BIT(33)	/* one CPU owns an ADD or REMOVE */
+#define PAMT_SLOT_RECENT	BIT(34)	/* clock reference bit, idle slots */
+#define PAMT_SLOT_LEAKED	BIT(35)	/* REMOVE failed; never reclaimed */
+#define PAMT_SLOT_HOLE		BIT(36)	/* not covered; every call -EINVAL */
+
+/* The states of a covered slot, derived from the word. */
+enum pamt_slot_state {
+	PAMT_SLOT_EMPTY,	/* no pair, refcount 0 */
+	PAMT_SLOT_ADDING,	/* TRANSIT, no pair: the owner issues ADD */
+	PAMT_SLOT_ACTIVE,	/* INSTALLED, refcount > 0 */
+	PAMT_SLOT_IDLE,		/* INSTALLED, refcount 0 */
+	PAMT_SLOT_REMOVING,	/* INSTALLED and TRANSIT: owner issues REMOVE */
+	PAMT_SLOT_NOT_COVERED,	/* HOLE */
+};
+
+static inline unsigned long pamt_slot_refs(unsigned long word)
+{
+	return word & PAMT_SLOT_REF_MASK;
+}
+
+static inline enum pamt_slot_state pamt_slot_state(unsigned long word)
+{
+	if (word & PAMT_SLOT_HOLE)
+		return PAMT_SLOT_NOT_COVERED;
+	if (word & PAMT_SLOT_TRANSIT)
+		return (word & PAMT_SLOT_INSTALLED) ? PAMT_SLOT_REMOVING :
+						      PAMT_SLOT_ADDING;
+	if (!(word & PAMT_SLOT_INSTALLED))
+		return PAMT_SLOT_EMPTY;
+	return pamt_slot_refs(word) ? PAMT_SLOT_ACTIVE : PAMT_SLOT_IDLE;
+}
+
+/* Bounds on waiting and retrying; see the Documentation for the numbers. */
+#define PAMT_BUSY_RETRIES	10	/* retries of OPERAND_BUSY per call */
+#define PAMT_BUSY_BACKOFF_NS	256	/* first backoff; doubles per retry */
+#define PAMT_WAIT_NS		(100 * NSEC_PER_MSEC) /* transition wait */
+#define PAMT_MAG_SIZE_DEFAULT	64
+#define PAMT_MAG_SIZE_MAX	1024
+
+/**
+ * struct pamt_mag - a magazine of free pairs
+ * @list: linkage on a depot list; unused while a CPU owns the magazine
+ * @nr: pairs held, at most pamt.mag_size
+ * @pairs: the pairs
+ */
+struct pamt_mag {
+	struct list_head list;
+	unsigned int nr;
+	struct tdx_pamt_pair pairs[];
+};
+
+/*
+ * Per-CPU statistics: the event counters of enum tdx_pamt_stat, then the
+ * change in cached pairs made on this CPU.  The sum over all CPUs of the
+ * latter, taken modulo 2^64, is the number of pairs in magazines.
+ */
+#define PAMT_PCPU_CACHED	TDX_PAMT_STAT_NR_COUNTERS
+#define PAMT_PCPU_NR_STATS	(TDX_PAMT_STAT_NR_COUNTERS + 1)
+
+/**
+ * struct pamt_pcpu - per-CPU state
+ * @lock: protects @loaded and @prev against this CPU's other contexts
+ * @loaded: magazine pairs are taken from and given to; never NULL
+ * @prev: the previous magazine, full or empty; never NULL
+ * @stat: event counters, folded by tdx_pamt_read_stats()
+ */
+struct pamt_pcpu {
+	local_lock_t lock;
+	struct pamt_mag *loaded;
+	struct pamt_mag *prev;
+	u64 stat[PAMT_PCPU_NR_STATS];
+};
+
+/**
+ * struct pamt_depot - full and empty magazines shared by all CPUs
+ * @lock: the only lock shared by all CPUs; taken with IRQs off, inside
+ *	a pamt_pcpu lock when both are held
+ * @full: magazines with pamt.mag_size pairs
+ * @empty: magazines with no pairs
+ * @nr_full: entries on @full; read racily to skip the lock
+ * @nr_empty: entries on @empty; read racily
+ * @nr_pairs: pairs in the magazines on @full; read racily
+ *
+ * A magazine on @full holds at least one pair, not necessarily mag_size:
+ * CPU drains park partial magazines there.
+ */
+struct pamt_depot {
+	spinlock_t lock;
+	struct list_head full;
+	struct list_head empty;
+	unsigned long nr_full;
+	unsigned long nr_empty;
+	unsigned long nr_pairs;
+};
+
+/**
+ * struct pamt_cache - the one PAMT cache of this host
+ * @slots: one word per 2M range from the first covered pfn to the last
+ * @base_idx: slot index (pfn >> 9) of @slots[0]
+ * @nr_slots: entries in @slots
+ * @mode: see enum tdx_pamt_mode
+ * @ops: the platform backend
+ * @mag_size: pairs per magazine
+ * @pcpu: per-CPU magazines and counters
+ * @depot: shared magazines
+ * @idle: slots in the IDLE state, LEAKED ones excluded
+ * @installed: slots whose pair is in the module
+ * @hand: clock hand of the shrinker, an index into @slots
+ * @idle_cap: most of @idle plus depot pairs before put reclaims
+ * @enabled: set once init completed; cleared at exit
+ */
+struct pamt_cache {
+	atomic_long_t *slots;
+	unsigned long base_idx;
+	unsigned long nr_slots;
+	enum tdx_pamt_mode mode;
+	const struct tdx_pamt_ops *ops;
+	unsigned int mag_size;
+	struct pamt_pcpu __percpu *pcpu;
+	struct pamt_depot depot;
+	atomic_long_t idle;
+	atomic_long_t installed;
+	atomic_long_t hand;
+	unsigned long idle_cap;
+	bool enabled;
+};
+
+extern struct pamt_cache pamt;
+
+#define pamt_stat_inc(item)	this_cpu_inc(pamt.pcpu->stat[TDX_PAMT_STAT_##item])
+#define pamt_stat_add(item, n)	this_cpu_add(pamt.pcpu->stat[TDX_PAMT_STAT_##item], n)
+#define pamt_cached_add(n)	this_cpu_add(pamt.pcpu->stat[PAMT_PCPU_CACHED], n)
+
+static inline unsigned long pamt_slot_base_pfn(unsigned long idx)
+{
+	return (pamt.base_idx + idx) * TDX_PAMT_PAGES_PER_SLOT;
+}
+
+/* Where a pair goes once PAMT.REMOVE hands it back. */
+enum pamt_pair_dest {
+	PAMT_PAIR_TO_MAG,	/* keep it for the next ADD */
+	PAMT_PAIR_TO_FREE,	/* reset it and give it to the page allocator */
+};
+
+/* pamt_slot.c */
+int pamt_slot_remove(atomic_long_t *slot, unsigned long idx,
+		     enum pamt_pair_dest dest);
+int pamt_status_errno(u64 status);
+
+/* pamt_mag.c */
+int pamt_mag_init(void);
+void pamt_mag_exit(void);
+bool pamt_mag_pop(struct tdx_pamt_pair *pair);
+void pamt_mag_push(const struct tdx_pamt_pair *pair);
+int pamt_pair_alloc(struct tdx_pamt_pair *pair, gfp_t gfp);
+void pamt_pair_free(const struct tdx_pamt_pair *pair);
+void pamt_mag_drain_local(void);
+void pamt_mag_drain_dead(unsigned int cpu);
+int pamt_depot_prefill_empty(unsigned int nr);
+unsigned long pamt_depot_pairs(void);
+unsigned long pamt_depot_shrink(unsigned long nr);
+void pamt_depot_free_empty(void);
+
+/* pamt_shrink.c */
+void pamt_shrink_idle_inc(void);
+unsigned long pamt_shrink_remove_all_idle(void);
+
+/*
+ * Platform glue: pamt_glue.c in the kernel, the harness's shims in
+ * userspace.  Calls pamt_mag_drain_local() on every online CPU, in process
+ * context on that CPU, and waits for all of them.  May sleep.
+ */
+void pamt_platform_drain_cpus(void);
+
+#endif /* _X86_VIRT_TDX_PAMT_INTERNAL_H */

@@ -1,0 +1,523 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * TDX Dynamic PAMT cache, magazine layer: per-CPU magazines of free PAMT
+ * pairs in front of a depot, after Bonwick and Adams (USENIX 2001).
+ *
+ * Each CPU owns a loaded and a previous magazine.  Only when both are
+ * empty (take) or both full (give) does it trade a magazine with the
+ * depot, so the depot lock is taken at most once per mag_size pairs.
+ *
+ * Context: the per-CPU part is guarded by local_lock_irqsave().  A put
+ * from softirq (an RCU callback freeing an S-EPT page) may REMOVE and give
+ * a pair back on a CPU that is inside a take: with interrupts off for the
+ * few instructions of a magazine operation, the softirq cannot run in the
+ * middle of one, so the two never see a half-updated magazine.  Page
+ * allocation, page reset and freeing happen outside the local lock, except
+ * the GFP_NOWAIT allocation of an empty magazine, which never sleeps.
+ * Lock order: Documentation/arch/x86/tdx-dpamt.rst.
+ */
+#include <linux/gfp.h>
+#include <linux/mm.h>
+#include <linux/overflow.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include "pamt_internal.h"
+
+#define PAMT_FREE_BATCH	16	/* pairs freed per depot lock hold */
+
+static struct pamt_mag *pamt_mag_new(gfp_t gfp)
+{
+	struct pamt_mag *mag;
+
+	mag = kmalloc(struct_size(mag, pairs, pamt.mag_size), gfp);
+	if (mag) {
+		INIT_LIST_HEAD(&mag->list);
+		mag->nr = 0;
+	}
+	return mag;
+}
+
+static void pamt_depot_lock(unsigned long *flags)
+{
+	spin_lock_irqsave(&pamt.depot.lock, *flags);
+	pamt_stat_inc(GLOBAL_LOCK);
+}
+
+static void pamt_depot_unlock(unsigned long flags)
+{
+	spin_unlock_irqrestore(&pamt.depot.lock, flags);
+}
+
+/* Depot lists; called with the depot lock held. */
+static void pamt_depot_park_full(struct pamt_mag *mag)
+{
+	lockdep_assert_held(&pamt.depot.lock);
+	list_add_tail(&mag->list, &pamt.depot.full);
+	WRITE_ONCE(pamt.depot.nr_full, pamt.depot.nr_full + 1);
+	WRITE_ONCE(pamt.depot.nr_pairs, pamt.depot.nr_pairs + mag->nr);
+}
+
+static struct pamt_mag *pamt_depot_unpark_full(void)
+{
+	struct pamt_mag *mag;
+
+	lockdep_assert_held(&pamt.depot.lock);
+	mag = list_first_entry_or_null(&pamt.depot.full, struct pamt_mag, list);
+	if (mag) {
+		list_del_init(&mag->list);
+		WRITE_ONCE(pamt.depot.nr_full, pamt.depot.nr_full - 1);
+		WRITE_ONCE(pamt.depot.nr_pairs, pamt.depot.nr_pairs - mag->nr);
+	}
+	return mag;
+}
+
+static void pamt_depot_park_empty(struct pamt_mag *mag)
+{
+	lockdep_assert_held(&pamt.depot.lock);
+	list_add(&mag->list, &pamt.depot.empty);
+	WRITE_ONCE(pamt.depot.nr_empty, pamt.depot.nr_empty + 1);
+}
+
+static struct pamt_mag *pamt_depot_unpark_empty(void)
+{
+	struct pamt_mag *mag;
+
+	lockdep_assert_held(&pamt.depot.lock);
+	mag = list_first_entry_or_null(&pamt.depot.empty, struct pamt_mag, list);
+	if (mag) {
+		list_del_init(&mag->list);
+		WRITE_ONCE(pamt.depot.nr_empty, pamt.depot.nr_empty - 1);
+	}
+	return mag;
+}
+
+/* Parking @nr more pairs in the depot would exceed the idle cap. */
+static bool pamt_depot_over_cap(unsigned long nr)
+{
+	return READ_ONCE(pamt.depot.nr_pairs) + nr +
+	       atomic_long_read(&pamt.idle) > READ_ONCE(pamt.idle_cap);
+}
+
+/**
+ * pamt_mag_pop() - take a pair from this CPU's magazines or the depot
+ * @pair: filled on success
+ *
+ * Never sleeps; any context but hardirq.
+ *
+ * Return: true if a pair was found.
+ */
+bool pamt_mag_pop(struct tdx_pamt_pair *pair)
+{
+	struct pamt_pcpu *pc;
+	unsigned long flags, dflags;
+	bool hit = true, found;
+
+	local_lock_irqsave(&pamt.pcpu->lock, flags);
+	pc = this_cpu_ptr(pamt.pcpu);
+	if (!pc->loaded->nr && pc->prev->nr)
+		swap(pc->loaded, pc->prev);
+	if (!pc->loaded->nr) {
+		hit = false;
+		/* Racy peek: an empty depot is not worth the lock. */
+		if (READ_ONCE(pamt.depot.nr_full)) {
+			struct pamt_mag *full;
+
+			pamt_depot_lock(&dflags);
+			full = pamt_depot_unpark_full();
+			if (full) {
+				pamt_depot_park_empty(pc->prev);
+				pc->prev = pc->loaded;
+				pc->loaded = full;
+			}
+			pamt_depot_unlock(dflags);
+		}
+	}
+	found = pc->loaded->nr;
+	if (found) {
+		*pair = pc->loaded->pairs[--pc->loaded->nr];
+		pamt_cached_add(-1);
+	}
+	local_unlock_irqrestore(&pamt.pcpu->lock, flags);
+
+	if (hit)
+		pamt_stat_inc(MAG_HIT);
+	else
+		pamt_stat_inc(MAG_MISS);
+	return found;
+}
+
+/**
+ * pamt_mag_push() - give a free pair to this CPU's magazines
+ * @pair: the pair; it must not be in the module
+ *
+ * Never sleeps; any context but hardirq.  When the depot holds as much as
+ * the idle cap allows, or no empty magazine can be had without sleeping,
+ * pairs go back to the page allocator instead.
+ */
+void pamt_mag_push(const struct tdx_pamt_pair *pair)
+{
+	struct pamt_mag *spill = NULL, *empty = NULL;
+	unsigned long flags, dflags;
+	struct pamt_pcpu *pc;
+	bool pushed = true;
+
+	local_lock_irqsave(&pamt.pcpu->lock, flags);
+	pc = this_cpu_ptr(pamt.pcpu);
+	if (pc->loaded->nr == pamt.mag_size && !pc->prev->nr)
+		swap(pc->loaded, pc->prev);
+	if (pc->loaded->nr == pamt.mag_size) {
+		/* Both full: trade the previous one for an empty one. */
+		if (!READ_ONCE(pamt.depot.nr_empty))
+			empty = pamt_mag_new(GFP_NOWAIT | __GFP_NOWARN);
+		pamt_depot_lock(&dflags);
+		if (!empty)
+			empty = pamt_depot_unpark_empty();
+		if (empty) {
+			if (pamt_depot_over_cap(pc->prev->nr))
+				spill = pc->prev;
+			else
+				pamt_depot_park_full(pc->prev);
+			pc->prev = pc->loaded;
+			pc->loaded = empty;
+		}
+		pamt_depot_unlock(dflags);
+		pushed = empty;
+	}
+	if (pushed) {
+		pc->loaded->pairs[pc->loaded->nr++] = *pair;
+		pamt_cached_add(1);
+	}
+	if (spill)
+		pamt_cached_add(-(long)spill->nr);
+	local_unlock_irqrestore(&pamt.pcpu->lock, flags);
+
+	if (!pushed)
+		pamt_pair_free(pair);
+	if (spill) {
+		while (spill->nr)
+			pamt_pair_free(&spill->pairs[--spill->nr]);
+		kfree(spill);
+	}
+}
+
+/**
+ * pamt_pair_alloc() - allocate a pair from the page allocator
+ * @pair: filled on success
+ * @gfp: allocation flags
+ *
+ * Return: 0 or -ENOMEM, with nothing allocated.
+ */
+int pamt_pair_alloc(struct tdx_pamt_pair *pair, gfp_t gfp)
+{
+	struct page *p0, *p1;
+
+	might_alloc(gfp);
+	p0 = alloc_page(gfp);
+	if (!p0)
+		return -ENOMEM;
+	p1 = alloc_page(gfp);
+	if (!p1) {
+		/* Never given to the module: no reset needed. */
+		__free_page(p0);
+		pamt_stat_inc(PAGE_ALLOC);
+		pamt_stat_inc(PAGE_FREE);
+		return -ENOMEM;
+	}
+	pamt_stat_add(PAGE_ALLOC, 2);
+	pair->pfn[0] = page_to_pfn(p0);
+	pair->pfn[1] = page_to_pfn(p1);
+	return 0;
+}
+
+/**
+ * pamt_pair_free() - reset a pair and return it to the page allocator
+ * @pair: the pair; it must not be in the module
+ */
+void pamt_pair_free(const struct tdx_pamt_pair *pair)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		pamt.ops->reset_page(pair->pfn[i]);
+		__free_page(pfn_to_page(pair->pfn[i]));
+	}
+	pamt_stat_add(PAGE_FREE, 2);
+}
+
+/**
+ * pamt_mag_drain_local() - park this CPU's pairs in the depot
+ *
+ * Runs on the CPU being drained, in any context but hardirq.  A non-empty magazine is traded for an
+ * empty one from the depot; the caller stocks the depot beforehand with
+ * pamt_depot_prefill_empty().  Without an empty magazine it stays.
+ */
+void pamt_mag_drain_local(void)
+{
+	struct pamt_mag **mags[2];
+	unsigned long flags, dflags;
+	struct pamt_pcpu *pc;
+	struct pamt_mag *empty;
+	int i;
+
+	local_lock_irqsave(&pamt.pcpu->lock, flags);
+	pc = this_cpu_ptr(pamt.pcpu);
+	mags[0] = &pc->loaded;
+	mags[1] = &pc->prev;
+	pamt_depot_lock(&dflags);
+	for (i = 0; i < 2; i++) {
+		if (!(*mags[i])->nr)
+			continue;
+		empty = pamt_depot_unpark_empty();
+		if (!empty)
+			break;
+		pamt_depot_park_full(*mags[i]);
+		*mags[i] = empty;
+	}
+	pamt_depot_unlock(dflags);
+	local_unlock_irqrestore(&pamt.pcpu->lock, flags);
+}
+
+/**
+ * pamt_mag_drain_dead() - free the pairs of a CPU that is offline
+ * @cpu: the CPU; it must not run and must not come back during the call
+ *
+ * Context: process context.
+ */
+void pamt_mag_drain_dead(unsigned int cpu)
+{
+	struct pamt_pcpu *pc = per_cpu_ptr(pamt.pcpu, cpu);
+	struct pamt_mag *mags[2] = { pc->loaded, pc->prev };
+	int i;
+
+	might_sleep();
+	for (i = 0; i < 2; i++) {
+		while (mags[i]->nr) {
+			pamt_pair_free(&mags[i]->pairs[--mags[i]->nr]);
+			pamt_cached_add(-1);
+		}
+	}
+}
+
+/**
+ * pamt_depot_prefill_empty() - make sure the depot holds @nr empty magazines
+ * @nr: how many
+ *
+ * Context: process context.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int pamt_depot_prefill_empty(unsigned int nr)
+{
+	unsigned long flags;
+	struct pamt_mag *mag;
+
+	might_sleep();
+	while (READ_ONCE(pamt.depot.nr_empty) < nr) {
+		mag = pamt_mag_new(GFP_KERNEL);
+		if (!mag)
+			return -ENOMEM;
+		pamt_depot_lock(&flags);
+		pamt_depot_park_empty(mag);
+		pamt_depot_unlock(flags);
+	}
+	return 0;
+}
+
+/**
+ * pamt_depot_pairs() - pairs parked in the depot, read racily
+ *
+ * Return: the count.
+ */
+unsigned long pamt_depot_pairs(void)
+{
+	return READ_ONCE(pamt.depot.nr_pairs);
+}
+
+/**
+ * pamt_depot_shrink() - free up to @nr pairs parked in the depot
+ * @nr: most pairs to free
+ *
+ * Frees in small batches so the depot lock is held only to copy pairs out.
+ *
+ * Return: pairs freed.
+ */
+unsigned long pamt_depot_shrink(unsigned long nr)
+{
+	struct tdx_pamt_pair batch[PAMT_FREE_BATCH];
+	unsigned long freed = 0, flags;
+	struct pamt_mag *mag;
+	unsigned int n, i;
+
+	while (freed < nr && READ_ONCE(pamt.depot.nr_pairs)) {
+		n = 0;
+		pamt_depot_lock(&flags);
+		while (n < PAMT_FREE_BATCH && freed + n < nr) {
+			mag = list_first_entry_or_null(&pamt.depot.full,
+						       struct pamt_mag, list);
+			if (!mag)
+				break;
+			batch[n++] = mag->pairs[--mag->nr];
+			WRITE_ONCE(pamt.depot.nr_pairs,
+				   pamt.depot.nr_pairs - 1);
+			if (!mag->nr) {
+				list_del_init(&mag->list);
+				WRITE_ONCE(pamt.depot.nr_full,
+					   pamt.depot.nr_full - 1);
+				pamt_depot_park_empty(mag);
+			}
+		}
+		pamt_depot_unlock(flags);
+		if (!n)
+			break;
+		pamt_cached_add(-(long)n);
+		for (i = 0; i < n; i++)
+			pamt_pair_free(&batch[i]);
+		freed += n;
+	}
+	return freed;
+}
+
+/**
+ * pamt_depot_free_empty() - free the depot's empty magazines
+ */
+void pamt_depot_free_empty(void)
+{
+	struct pamt_mag *mag, *tmp;
+	unsigned long flags;
+	LIST_HEAD(victims);
+
+	pamt_depot_lock(&flags);
+	list_splice_init(&pamt.depot.empty, &victims);
+	WRITE_ONCE(pamt.depot.nr_empty, 0);
+	pamt_depot_unlock(flags);
+	list_for_each_entry_safe(mag, tmp, &victims, list)
+		kfree(mag);
+}
+
+/**
+ * pamt_mag_init() - give every possible CPU two empty magazines
+ *
+ * Return: 0 or -ENOMEM, with everything undone.
+ */
+int pamt_mag_init(void)
+{
+	struct pamt_pcpu *pc;
+	unsigned int cpu;
+
+	spin_lock_init(&pamt.depot.lock);
+	INIT_LIST_HEAD(&pamt.depot.full);
+	INIT_LIST_HEAD(&pamt.depot.empty);
+	pamt.depot.nr_full = 0;
+	pamt.depot.nr_empty = 0;
+	pamt.depot.nr_pairs = 0;
+
+	pamt.pcpu = alloc_percpu(struct pamt_pcpu);
+	if (!pamt.pcpu)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		pc = per_cpu_ptr(pamt.pcpu, cpu);
+		local_lock_init(&pc->lock);
+		pc->loaded = pamt_mag_new(GFP_KERNEL);
+		pc->prev = pamt_mag_new(GFP_KERNEL);
+		if (!pc->loaded || !pc->prev) {
+			pamt_mag_exit();
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/**
+ * pamt_mag_exit() - free every cached pair and every magazine
+ *
+ * Context: process context, with no other user of the cache left.
+ */
+void pamt_mag_exit(void)
+{
+	struct pamt_pcpu *pc;
+	unsigned int cpu;
+
+	if (!pamt.pcpu)
+		return;
+	for_each_possible_cpu(cpu) {
+		pc = per_cpu_ptr(pamt.pcpu, cpu);
+		if (pc->loaded && pc->prev)
+			pamt_mag_drain_dead(cpu);
+		kfree(pc->loaded);
+		kfree(pc->prev);
+		pc->loaded = NULL;
+		pc->prev = NULL;
+	}
+	pamt_depot_shrink(ULONG_MAX);
+	pamt_depot_free_empty();
+	free_percpu(pamt.pcpu);
+	pamt.pcpu = NULL;
+}
+
+/**
+ * tdx_pamt_reserve_topup() - fill @res up to @nr pairs
+ * @res: the caller's reserve
+ * @nr: pairs wanted, at most TDX_PAMT_RESERVE_MAX
+ * @gfp: allocation flags for when the magazines run dry
+ *
+ * Context: as @gfp allows; GFP_KERNEL may sleep.
+ *
+ * Return: 0; -EINVAL if @nr is too large; -ENOMEM if the page allocator
+ * failed, in which case @res keeps what it got.
+ */
+int tdx_pamt_reserve_topup(struct tdx_pamt_reserve *res, unsigned int nr,
+			   gfp_t gfp)
+{
+	might_alloc(gfp);
+	if (nr > TDX_PAMT_RESERVE_MAX)
+		return -EINVAL;
+	if (!pamt.enabled)
+		return 0;
+	while (res->nr < nr) {
+		if (!pamt_mag_pop(&res->pairs[res->nr]) &&
+		    pamt_pair_alloc(&res->pairs[res->nr], gfp))
+			return -ENOMEM;
+		res->nr++;
+	}
+	return 0;
+}
+
+/**
+ * tdx_pamt_reserve_drain() - give every pair of @res back to the cache
+ * @res: the reserve; empty on return
+ */
+void tdx_pamt_reserve_drain(struct tdx_pamt_reserve *res)
+{
+	while (res->nr)
+		pamt_mag_push(&res->pairs[--res->nr]);
+}
+
+/**
+ * tdx_pamt_pair_take() - take a free pair, for TDH.MEM.PAGE.DEMOTE
+ * @pair: filled on success
+ * @res: reserve to fall back on, or NULL
+ * @gfp: allocation flags for when both run dry
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int tdx_pamt_pair_take(struct tdx_pamt_pair *pair,
+		       struct tdx_pamt_reserve *res, gfp_t gfp)
+{
+	might_alloc(gfp);
+	if (pamt_mag_pop(pair))
+		return 0;
+	if (res && res->nr) {
+		*pair = res->pairs[--res->nr];
+		return 0;
+	}
+	return pamt_pair_alloc(pair, gfp);
+}
+
+/**
+ * tdx_pamt_pair_give() - give back a pair, for example after PROMOTE
+ * @pair: a pair the module no longer holds
+ */
+void tdx_pamt_pair_give(const struct tdx_pamt_pair *pair)
+{
+	pamt_mag_push(pair);
+}

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * TDX Dynamic PAMT cache, shrink layer: giving idle memory back.
+ *
+ * Idle memory is the pairs of IDLE slots plus the pairs parked in the
+ * depot.  A clock hand sweeps the slot array: an IDLE slot with
+ * PAMT_SLOT_RECENT set loses the bit (second chance), one without it is
+ * moved to REMOVING with a compare-and-exchange (it may have been revived
+ * meanwhile) and its pair is freed.  The same sweep enforces the idle cap
+ * from the put path, a few slots at a time.
+ */
+#include <linux/errno.h>
+#include <linux/limits.h>
+#include <linux/preempt.h>
+#include "pamt_internal.h"
+
+#define PAMT_CAP_BUDGET		64	/* slots a put may visit for the cap */
+#define PAMT_SHRINK_MAX_BUSY	8	/* BUSY removals before a scan stops */
+
+enum pamt_shrink_why {
+	PAMT_SHRINK_FOR_SCAN,
+	PAMT_SHRINK_FOR_CAP,
+};
+
+/*
+ * Advance the clock hand over at most @budget slots and REMOVE at most
+ * @nr IDLE slots that were not referenced since the hand last passed.
+ * Their pairs are freed.  Never sleeps.
+ */
+static unsigned long pamt_shrink_sweep(unsigned long nr, unsigned long budget,
+				       enum pamt_shrink_why why)
+{
+	unsigned long freed = 0, busy = 0, idx, old;
+	atomic_long_t *slot;
+	int ret;
+
+	while (freed < nr && budget-- && busy < PAMT_SHRINK_MAX_BUSY &&
+	       atomic_long_read(&pamt.idle) > 0) {
+		idx = (unsigned long)atomic_long_inc_return(&pamt.hand) %
+		      pamt.nr_slots;
+		slot = &pamt.slots[idx];
+		old = atomic_long_read(slot);
+		if (pamt_slot_state(old) != PAMT_SLOT_IDLE ||
+		    (old & PAMT_SLOT_LEAKED))
+			continue;
+		if (old & PAMT_SLOT_RECENT) {
+			/* Losing the race to a get only costs a second chance. */
+			atomic_long_try_cmpxchg(slot, &old,
+						old & ~PAMT_SLOT_RECENT);
+			continue;
+		}
+
+		preempt_disable();
+		if (!atomic_long_try_cmpxchg_acquire(slot, &old,
+				PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT)) {
+			preempt_enable();
+			continue;
+		}
+		atomic_long_dec(&pamt.idle);
+		ret = pamt_slot_remove(slot, idx, PAMT_PAIR_TO_FREE);
+		preempt_enable();
+		if (ret == -EBUSY) {
+			busy++;
+			continue;
+		}
+		if (ret)
+			continue;
+		freed++;
+		if (why == PAMT_SHRINK_FOR_CAP)
+			pamt_stat_inc(CAP);
+		else
+			pamt_stat_inc(SHRINK);
+	}
+	return freed;
+}
+
+static unsigned long pamt_shrink_idle_memory(void)
+{
+	long idle = atomic_long_read(&pamt.idle);
+
+	return (idle > 0 ? idle : 0) + pamt_depot_pairs();
+}
+
+/**
+ * pamt_shrink_idle_inc() - account a slot that went IDLE, enforce the cap
+ *
+ * Called from put, in any context but hardirq.  Over the cap, it frees a
+ * depot pair or REMOVEs the oldest idle slot it finds within a small
+ * budget, so that idle memory stays bounded without waiting for reclaim.
+ */
+void pamt_shrink_idle_inc(void)
+{
+	atomic_long_inc(&pamt.idle);
+	if (likely(pamt_shrink_idle_memory() <= READ_ONCE(pamt.idle_cap)))
+		return;
+	if (pamt_depot_pairs() && pamt_depot_shrink(1))
+		return;
+	pamt_shrink_sweep(1, PAMT_CAP_BUDGET, PAMT_SHRINK_FOR_CAP);
+}
+
+/**
+ * pamt_shrink_remove_all_idle() - REMOVE every IDLE slot, referenced or not
+ *
+ * Return: slots whose pair was freed.
+ */
+unsigned long pamt_shrink_remove_all_idle(void)
+{
+	unsigned long idx, old, freed = 0;
+	atomic_long_t *slot;
+
+	for (idx = 0; idx < pamt.nr_slots; idx++) {
+		slot = &pamt.slots[idx];
+		old = atomic_long_read(slot);
+		if (pamt_slot_state(old) != PAMT_SLOT_IDLE ||
+		    (old & PAMT_SLOT_LEAKED))
+			continue;
+		preempt_disable();
+		if (atomic_long_try_cmpxchg_acquire(slot, &old,
+				PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT)) {
+			atomic_long_dec(&pamt.idle);
+			if (!pamt_slot_remove(slot, idx, PAMT_PAIR_TO_FREE)) {
+				pamt_stat_inc(SHRINK);
+				freed++;
+			}
+		}
+		preempt_enable();
+	}
+	return freed;
+}
+
+/**
+ * tdx_pamt_shrink_count() - idle pairs the shrinker could free
+ *
+ * Return: IDLE slots plus pairs parked in the depot; 0 when disabled.
+ */
+unsigned long tdx_pamt_shrink_count(void)
+{
+	if (!pamt.enabled)
+		return 0;
+	return pamt_shrink_idle_memory();
+}
+
+/**
+ * tdx_pamt_shrink_scan() - free up to @nr_to_scan idle pairs
+ * @nr_to_scan: most pairs to free
+ * @nr_scanned: set to the number of pairs freed
+ *
+ * IDLE slots go first, oldest first by the clock, then depot pairs.  The
+ * sweep visits each slot at most twice and stops early when the module
+ * keeps answering BUSY.  Never sleeps.
+ *
+ * Return: pairs freed; 0 means no progress could be made.
+ */
+unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
+				   unsigned long *nr_scanned)
+{
+	unsigned long freed = 0;
+
+	if (pamt.enabled) {
+		freed = pamt_shrink_sweep(nr_to_scan, 2 * pamt.nr_slots,
+					  PAMT_SHRINK_FOR_SCAN);
+		if (freed < nr_to_scan)
+			freed += pamt_depot_shrink(nr_to_scan - freed);
+	}
+	if (nr_scanned)
+		*nr_scanned = freed;
+	return freed;
+}
+
+/**
+ * tdx_pamt_drain() - free every idle slot's pair and every cached pair
+ *
+ * Context: process context; may sleep.  Runs a function on every online
+ * CPU to empty its magazines.
+ *
+ * Return: pairs freed.
+ */
+unsigned long tdx_pamt_drain(void)
+{
+	unsigned long freed;
+
+	might_sleep();
+	if (!pamt.enabled)
+		return 0;
+	freed = pamt_shrink_remove_all_idle();
+	/* Two empty magazines per CPU let every CPU park both of its own. */
+	if (!pamt_depot_prefill_empty(2 * nr_cpu_ids))
+		pamt_platform_drain_cpus();
+	freed += pamt_depot_shrink(ULONG_MAX);
+	pamt_depot_free_empty();
+	return freed;
+}
+
+/**
+ * tdx_pamt_drain_cpu() - free the cached pairs of an offline CPU
+ * @cpu: a CPU that is dead and stays so during the call
+ *
+ * Context: process context, for example a CPU hotplug "dead" callback.
+ */
+void tdx_pamt_drain_cpu(unsigned int cpu)
+{
+	if (pamt.enabled)
+		pamt_mag_drain_dead(cpu);
+}
+
+/**
+ * tdx_pamt_set_idle_cap() - set the most idle pairs kept, and enforce it
+ * @cap: the cap, in pairs
+ *
+ * Context: process context.
+ */
+void tdx_pamt_set_idle_cap(unsigned long cap)
+{
+	unsigned long now;
+
+	WRITE_ONCE(pamt.idle_cap, cap);
+	if (!pamt.enabled)
+		return;
+	now = pamt_shrink_idle_memory();
+	if (now > cap) {
+		now -= pamt_depot_shrink(now - cap);
+		if (now > cap)
+			pamt_shrink_sweep(now - cap, 2 * pamt.nr_slots,
+					  PAMT_SHRINK_FOR_CAP);
+	}
+}
+
+/**
+ * tdx_pamt_idle_cap() - the current idle cap
+ *
+ * Return: the cap, in pairs.
+ */
+unsigned long tdx_pamt_idle_cap(void)
+{
+	return READ_ONCE(pamt.idle_cap);
+}

@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * TDX Dynamic PAMT cache, slot layer: one word per 2M range.
+ *
+ * get and put on an installed slot are a compare-and-exchange on the word
+ * and nothing else.  Only the 0->1 step on an EMPTY slot and the removal of
+ * an IDLE slot issue a SEAMCALL; one CPU owns such a step by setting
+ * PAMT_SLOT_TRANSIT, and everybody else either waits (get) or backs off
+ * (evict, shrinker).  The states and their transitions are in
+ * Documentation/arch/x86/tdx-dpamt.rst and are model-checked by
+ * tools/testing/pamt/model/pamt_slot.pml.
+ */
+#include <linux/bug.h>
+#include <linux/delay.h>
+#include <linux/errno.h>
+#include <linux/gfp.h>
+#include <linux/preempt.h>
+#include <linux/processor.h>
+#include <linux/timekeeping.h>
+#include "pamt_internal.h"
+
+struct pamt_cache pamt;
+
+/**
+ * pamt_status_errno() - map a TDX status to an errno
+ * @status: the value a PAMT SEAMCALL returned
+ *
+ * The one place where TDX status codes become errnos.
+ *
+ * Return: 0, -EBUSY for TDX_OPERAND_BUSY, -EIO for anything else.
+ */
+int pamt_status_errno(u64 status)
+{
+	switch (status & TDX_PAMT_STATUS_MASK) {
+	case TDX_PAMT_SUCCESS:
+		return 0;
+	case TDX_PAMT_OPERAND_BUSY:
+		return -EBUSY;
+	default:
+		return -EIO;
+	}
+}
+
+static bool pamt_status_busy(u64 status)
+{
+	return (status & TDX_PAMT_STATUS_MASK) == TDX_PAMT_OPERAND_BUSY;
+}
+
+/* Off (no Dynamic PAMT): every call succeeds; on: an uncovered pfn. */
+static int pamt_slot_miss(void)
+{
+	return pamt.enabled ? -EINVAL : 0;
+}
+
+static atomic_long_t *pamt_slot_lookup(unsigned long pfn, unsigned long *idxp)
+{
+	unsigned long idx = pfn / TDX_PAMT_PAGES_PER_SLOT - pamt.base_idx;
+
+	/* nr_slots is 0 while the cache is off. */
+	if (unlikely(idx >= pamt.nr_slots))
+		return NULL;
+	*idxp = idx;
+	return &pamt.slots[idx];
+}
+
+/* PAMT.ADD with bounded, exponentially backed-off retries of BUSY. */
+static u64 pamt_slot_seamcall_add(unsigned long idx,
+				  const struct tdx_pamt_pair *pair)
+{
+	unsigned long base = pamt_slot_base_pfn(idx);
+	unsigned int try;
+	u64 status;
+
+	for (try = 0; ; try++) {
+		pamt_stat_inc(ADD);
+		status = pamt.ops->add(base, pair);
+		if (!pamt_status_busy(status) || try == PAMT_BUSY_RETRIES)
+			return status;
+		pamt_stat_inc(BUSY);
+		ndelay(PAMT_BUSY_BACKOFF_NS << try);
+	}
+}
+
+static u64 pamt_slot_seamcall_remove(unsigned long idx,
+				     struct tdx_pamt_pair *pair)
+{
+	unsigned long base = pamt_slot_base_pfn(idx);
+	unsigned int try;
+	u64 status;
+
+	for (try = 0; ; try++) {
+		pamt_stat_inc(REMOVE);
+		status = pamt.ops->remove(base, pair);
+		if (!pamt_status_busy(status) || try == PAMT_BUSY_RETRIES)
+			return status;
+		pamt_stat_inc(BUSY);
+		ndelay(PAMT_BUSY_BACKOFF_NS << try);
+	}
+}
+
+/*
+ * Called with @slot in ADDING, owned by this CPU, preemption disabled.
+ * Returns with the slot ACTIVE (count 1) on success, EMPTY on failure.
+ */
+static int pamt_slot_add(atomic_long_t *slot, unsigned long idx,
+			 struct tdx_pamt_reserve *res)
+{
+	struct tdx_pamt_pair pair;
+	u64 status;
+	int ret;
+
+	/* Magazines, then @res, then the page allocator without sleeping. */
+	ret = tdx_pamt_pair_take(&pair, res, GFP_NOWAIT | __GFP_NOWARN);
+	if (ret) {
+		atomic_long_set_release(slot, 0);
+		return ret;
+	}
+
+	status = pamt_slot_seamcall_add(idx, &pair);
+	ret = pamt_status_errno(status);
+	if (ret) {
+		/* HPA_RANGE_NOT_FREE means we lost track of the module. */
+		WARN_ONCE((status & TDX_PAMT_STATUS_MASK) ==
+			  TDX_PAMT_HPA_RANGE_NOT_FREE,
+			  "tdx-pamt: PAMT.ADD on pfn %#lx: range already has a pair\n",
+			  pamt_slot_base_pfn(idx));
+		atomic_long_set_release(slot, 0);
+		pamt_mag_push(&pair);
+		return ret;
+	}
+
+	atomic_long_inc(&pamt.installed);
+	atomic_long_set_release(slot, PAMT_SLOT_INSTALLED | 1);
+	pamt_stat_inc(GET_SLOW);
+	return 0;
+}
+
+/**
+ * pamt_slot_remove() - REMOVE the pair of a slot this CPU moved to REMOVING
+ * @slot: the slot, in REMOVING and owned by the caller
+ * @idx: its index
+ * @dest: what to do with the pair the module hands back
+ *
+ * Must be called with preemption disabled, so that a waiter on this slot
+ * never waits for a task that is not running.
+ *
+ * Return: 0 with the slot EMPTY; -EBUSY with the slot IDLE again when the
+ * module stayed busy; -EIO with the slot IDLE and LEAKED otherwise.
+ */
+int pamt_slot_remove(atomic_long_t *slot, unsigned long idx,
+		     enum pamt_pair_dest dest)
+{
+	struct tdx_pamt_pair pair;
+	u64 status;
+	int ret;
+
+	status = pamt_slot_seamcall_remove(idx, &pair);
+	ret = pamt_status_errno(status);
+	if (ret == -EBUSY) {
+		/* No cap check here: the caller is already reclaiming. */
+		atomic_long_inc(&pamt.idle);
+		atomic_long_set_release(slot, PAMT_SLOT_INSTALLED);
+		return ret;
+	}
+	if (ret) {
+		pr_warn_once("tdx-pamt: PAMT.REMOVE on pfn %#lx failed: %#llx, pair left in the module\n",
+			     pamt_slot_base_pfn(idx), status);
+		pamt_stat_inc(LEAKED);
+		atomic_long_set_release(slot, PAMT_SLOT_INSTALLED |
+					      PAMT_SLOT_LEAKED);
+		return ret;
+	}
+
+	atomic_long_dec(&pamt.installed);
+	atomic_long_set_release(slot, 0);
+	if (dest == PAMT_PAIR_TO_MAG)
+		pamt_mag_push(&pair);
+	else
+		pamt_pair_free(&pair);
+	return 0;
+}
+
+/* Wait, bounded, for the owner of a transition to publish its result. */
+static unsigned long pamt_slot_wait(atomic_long_t *slot)
+{
+	u64 deadline = ktime_get_ns() + PAMT_WAIT_NS;
+	unsigned long word;
+
+	pamt_stat_inc(GET_WAIT);
+	for (;;) {
+		word = atomic_long_read_acquire(slot);
+		if (!(word & PAMT_SLOT_TRANSIT))
+			return word;
+		if (ktime_get_ns() > deadline)
+			return word;
+		cpu_relax();
+	}
+}
+
+static int pamt_slot_get_slow(atomic_long_t *slot, unsigned long idx,
+			      struct tdx_pamt_reserve *res)
+{
+	unsigned long old = atomic_long_read(slot);
+	int ret;
+
+	for (;;) {
+		if (old & PAMT_SLOT_HOLE)
+			return -EINVAL;
+
+		if (old & PAMT_SLOT_TRANSIT) {
+			old = pamt_slot_wait(slot);
+			if (old & PAMT_SLOT_TRANSIT)
+				return -EBUSY;
+			continue;
+		}
+
+		if (old & PAMT_SLOT_INSTALLED) {
+			if (unlikely(pamt_slot_refs(old) == PAMT_SLOT_REF_MAX))
+				return -EOVERFLOW;
+			if (!atomic_long_try_cmpxchg(slot, &old,
+						     (old + 1) & ~PAMT_SLOT_RECENT))
+				continue;
+			if (pamt_slot_refs(old)) {
+				pamt_stat_inc(GET_FAST);
+			} else {
+				if (!(old & PAMT_SLOT_LEAKED))
+					atomic_long_dec(&pamt.idle);
+				pamt_stat_inc(REVIVE);
+			}
+			return 0;
+		}
+
+		/* EMPTY: become the one CPU that issues the ADD. */
+		preempt_disable();
+		if (!atomic_long_try_cmpxchg_acquire(slot, &old,
+						     PAMT_SLOT_TRANSIT)) {
+			preempt_enable();
+			continue;
+		}
+		ret = pamt_slot_add(slot, idx, res);
+		preempt_enable();
+		return ret;
+	}
+}
+
+/**
+ * tdx_pamt_get() - take a reference on the PAMT pair of a 4K page's range
+ * @pfn: the page
+ * @res: pairs to fall back on when this CPU's magazines are empty, or NULL
+ *
+ * Never sleeps; may be called with a spinlock held.  With a non-empty
+ * @res it cannot fail with -ENOMEM.  Without one it falls back on the
+ * page allocator with GFP_NOWAIT.
+ *
+ * Return: 0; -EINVAL if @pfn is not covered; -ENOMEM if no pair could be
+ * found; -EOVERFLOW if the count is saturated; -EBUSY if the module stayed
+ * busy, or a concurrent transition did not finish in time; -EIO if
+ * PAMT.ADD failed.  On error nothing changed.
+ */
+int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_reserve *res)
+{
+	unsigned long idx, old;
+	atomic_long_t *slot;
+
+	slot = pamt_slot_lookup(pfn, &idx);
+	if (unlikely(!slot))
+		return pamt_slot_miss();
+
+	old = atomic_long_read(slot);
+	do {
+		/* Only ACTIVE below the ceiling takes the fast path. */
+		if (unlikely((old & (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT |
+				     PAMT_SLOT_HOLE)) != PAMT_SLOT_INSTALLED ||
+			     pamt_slot_refs(old + 1) <= 1))
+			return pamt_slot_get_slow(slot, idx, res);
+	} while (!atomic_long_try_cmpxchg(slot, &old, old + 1));
+
+	pamt_stat_inc(GET_FAST);
+	return 0;
+}
+
+static int pamt_slot_put_slow(atomic_long_t *slot, unsigned long idx)
+{
+	unsigned long old = atomic_long_read(slot);
+
+	for (;;) {
+		if (old & PAMT_SLOT_HOLE)
+			return -EINVAL;
+		if (!pamt_slot_refs(old)) {
+			WARN_ONCE(1, "tdx-pamt: put on pfn %#lx with no reference\n",
+				  pamt_slot_base_pfn(idx));
+			return -EINVAL;
+		}
+
+		if (pamt_slot_refs(old) > 1) {
+			if (atomic_long_try_cmpxchg(slot, &old, old - 1))
+				break;
+			continue;
+		}
+
+		/* 1 -> 0 */
+		if (pamt.mode == TDX_PAMT_MODE_MAGAZINE ||
+		    (old & PAMT_SLOT_LEAKED)) {
+			if (!atomic_long_try_cmpxchg_release(slot, &old,
+					(old - 1) | PAMT_SLOT_RECENT))
+				continue;
+			if (!(old & PAMT_SLOT_LEAKED))
+				pamt_shrink_idle_inc();
+			break;
+		}
+
+		/* Eager: go straight from ACTIVE to REMOVING. */
+		preempt_disable();
+		if (!atomic_long_try_cmpxchg_release(slot, &old,
+					(old - 1) | PAMT_SLOT_TRANSIT)) {
+			preempt_enable();
+			continue;
+		}
+		pamt_slot_remove(slot, idx, PAMT_PAIR_TO_MAG);
+		preempt_enable();
+		pamt_stat_inc(PUT_SLOW);
+		/* The reference is gone either way; a failed REMOVE is kept. */
+		return 0;
+	}
+
+	pamt_stat_inc(PUT_FAST);
+	return 0;
+}
+
+/**
+ * tdx_pamt_put() - drop a reference taken by tdx_pamt_get()
+ * @pfn: the page
+ *
+ * Never sleeps; may be called from softirq.  In magazine mode the last put
+ * leaves the pair installed (the slot goes IDLE); in eager mode it issues
+ * PAMT.REMOVE.  A REMOVE that fails leaves the pair installed.
+ *
+ * Return: 0, or -EINVAL (changing nothing) if @pfn is not covered or holds
+ * no reference.
+ */
+int tdx_pamt_put(unsigned long pfn)
+{
+	unsigned long idx, old;
+	atomic_long_t *slot;
+
+	slot = pamt_slot_lookup(pfn, &idx);
+	if (unlikely(!slot))
+		return pamt_slot_miss();
+
+	old = atomic_long_read(slot);
+	do {
+		if (unlikely(pamt_slot_refs(old) <= 1))
+			return pamt_slot_put_slow(slot, idx);
+	} while (!atomic_long_try_cmpxchg_release(slot, &old, old - 1));
+
+	pamt_stat_inc(PUT_FAST);
+	return 0;
+}
+
+/**
+ * tdx_pamt_evict() - remove the pair of an idle range, for a 2M mapping
+ * @pfn: any page of the range
+ *
+ * Return: 0 if the range has no pair (any more); -EBUSY, changing nothing,
+ * if the range is in use or in transition, or if the module stayed busy;
+ * -EINVAL if @pfn is not covered; -EIO if the pair is stuck in the module.
+ */
+int tdx_pamt_evict(unsigned long pfn)
+{
+	unsigned long idx, old;
+	atomic_long_t *slot;
+	int ret;
+
+	slot = pamt_slot_lookup(pfn, &idx);
+	if (!slot)
+		return pamt_slot_miss();
+
+	old = atomic_long_read(slot);
+	for (;;) {
+		switch (pamt_slot_state(old)) {
+		case PAMT_SLOT_NOT_COVERED:
+			return -EINVAL;
+		case PAMT_SLOT_EMPTY:
+			return 0;
+		case PAMT_SLOT_IDLE:
+			break;
+		default:
+			return -EBUSY;
+		}
+		if (old & PAMT_SLOT_LEAKED)
+			return -EIO;
+
+		preempt_disable();
+		if (!atomic_long_try_cmpxchg_acquire(slot, &old,
+				PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT)) {
+			preempt_enable();
+			continue;
+		}
+		atomic_long_dec(&pamt.idle);
+		ret = pamt_slot_remove(slot, idx, PAMT_PAIR_TO_MAG);
+		preempt_enable();
+		if (!ret)
+			pamt_stat_inc(EVICT);
+		return ret;
+	}
+}

@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Userspace shims that behave like the kernel as far as a test can tell,
+ * and check what the kernel's debug options would check:
+ *
+ * - per-CPU data: one copy per simulated CPU; a thread picks its CPU with
+ *   pamt_sim_set_cpu().  Two threads on one CPU model a task and the
+ *   softirq that interrupts it: the local lock keeps them apart as
+ *   disabling interrupts would.
+ * - locks: real spinning locks with a rank; taking a lock whose rank is not
+ *   above every lock held aborts (lockdep's order check, simplified).
+ * - atomic context: spinlocks, local locks and preempt_disable() raise a
+ *   per-thread depth; might_sleep() with a non-zero depth aborts
+ *   (DEBUG_ATOMIC_SLEEP).
+ * - memory: simulated physical pages with pfns, and kmalloc, both able to
+ *   fail on demand.
+ */
+#ifndef _PAMT_SHIM_CUSTOM_H
+#define _PAMT_SHIM_CUSTOM_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- per-thread simulation state ---- */
+#define PAMT_SIM_MAX_CPUS	64
+#define PAMT_SIM_PCPU_UNIT	4096
+
+extern unsigned int nr_cpu_ids;
+extern __thread unsigned int pamt_sim_cpu;
+extern __thread int pamt_sim_atomic_depth;
+
+void pamt_sim_set_cpu(unsigned int cpu);
+void pamt_sim_fatal(const char *what, const char *file, int line)
+	__attribute__((noreturn));
+
+/* ---- atomics, kernel memory-ordering semantics ---- */
+typedef struct { int counter; } atomic_t;
+typedef struct { long counter; } atomic_long_t;
+typedef struct { s64 counter; } atomic64_t;
+
+#define PAMT_SIM_ATOMIC_OPS(pfx, type, T)				\
+static inline T pfx##_read(const type *v)				\
+{ return __atomic_load_n(&v->counter, __ATOMIC_RELAXED); }		\
+static inline T pfx##_read_acquire(const type *v)			\
+{ return __atomic_load_n(&v->counter, __ATOMIC_ACQUIRE); }		\
+static inline void pfx##_set(type *v, T i)				\
+{ __atomic_store_n(&v->counter, i, __ATOMIC_RELAXED); }			\
+static inline void pfx##_set_release(type *v, T i)			\
+{ __atomic_store_n(&v->counter, i, __ATOMIC_RELEASE); }			\
+static inline void pfx##_add(T i, type *v)				\
+{ __atomic_fetch_add(&v->counter, i, __ATOMIC_RELAXED); }		\
+static inline void pfx##_inc(type *v)					\
+{ __atomic_fetch_add(&v->counter, 1, __ATOMIC_RELAXED); }		\
+static inline void pfx##_dec(type *v)					\
+{ __atomic_fetch_sub(&v->counter, 1, __ATOMIC_RELAXED); }		\
+static inline T pfx##_inc_return(type *v)				\
+{ return __atomic_add_fetch(&v->counter, 1, __ATOMIC_SEQ_CST); }	\
+static inline T pfx##_dec_return(type *v)				\
+{ return __atomic_sub_fetch(&v->counter, 1, __ATOMIC_SEQ_CST); }	\
+static inline T pfx##_dec_return_release(type *v)			\
+{ return __atomic_sub_fetch(&v->counter, 1, __ATOMIC_RELEASE); }	\
+static inline T pfx##_fetch_add(T i, type *v)				\
+{ return __atomic_fetch_add(&v->counter, i, __ATOMIC_SEQ_CST); }	\
+static inline T pfx##_cmpxchg(type *v, T o, T n)			\
+{									\
+	__atomic_compare_exchange_n(&v->counter, &o, n, false,		\
+				    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);\
+	return o;							\
+}									\
+static inline bool pfx##_add_unless(type *v, T a, T u)			\
+{									\
+	T c = pfx##_read(v);						\
+	do {								\
+		if (c == u)						\
+			return false;					\
+	} while (!__atomic_compare_exchange_n(&v->counter, &c, c + a,	\
+			false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));	\
+	return true;							\
+}
+
+PAMT_SIM_ATOMIC_OPS(atomic, atomic_t, int)
+PAMT_SIM_ATOMIC_OPS(atomic_long, atomic_long_t, long)
+PAMT_SIM_ATOMIC_OPS(atomic64, atomic64_t, s64)
+
+/* try_cmpxchg takes any pointer to a same-sized old value, as in-kernel. */
+#define __pamt_try_cmpxchg(v, oldp, n, succ, fail)			\
+	__atomic_compare_exchange_n(&(v)->counter,			\
+		(typeof(&(v)->counter))(oldp),				\
+		(typeof((v)->counter))(n), false, succ, fail)
+#define atomic_long_try_cmpxchg(v, o, n) \
+	__pamt_try_cmpxchg(v, o, n, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)
+#define atomic_long_try_cmpxchg_acquire(v, o, n) \
+	__pamt_try_cmpxchg(v, o, n, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)
+#define atomic_long_try_cmpxchg_release(v, o, n) \
+	__pamt_try_cmpxchg(v, o, n, __ATOMIC_RELEASE, __ATOMIC_RELAXED)
+#define atomic_long_try_cmpxchg_relaxed(v, o, n) \
+	__pamt_try_cmpxchg(v, o, n, __ATOMIC_RELAXED, __ATOMIC_RELAXED)
+#define atomic_try_cmpxchg(v, o, n) \
+	__pamt_try_cmpxchg(v, o, n, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)
+#define atomic_try_cmpxchg_acquire(v, o, n) \
+	__pamt_try_cmpxchg(v, o, n, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)
+
+#define READ_ONCE(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define WRITE_ONCE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+#define smp_load_acquire(p)	__atomic_load_n(p, __ATOMIC_ACQUIRE)
+#define smp_store_release(p, v)	__atomic_store_n(p, v, __ATOMIC_RELEASE)
+#define smp_mb()		__atomic_thread_fence(__ATOMIC_SEQ_CST)
+
+/* ---- bit operations on unsigned long arrays, atomic like the kernel's ---- */
+#define __PAMT_BIT_WORD(nr, addr) (&((unsigned long *)(addr))[(nr) / BITS_PER_LONG])
+#define __PAMT_BIT_MASK(nr)	(1UL << ((nr) % BITS_PER_LONG))
+static inline void set_bit(unsigned long nr, volatile unsigned long *addr)
+{ __atomic_fetch_or(__PAMT_BIT_WORD(nr, addr), __PAMT_BIT_MASK(nr), __ATOMIC_RELAXED); }
+static inline void clear_bit(unsigned long nr, volatile unsigned long *addr)
+{ __atomic_fetch_and(__PAMT_BIT_WORD(nr, addr), ~__PAMT_BIT_MASK(nr), __ATOMIC_RELAXED); }
+static inline bool test_bit(unsigned long nr, const volatile unsigned long *addr)
+{ return __atomic_load_n(__PAMT_BIT_WORD(nr, addr), __ATOMIC_RELAXED) & __PAMT_BIT_MASK(nr); }
+static inline bool test_and_set_bit(unsigned long nr, volatile unsigned long *addr)
+{ return __atomic_fetch_or(__PAMT_BIT_WORD(nr, addr), __PAMT_BIT_MASK(nr), __ATOMIC_SEQ_CST) & __PAMT_BIT_MASK(nr); }
+static inline bool test_and_clear_bit(unsigned long nr, volatile unsigned long *addr)
+{ return __atomic_fetch_and(__PAMT_BIT_WORD(nr, addr), ~__PAMT_BIT_MASK(nr), __ATOMIC_SEQ_CST) & __PAMT_BIT_MASK(nr); }
+
+/* ---- atomic context and sleeping ---- */
+#define pamt_sim_enter_atomic()	(pamt_sim_atomic_depth++)
+#define pamt_sim_exit_atomic()						\
+	do {								\
+		if (--pamt_sim_atomic_depth < 0)			\
+			pamt_sim_fatal("atomic depth underflow",	\
+				       __FILE__, __LINE__);		\
+	} while (0)
+#define preempt_disable()	pamt_sim_enter_atomic()
+#define preempt_enable()	pamt_sim_exit_atomic()
+#define might_sleep()							\
+	do {								\
+		if (pamt_sim_atomic_depth)				\
+			pamt_sim_fatal("sleeping function called from invalid context", \
+				       __FILE__, __LINE__);		\
+	} while (0)
+#define might_alloc(gfp)						\
+	do {								\
+		if (gfpflags_allow_blocking(gfp))			\
+			might_sleep();					\
+	} while (0)
+#define lockdep_assert_preemption_disabled()				\
+	do {								\
+		if (!pamt_sim_atomic_depth)				\
+			pamt_sim_fatal("preemption enabled", __FILE__, __LINE__); \
+	} while (0)
+void cpu_relax(void);
+
+/* ---- locks ---- */
+enum pamt_sim_rank {
+	PAMT_SIM_RANK_OUTER = 1,	/* a caller's lock, e.g. mmu_lock */
+	PAMT_SIM_RANK_LOCAL = 2,	/* pamt_pcpu.lock */
+	PAMT_SIM_RANK_SPIN = 3,		/* spinlock_t: the depot lock */
+};
+
+struct pamt_sim_lock {
+	int locked;
+	int rank;
+	unsigned long owner;
+	const char *name;
+};
+
+void pamt_sim_lock_init(struct pamt_sim_lock *l, int rank, const char *name);
+void pamt_sim_lock_acquire(struct pamt_sim_lock *l, const char *file, int line);
+void pamt_sim_lock_release(struct pamt_sim_lock *l, const char *file, int line);
+bool pamt_sim_lock_held(struct pamt_sim_lock *l);
+
+typedef struct { struct pamt_sim_lock l; } spinlock_t;
+typedef struct { struct pamt_sim_lock l; } local_lock_t;
+
+#define spin_lock_init(s)	pamt_sim_lock_init(&(s)->l, PAMT_SIM_RANK_SPIN, #s)
+#define spin_lock(s)							\
+	do {								\
+		pamt_sim_enter_atomic();				\
+		pamt_sim_lock_acquire(&(s)->l, __FILE__, __LINE__);	\
+	} while (0)
+#define spin_unlock(s)							\
+	do {								\
+		pamt_sim_lock_release(&(s)->l, __FILE__, __LINE__);	\
+		pamt_sim_exit_atomic();					\
+	} while (0)
+#define spin_lock_irqsave(s, f)		do { (f) = 0; spin_lock(s); } while (0)
+#define spin_unlock_irqrestore(s, f)	do { (void)(f); spin_unlock(s); } while (0)
+#define lockdep_assert_held(s)						\
+	do {								\
+		if (!pamt_sim_lock_held(&(s)->l))			\
+			pamt_sim_fatal("lock not held: " #s, __FILE__, __LINE__); \
+	} while (0)
+
+#define local_lock_init(ll)						\
+	pamt_sim_lock_init(&(ll)->l, PAMT_SIM_RANK_LOCAL, #ll)
+#define local_lock_irqsave(ll, f)					\
+	do {								\
+		(f) = 0;						\
+		pamt_sim_enter_atomic();				\
+		pamt_sim_lock_acquire(&this_cpu_ptr(ll)->l, __FILE__, __LINE__); \
+	} while (0)
+#define local_unlock_irqrestore(ll, f)					\
+	do {								\
+		(void)(f);						\
+		pamt_sim_lock_release(&this_cpu_ptr(ll)->l, __FILE__, __LINE__); \
+		pamt_sim_exit_atomic();					\
+	} while (0)
+
+/* ---- per-CPU data ---- */
+void *pamt_sim_alloc_percpu(size_t size);
+#define alloc_percpu(type)	((type *)pamt_sim_alloc_percpu(sizeof(type)))
+#define free_percpu(p)		free(p)
+#define per_cpu_ptr(p, cpu)						\
+	((typeof(p))((char *)(p) + (size_t)(cpu) * PAMT_SIM_PCPU_UNIT))
+#define this_cpu_ptr(p)		per_cpu_ptr(p, pamt_sim_cpu)
+#define this_cpu_add(pcp, n)						\
+	((void)__atomic_fetch_add(this_cpu_ptr(&(pcp)), (n), __ATOMIC_RELAXED))
+#define this_cpu_inc(pcp)	this_cpu_add(pcp, 1)
+#define smp_processor_id()	pamt_sim_cpu
+#define for_each_possible_cpu(cpu) \
+	for ((cpu) = 0; (cpu) < nr_cpu_ids; (cpu)++)
+
+/* ---- memory ---- */
+struct page {
+	int allocated;
+};
+
+extern struct page *pamt_sim_pages;
+extern unsigned long pamt_sim_base_pfn;
+extern unsigned long pamt_sim_nr_pages;
+
+#define page_to_pfn(p)		(pamt_sim_base_pfn + (unsigned long)((p) - pamt_sim_pages))
+#define pfn_to_page(pfn)	(&pamt_sim_pages[(pfn) - pamt_sim_base_pfn])
+
+struct page *pamt_sim_alloc_page(gfp_t gfp, const char *file, int line);
+void pamt_sim_free_page(struct page *page, const char *file, int line);
+#define alloc_page(gfp)		pamt_sim_alloc_page(gfp, __FILE__, __LINE__)
+#define __free_page(p)		pamt_sim_free_page(p, __FILE__, __LINE__)
+
+void *pamt_sim_kmalloc(size_t size, gfp_t gfp, bool zero);
+#define kmalloc(size, gfp)	pamt_sim_kmalloc(size, gfp, false)
+#define kzalloc(size, gfp)	pamt_sim_kmalloc(size, gfp, true)
+#define kvcalloc(n, size, gfp)	pamt_sim_kmalloc((n) * (size), gfp, true)
+#define kfree(p)		free(p)
+#define kvfree(p)		free(p)
+
+/* ---- time ---- */
+u64 ktime_get_ns(void);
+void ndelay(unsigned long ns);
+#define udelay(us)		ndelay((us) * 1000UL)
+
+/* ---- randomness ---- */
+u32 get_random_u32(void);
+static inline u32 get_random_u32_below(u32 ceil)
+{
+	return (u32)(((u64)get_random_u32() * ceil) >> 32);
+}
+
+/* ---- printing and warnings ---- */
+extern int pamt_sim_quiet;
+extern atomic_long_t pamt_sim_warnings;
+
+#define pr_err(fmt, ...)	fprintf(stderr, fmt, ##__VA_ARGS__)
+#define pr_warn(fmt, ...)						\
+	do { if (!pamt_sim_quiet) fprintf(stderr, fmt, ##__VA_ARGS__); } while (0)
+#define pr_info(fmt, ...)	pr_warn(fmt, ##__VA_ARGS__)
+#define pr_warn_once(fmt, ...)						\
+	({								\
+		static bool __pamt_once;				\
+		if (!__atomic_exchange_n(&__pamt_once, true, __ATOMIC_RELAXED)) \
+			pr_warn(fmt, ##__VA_ARGS__);			\
+	})
+
+/* Every WARN counts, so tests can see it; only the first prints. */
+#define WARN(cond, fmt, ...)						\
+	({								\
+		bool __c = !!(cond);					\
+		if (__c) {						\
+			atomic_long_inc(&pamt_sim_warnings);		\
+			pr_warn("WARNING: %s:%d: " fmt, __FILE__, __LINE__, \
+				##__VA_ARGS__);				\
+		}							\
+		__c;							\
+	})
+#define WARN_ONCE(cond, fmt, ...)					\
+	({								\
+		static bool __pamt_warned;				\
+		bool __c = !!(cond);					\
+		if (__c) {						\
+			atomic_long_inc(&pamt_sim_warnings);		\
+			if (!__atomic_exchange_n(&__pamt_warned, true,	\
+						 __ATOMIC_RELAXED))	\
+				pr_warn("WARNING: %s:%d: " fmt, __FILE__, \
+					__LINE__, ##__VA_ARGS__);	\
+		}							\
+		__c;							\
+	})
+#define WARN_ON(cond)		WARN(cond, "%s\n", #cond)
+#define WARN_ON_ONCE(cond)	WARN_ONCE(cond, "%s\n", #cond)
+#define BUG_ON(cond)							\
+	do {								\
+		if (cond)						\
+			pamt_sim_fatal("BUG_ON(" #cond ")", __FILE__, __LINE__); \
+	} while (0)
+
+#endif /* _PAMT_SHIM_CUSTOM_H */

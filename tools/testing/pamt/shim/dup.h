@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Kernel definitions restated for userspace.  Their meaning must match the
+ * kernel's; the implementations are our own.
+ */
+#ifndef _PAMT_SHIM_DUP_H
+#define _PAMT_SHIM_DUP_H
+
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef uint8_t u8;
+typedef uint16_t u16;
+typedef uint32_t u32;
+typedef unsigned long long u64;
+typedef long long s64;
+typedef unsigned int gfp_t;
+
+#define likely(x)		__builtin_expect(!!(x), 1)
+#define unlikely(x)		__builtin_expect(!!(x), 0)
+
+#define BITS_PER_LONG		64
+#define BIT(n)			(1UL << (n))
+#define GENMASK(h, l)		((~0UL >> (BITS_PER_LONG - 1 - (h))) & (~0UL << (l)))
+#define BITS_TO_LONGS(n)	(((n) + BITS_PER_LONG - 1) / BITS_PER_LONG)
+#define IS_ALIGNED(x, a)	(((x) & ((typeof(x))(a) - 1)) == 0)
+#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
+#define NSEC_PER_USEC		1000L
+#define NSEC_PER_MSEC		1000000L
+#define NSEC_PER_SEC		1000000000L
+
+#define min(a, b)	({ typeof(a) _a = (a); typeof(b) _b = (b); _a < _b ? _a : _b; })
+#define max(a, b)	({ typeof(a) _a = (a); typeof(b) _b = (b); _a > _b ? _a : _b; })
+#define swap(a, b)	do { typeof(a) _t = (a); (a) = (b); (b) = _t; } while (0)
+
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+#define struct_size(p, member, n) \
+	(sizeof(*(p)) + sizeof((p)->member[0]) * (size_t)(n))
+
+/* Doubly linked lists, same semantics as <linux/list.h>. */
+struct list_head {
+	struct list_head *next, *prev;
+};
+
+#define LIST_HEAD_INIT(name)	{ &(name), &(name) }
+#define LIST_HEAD(name)		struct list_head name = LIST_HEAD_INIT(name)
+
+static inline void INIT_LIST_HEAD(struct list_head *h)
+{
+	h->next = h;
+	h->prev = h;
+}
+
+static inline void __pamt_list_link(struct list_head *n, struct list_head *p,
+				    struct list_head *nx)
+{
+	nx->prev = n;
+	n->next = nx;
+	n->prev = p;
+	p->next = n;
+}
+
+static inline void list_add(struct list_head *n, struct list_head *h)
+{
+	__pamt_list_link(n, h, h->next);
+}
+
+static inline void list_add_tail(struct list_head *n, struct list_head *h)
+{
+	__pamt_list_link(n, h->prev, h);
+}
+
+static inline void list_del_init(struct list_head *e)
+{
+	e->prev->next = e->next;
+	e->next->prev = e->prev;
+	INIT_LIST_HEAD(e);
+}
+
+static inline bool list_empty(const struct list_head *h)
+{
+	return h->next == h;
+}
+
+static inline void list_move(struct list_head *e, struct list_head *h)
+{
+	list_del_init(e);
+	list_add(e, h);
+}
+
+static inline void list_splice_init(struct list_head *from,
+				    struct list_head *to)
+{
+	if (list_empty(from))
+		return;
+	from->next->prev = to;
+	from->prev->next = to->next;
+	to->next->prev = from->prev;
+	to->next = from->next;
+	INIT_LIST_HEAD(from);
+}
+
+#define list_entry(p, type, member)	container_of(p, type, member)
+#define list_first_entry_or_null(h, type, member) \
+	(list_empty(h) ? NULL : list_entry((h)->next, type, member))
+#define list_for_each_entry_safe(pos, n, head, member)			     \
+	for (pos = list_entry((head)->next, typeof(*pos), member),	     \
+	     n = list_entry(pos->member.next, typeof(*pos), member);	     \
+	     &pos->member != (head);					     \
+	     pos = n, n = list_entry(n->member.next, typeof(*n), member))
+
+/* Allocation flags: only what the cache looks at. */
+#define __GFP_HIGH		0x20u
+#define __GFP_IO		0x40u
+#define __GFP_FS		0x80u
+#define __GFP_DIRECT_RECLAIM	0x400u
+#define __GFP_KSWAPD_RECLAIM	0x800u
+#define __GFP_NOWARN		0x2000u
+#define __GFP_ZERO		0x100u
+#define GFP_NOWAIT		(__GFP_KSWAPD_RECLAIM)
+#define GFP_ATOMIC		(__GFP_HIGH | __GFP_KSWAPD_RECLAIM)
+#define GFP_KERNEL		(__GFP_DIRECT_RECLAIM | __GFP_KSWAPD_RECLAIM | \
+				 __GFP_IO | __GFP_FS)
+
+static inline bool gfpflags_allow_blocking(gfp_t gfp)
+{
+	return gfp & __GFP_DIRECT_RECLAIM;
+}
+
+#endif /* _PAMT_SHIM_DUP_H */

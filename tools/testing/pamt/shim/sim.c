@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The simulated machine behind custom.h: CPUs, locks with an order check,
+ * physical pages with pfns, and allocators that fail on demand.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+#include "shim.h"
+#include "sim.h"
+
+unsigned int nr_cpu_ids = 4;
+__thread unsigned int pamt_sim_cpu;
+__thread int pamt_sim_atomic_depth;
+int pamt_sim_quiet;
+atomic_long_t pamt_sim_warnings;
+
+#define PAMT_SIM_MAX_HELD	8
+static __thread struct pamt_sim_lock *held[PAMT_SIM_MAX_HELD];
+static __thread int nr_held;
+
+void pamt_sim_fatal(const char *what, const char *file, int line)
+{
+	fprintf(stderr, "pamt-sim: FATAL: %s at %s:%d (cpu %u, depth %d)\n",
+		what, file, line, pamt_sim_cpu, pamt_sim_atomic_depth);
+	abort();
+}
+
+void pamt_sim_set_cpu(unsigned int cpu)
+{
+	if (cpu >= nr_cpu_ids)
+		pamt_sim_fatal("cpu out of range", __FILE__, __LINE__);
+	pamt_sim_cpu = cpu;
+}
+
+void pamt_sim_set_nr_cpus(unsigned int nr)
+{
+	if (!nr || nr > PAMT_SIM_MAX_CPUS)
+		pamt_sim_fatal("bad number of cpus", __FILE__, __LINE__);
+	nr_cpu_ids = nr;
+}
+
+void cpu_relax(void)
+{
+	static __thread unsigned int spins;
+
+	__builtin_ia32_pause();
+	/* A userspace lock holder can be preempted; let it run. */
+	if (!(++spins % 64))
+		sched_yield();
+}
+
+/* ---- locks ---- */
+static unsigned long pamt_sim_self(void)
+{
+	return (unsigned long)pthread_self();
+}
+
+void pamt_sim_lock_init(struct pamt_sim_lock *l, int rank, const char *name)
+{
+	__atomic_store_n(&l->locked, 0, __ATOMIC_RELAXED);
+	l->rank = rank;
+	l->owner = 0;
+	l->name = name;
+}
+
+void pamt_sim_lock_acquire(struct pamt_sim_lock *l, const char *file, int line)
+{
+	if (nr_held && held[nr_held - 1]->rank >= l->rank) {
+		fprintf(stderr, "pamt-sim: lock order: %s (rank %d) taken while holding %s (rank %d)\n",
+			l->name, l->rank, held[nr_held - 1]->name,
+			held[nr_held - 1]->rank);
+		pamt_sim_fatal("possible circular locking dependency", file, line);
+	}
+	if (nr_held == PAMT_SIM_MAX_HELD)
+		pamt_sim_fatal("too many locks held", file, line);
+	while (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE))
+		cpu_relax();
+	__atomic_store_n(&l->owner, pamt_sim_self(), __ATOMIC_RELAXED);
+	held[nr_held++] = l;
+}
+
+void pamt_sim_lock_release(struct pamt_sim_lock *l, const char *file, int line)
+{
+	if (!nr_held || held[nr_held - 1] != l)
+		pamt_sim_fatal("unlock of a lock not last taken", file, line);
+	nr_held--;
+	__atomic_store_n(&l->owner, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
+}
+
+bool pamt_sim_lock_held(struct pamt_sim_lock *l)
+{
+	return __atomic_load_n(&l->locked, __ATOMIC_RELAXED) &&
+	       __atomic_load_n(&l->owner, __ATOMIC_RELAXED) == pamt_sim_self();
+}
+
+int pamt_sim_locks_held(void)
+{
+	return nr_held;
+}
+
+/* ---- per-CPU ---- */
+void *pamt_sim_alloc_percpu(size_t size)
+{
+	void *p;
+
+	if (size > PAMT_SIM_PCPU_UNIT)
+		pamt_sim_fatal("per-CPU object too large", __FILE__, __LINE__);
+	if (pamt_sim_should_fail(&pamt_sim_fail_kmalloc))
+		return NULL;
+	p = aligned_alloc(64, (size_t)PAMT_SIM_MAX_CPUS * PAMT_SIM_PCPU_UNIT);
+	if (p)
+		memset(p, 0, (size_t)PAMT_SIM_MAX_CPUS * PAMT_SIM_PCPU_UNIT);
+	return p;
+}
+
+/* ---- failure injection ---- */
+struct pamt_sim_fail pamt_sim_fail_page;
+struct pamt_sim_fail pamt_sim_fail_kmalloc;
+
+void pamt_sim_fail_set(struct pamt_sim_fail *f, long after, unsigned int rate_ppm)
+{
+	__atomic_store_n(&f->after, after, __ATOMIC_RELAXED);
+	__atomic_store_n(&f->rate_ppm, rate_ppm, __ATOMIC_RELAXED);
+}
+
+bool pamt_sim_should_fail(struct pamt_sim_fail *f)
+{
+	long after = __atomic_load_n(&f->after, __ATOMIC_RELAXED);
+	unsigned int rate = __atomic_load_n(&f->rate_ppm, __ATOMIC_RELAXED);
+
+	if (after >= 0) {
+		after = __atomic_fetch_sub(&f->after, 1, __ATOMIC_RELAXED);
+		if (after == 0) {
+			__atomic_fetch_add(&f->failed, 1, __ATOMIC_RELAXED);
+			return true;
+		}
+	}
+	if (rate && get_random_u32_below(1000000) < rate) {
+		__atomic_fetch_add(&f->failed, 1, __ATOMIC_RELAXED);
+		return true;
+	}
+	return false;
+}
+
+void *pamt_sim_kmalloc(size_t size, gfp_t gfp, bool zero)
+{
+	might_alloc(gfp);
+	if (pamt_sim_should_fail(&pamt_sim_fail_kmalloc))
+		return NULL;
+	return zero ? calloc(1, size ? size : 1) : malloc(size ? size : 1);
+}
+
+/* ---- simulated physical memory ---- */
+struct page *pamt_sim_pages;
+unsigned long pamt_sim_base_pfn;
+unsigned long pamt_sim_nr_pages;
+static unsigned long *free_stack;	/* page indices; top is next out */
+static unsigned long nr_free;
+static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int pamt_sim_mem_init(unsigned long base_pfn, unsigned long nr_pages)
+{
+	unsigned long i;
+
+	pamt_sim_pages = calloc(nr_pages, sizeof(*pamt_sim_pages));
+	free_stack = malloc(nr_pages * sizeof(*free_stack));
+	if (!pamt_sim_pages || !free_stack)
+		return -ENOMEM;
+	/* Lowest pfn on top: a fresh allocator hands out ascending pages. */
+	for (i = 0; i < nr_pages; i++)
+		free_stack[i] = nr_pages - 1 - i;
+	nr_free = nr_pages;
+	pamt_sim_base_pfn = base_pfn;
+	pamt_sim_nr_pages = nr_pages;
+	pamt_sim_fail_set(&pamt_sim_fail_page, -1, 0);
+	pamt_sim_fail_set(&pamt_sim_fail_kmalloc, -1, 0);
+	pamt_sim_fail_page.failed = 0;
+	pamt_sim_fail_kmalloc.failed = 0;
+	return 0;
+}
+
+void pamt_sim_mem_exit(void)
+{
+	free(pamt_sim_pages);
+	free(free_stack);
+	pamt_sim_pages = NULL;
+	free_stack = NULL;
+	pamt_sim_nr_pages = 0;
+	nr_free = 0;
+}
+
+unsigned long pamt_sim_pages_in_use(void)
+{
+	unsigned long n;
+
+	pthread_mutex_lock(&mem_lock);
+	n = pamt_sim_nr_pages - nr_free;
+	pthread_mutex_unlock(&mem_lock);
+	return n;
+}
+
+struct page *pamt_sim_alloc_page(gfp_t gfp, const char *file, int line)
+{
+	struct page *page = NULL;
+
+	if (gfpflags_allow_blocking(gfp) && pamt_sim_atomic_depth)
+		pamt_sim_fatal("sleeping allocation in atomic context", file, line);
+	if (pamt_sim_should_fail(&pamt_sim_fail_page))
+		return NULL;
+	pthread_mutex_lock(&mem_lock);
+	if (nr_free) {
+		page = &pamt_sim_pages[free_stack[--nr_free]];
+		if (page->allocated)
+			pamt_sim_fatal("free list holds an allocated page", file, line);
+		page->allocated = 1;
+	}
+	pthread_mutex_unlock(&mem_lock);
+	return page;
+}
+
+/* Take a specific page, if free; for tests and the benchmark's pool. */
+struct page *pamt_sim_alloc_pfn(unsigned long pfn)
+{
+	struct page *page = pfn_to_page(pfn);
+	unsigned long i;
+
+	pthread_mutex_lock(&mem_lock);
+	if (page->allocated) {
+		pthread_mutex_unlock(&mem_lock);
+		return NULL;
+	}
+	for (i = 0; i < nr_free; i++) {
+		if (free_stack[i] == (unsigned long)(page - pamt_sim_pages)) {
+			free_stack[i] = free_stack[--nr_free];
+			break;
+		}
+	}
+	page->allocated = 1;
+	pthread_mutex_unlock(&mem_lock);
+	return page;
+}
+
+void pamt_sim_free_page(struct page *page, const char *file, int line)
+{
+	if (page < pamt_sim_pages || page >= pamt_sim_pages + pamt_sim_nr_pages)
+		pamt_sim_fatal("free of a page outside simulated memory", file, line);
+	pthread_mutex_lock(&mem_lock);
+	if (!page->allocated) {
+		pthread_mutex_unlock(&mem_lock);
+		pamt_sim_fatal("double free of a page", file, line);
+	}
+	page->allocated = 0;
+	free_stack[nr_free++] = page - pamt_sim_pages;
+	pthread_mutex_unlock(&mem_lock);
+}
+
+/* ---- time and randomness ---- */
+u64 ktime_get_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (u64)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+void ndelay(unsigned long ns)
+{
+	u64 end = ktime_get_ns() + ns;
+
+	while (ktime_get_ns() < end)
+		__builtin_ia32_pause();
+}
+
+static u64 rng_seed = 0x9e3779b97f4a7c15ULL;
+static __thread u64 rng_state;
+
+void pamt_sim_seed(u64 seed)
+{
+	rng_seed = seed ? seed : 1;
+	rng_state = 0;
+}
+
+u32 get_random_u32(void)
+{
+	u64 x = rng_state;
+
+	if (!x) {
+		static unsigned long threads;
+
+		x = rng_seed ^ (0x2545F4914F6CDD1DULL *
+				(__atomic_add_fetch(&threads, 1, __ATOMIC_RELAXED)));
+		if (!x)
+			x = 1;
+	}
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	rng_state = x;
+	return (u32)(x >> 32);
+}
+
+/* ---- the platform glue of pamt_internal.h ---- */
+void pamt_platform_drain_cpus(void)
+{
+	unsigned int self = pamt_sim_cpu, cpu;
+
+	might_sleep();
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		pamt_sim_cpu = cpu;
+		pamt_mag_drain_local();
+	}
+	pamt_sim_cpu = self;
+}

@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Slot layer: every transition of the state machine. */
+#include <pthread.h>
+#include "../harness.h"
+
+PAMT_TEST(slot_state_decode)
+{
+	EXPECT_EQ(pamt_slot_state(0), PAMT_SLOT_EMPTY);
+	EXPECT_EQ(pamt_slot_state(PAMT_SLOT_TRANSIT), PAMT_SLOT_ADDING);
+	EXPECT_EQ(pamt_slot_state(PAMT_SLOT_INSTALLED | 3), PAMT_SLOT_ACTIVE);
+	EXPECT_EQ(pamt_slot_state(PAMT_SLOT_INSTALLED), PAMT_SLOT_IDLE);
+	EXPECT_EQ(pamt_slot_state(PAMT_SLOT_INSTALLED | PAMT_SLOT_RECENT),
+		  PAMT_SLOT_IDLE);
+	EXPECT_EQ(pamt_slot_state(PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT),
+		  PAMT_SLOT_REMOVING);
+	EXPECT_EQ(pamt_slot_state(PAMT_SLOT_HOLE), PAMT_SLOT_NOT_COVERED);
+	EXPECT_EQ(pamt_slot_refs(PAMT_SLOT_INSTALLED | 7), 7);
+}
+
+PAMT_TEST(slot_get_empty_adds_once)
+{
+	pamt_env_up_default();
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(3, 10), NULL), 0);
+	EXPECT_EQ(slot_word(3), PAMT_SLOT_INSTALLED | 1);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_ADD), 1);
+	EXPECT(pamt_fake_range_has_pair(slot_pfn(3, 0)));
+	EXPECT_EQ(stat(TDX_PAMT_STAT_GET_SLOW), 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_INSTALLED), 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_ALLOC), 2);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(3, 10)), 0);
+}
+
+PAMT_TEST(slot_get_installed_is_fast)
+{
+	pamt_env_up_default();
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(3, 0), NULL), 0);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(3, 511), NULL), 0);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(3, 1), NULL), 0);
+	EXPECT_EQ(slot_word(3), PAMT_SLOT_INSTALLED | 3);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_ADD), 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_GET_FAST), 2);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(3, 0)), 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(3, 1)), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PUT_FAST), 2);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(3, 511)), 0);
+}
+
+PAMT_TEST(slot_last_put_goes_idle_in_magazine_mode)
+{
+	pamt_env_up_default();
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(5, 0), NULL), 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(5, 0)), 0);
+	EXPECT_EQ(pamt_slot_state(slot_word(5)), PAMT_SLOT_IDLE);
+	EXPECT(slot_word(5) & PAMT_SLOT_RECENT);
+	EXPECT(pamt_fake_range_has_pair(slot_pfn(5, 0)));
+	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 1);
+}
+
+PAMT_TEST(slot_revive_idle_without_seamcall)
+{
+	pamt_env_up_default();
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(5, 0), NULL), 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(5, 0)), 0);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(5, 9), NULL), 0);
+	EXPECT_EQ(slot_word(5), PAMT_SLOT_INSTALLED | 1);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_ADD), 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_REVIVE), 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(5, 9)), 0);
+}
+
+PAMT_TEST(slot_eager_put_removes_and_caches_pair)
+{
+	pamt_env_up_mode(TDX_PAMT_MODE_EAGER);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(7, 0), NULL), 0);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(7, 1), NULL), 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(7, 0)), 0);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(7, 1)), 0);
+	EXPECT_EQ(slot_word(7), 0);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), 1);
+	EXPECT(!pamt_fake_range_has_pair(slot_pfn(7, 0)));
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PUT_SLOW), 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_INSTALLED), 0);
+}
+
+PAMT_TEST(slot_eager_reuses_cached_pair)
+{
+	pamt_env_up_mode(TDX_PAMT_MODE_EAGER);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(7, 0), NULL), 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(7, 0)), 0);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(8, 0), NULL), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_ALLOC), 2);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_MAG_HIT), 1);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_ADD), 2);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(8, 0)), 0);
+}
+
+PAMT_TEST(slot_ranges_are_independent)
+{
+	unsigned long s;
+
+	pamt_env_up_default();
+	for (s = 0; s < 8; s++)
+		EXPECT_EQ(tdx_pamt_get(slot_pfn(s, s), NULL), 0);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_ADD), 8);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(2, 2)), 0);
+	EXPECT_EQ(pamt_slot_state(slot_word(2)), PAMT_SLOT_IDLE);
+	EXPECT_EQ(pamt_slot_state(slot_word(3)), PAMT_SLOT_ACTIVE);
+	for (s = 0; s < 8; s++)
+		if (s != 2)
+			EXPECT_EQ(tdx_pamt_put(slot_pfn(s, s)), 0);
+}
+
+PAMT_TEST(slot_off_is_a_noop)
+{
+	/* No tdx_pamt_init(): a host without Dynamic PAMT. */
+	EXPECT(!tdx_pamt_enabled());
+	EXPECT_EQ(tdx_pamt_get(0x1234, NULL), 0);
+	EXPECT_EQ(tdx_pamt_put(0x1234), 0);
+	EXPECT_EQ(tdx_pamt_evict(0x1234), 0);
+	EXPECT_EQ(tdx_pamt_shrink_count(), 0);
+}
+
+PAMT_TEST(slot_hole_is_not_covered)
+{
+	struct pamt_env_opts o = { .hole = true, .nr_slots = 16 };
+
+	ASSERT(!pamt_env_up(&o));
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(7, 0), NULL), -EINVAL);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(8, 3), NULL), -EINVAL);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(7, 0)), -EINVAL);
+	EXPECT_EQ(tdx_pamt_evict(slot_pfn(8, 0)), -EINVAL);
+	EXPECT_EQ(slot_word(7), PAMT_SLOT_HOLE);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(6, 0), NULL), 0);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(9, 0), NULL), 0);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_ADD), 2);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(6, 0)), 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(9, 0)), 0);
+}
+
+PAMT_TEST(slot_init_rejects_bad_config)
+{
+	struct tdx_pamt_range r = { 0x200, 0x400 }, bad = { 0x201, 0x400 };
+	struct tdx_pamt_range two[2] = { { 0x200, 0x600 }, { 0x400, 0x800 } };
+	struct tdx_pamt_config cfg = { .ops = &pamt_fake_ops };
+	struct tdx_pamt_ops no_reset = { pamt_fake_ops.add, pamt_fake_ops.remove, NULL };
+
+	EXPECT_EQ(tdx_pamt_init(&bad, 1, &cfg), -EINVAL);
+	EXPECT_EQ(tdx_pamt_init(two, 2, &cfg), -EINVAL);
+	EXPECT_EQ(tdx_pamt_init(&r, 0, &cfg), -EINVAL);
+	cfg.ops = &no_reset;
+	EXPECT_EQ(tdx_pamt_init(&r, 1, &cfg), -EINVAL);
+	cfg.ops = &pamt_fake_ops;
+	cfg.mode = 7;
+	EXPECT_EQ(tdx_pamt_init(&r, 1, &cfg), -EINVAL);
+	cfg.mode = TDX_PAMT_MODE_MAGAZINE;
+	cfg.mag_size = PAMT_MAG_SIZE_MAX + 1;
+	EXPECT_EQ(tdx_pamt_init(&r, 1, &cfg), -EINVAL);
+	EXPECT(!tdx_pamt_enabled());
+
+	pamt_env_up_default();
+	cfg.mag_size = 0;
+	EXPECT_EQ(tdx_pamt_init(&r, 1, &cfg), -EBUSY);
+}
+
+struct waiter {
+	unsigned long pfn;
+	int ret;
+	unsigned int cpu;
+};
+
+static void *getter(void *arg)
+{
+	struct waiter *w = arg;
+
+	pamt_sim_set_cpu(w->cpu);
+	w->ret = tdx_pamt_get(w->pfn, NULL);
+	return NULL;
+}
+
+/* A getter that finds a transition waits for it and never adds itself. */
+PAMT_TEST(slot_waiter_takes_published_result)
+{
+	struct waiter w = { .pfn = slot_pfn(4, 2), .cpu = 1 };
+	pthread_t t;
+
+	pamt_env_up_default();
+	/* Play the owner of an ADD: install the pair in the module by hand. */
+	ASSERT(!tdx_pamt_get(slot_pfn(4, 0), NULL));
+	slot_set_word(4, PAMT_SLOT_TRANSIT);
+	pthread_create(&t, NULL, getter, &w);
+	ndelay(20 * NSEC_PER_MSEC);
+	EXPECT_EQ(slot_word(4), PAMT_SLOT_TRANSIT);
+	atomic_long_set_release(&pamt.slots[4], PAMT_SLOT_INSTALLED | 1);
+	pthread_join(t, NULL);
+	EXPECT_EQ(w.ret, 0);
+	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED | 2);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_ADD), 1);
+	EXPECT(stat(TDX_PAMT_STAT_GET_WAIT) >= 1);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(4, 0)), 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(4, 2)), 0);
+}
+
+PAMT_TEST(slot_wait_is_bounded)
+{
+	u64 t0;
+
+	pamt_env_up_default();
+	slot_set_word(4, PAMT_SLOT_TRANSIT);
+	t0 = ktime_get_ns();
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(4, 0), NULL), -EBUSY);
+	EXPECT(ktime_get_ns() - t0 >= PAMT_WAIT_NS);
+	EXPECT_EQ(slot_word(4), PAMT_SLOT_TRANSIT);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_ADD), 0);
+	slot_set_word(4, 0);
+}
+
+/* Many CPUs race to the 0->1 step of one cold slot: one ADD, N refs. */
+PAMT_TEST(slot_concurrent_first_gets_add_once)
+{
+	struct waiter w[4];
+	pthread_t t[4];
+	int i;
+
+	pamt_env_up_default();
+	pamt_fake_set_latency(PAMT_FAKE_ADD, 200000, 200000, 200000);
+	for (i = 0; i < 4; i++) {
+		w[i].pfn = slot_pfn(9, i);
+		w[i].cpu = i;
+		pthread_create(&t[i], NULL, getter, &w[i]);
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		EXPECT_EQ(w[i].ret, 0);
+	}
+	EXPECT_EQ(slot_word(9), PAMT_SLOT_INSTALLED | 4);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_ADD), 1);
+	for (i = 0; i < 4; i++)
+		EXPECT_EQ(tdx_pamt_put(slot_pfn(9, i)), 0);
+}
