@@ -216,7 +216,13 @@ static int stress_run(enum tdx_pamt_mode mode, unsigned int nr_threads,
 		for (p = 0; p < nr_threads * STRESS_PAGES_PER_THREAD; p++)
 			if (pamt_sim_alloc_pfn(slot_pfn(slot, p)))
 				env.held_pages++;
-	pamt_fake_inject(PAMT_FAKE_ADD, TDX_PAMT_OPERAND_BUSY, 0, 20000);
+	/*
+	 * Latency makes ADDs meet each other's range locks (real BUSY);
+	 * injected: ADD errors (-EIO paths) and REMOVE BUSY.
+	 */
+	pamt_fake_set_latency(PAMT_FAKE_ADD, 200, 1000, 4000);
+	pamt_fake_set_latency(PAMT_FAKE_REMOVE, 100, 500, 2000);
+	pamt_fake_inject(PAMT_FAKE_ADD, TDX_PAMT_PAGE_NOT_FREE, 0, 2000);
 	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, 0, 20000);
 	pamt_sim_fail_set(&pamt_sim_fail_page, -1, 1000);
 

@@ -107,7 +107,7 @@ void *pamt_sim_alloc_percpu(size_t size)
 
 	if (size > PAMT_SIM_PCPU_UNIT)
 		pamt_sim_fatal("per-CPU object too large", __FILE__, __LINE__);
-	if (pamt_sim_should_fail(&pamt_sim_fail_kmalloc))
+	if (pamt_sim_should_fail(&pamt_sim_fail_kmalloc, GFP_KERNEL))
 		return NULL;
 	p = aligned_alloc(64, (size_t)PAMT_SIM_MAX_CPUS * PAMT_SIM_PCPU_UNIT);
 	if (p)
@@ -123,15 +123,24 @@ void pamt_sim_fail_set(struct pamt_sim_fail *f, long after, unsigned int rate_pp
 {
 	__atomic_store_n(&f->after, after, __ATOMIC_RELAXED);
 	__atomic_store_n(&f->rate_ppm, rate_ppm, __ATOMIC_RELAXED);
+	__atomic_store_n(&f->nonblocking_only, false, __ATOMIC_RELAXED);
 }
 
-bool pamt_sim_should_fail(struct pamt_sim_fail *f)
+bool pamt_sim_should_fail(struct pamt_sim_fail *f, gfp_t gfp)
 {
 	long after = __atomic_load_n(&f->after, __ATOMIC_RELAXED);
 	unsigned int rate = __atomic_load_n(&f->rate_ppm, __ATOMIC_RELAXED);
 
+	if (__atomic_load_n(&f->nonblocking_only, __ATOMIC_RELAXED) &&
+	    gfpflags_allow_blocking(gfp))
+		return false;
 	if (after >= 0) {
-		after = __atomic_fetch_sub(&f->after, 1, __ATOMIC_RELAXED);
+		/* Count down to 0, then stay there: every call fails. */
+		while (after > 0 &&
+		       !__atomic_compare_exchange_n(&f->after, &after, after - 1,
+						    false, __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED))
+			;
 		if (after == 0) {
 			__atomic_fetch_add(&f->failed, 1, __ATOMIC_RELAXED);
 			return true;
@@ -147,7 +156,7 @@ bool pamt_sim_should_fail(struct pamt_sim_fail *f)
 void *pamt_sim_kmalloc(size_t size, gfp_t gfp, bool zero)
 {
 	might_alloc(gfp);
-	if (pamt_sim_should_fail(&pamt_sim_fail_kmalloc))
+	if (pamt_sim_should_fail(&pamt_sim_fail_kmalloc, gfp))
 		return NULL;
 	return zero ? calloc(1, size ? size : 1) : malloc(size ? size : 1);
 }
@@ -207,7 +216,7 @@ struct page *pamt_sim_alloc_page(gfp_t gfp, const char *file, int line)
 
 	if (gfpflags_allow_blocking(gfp) && pamt_sim_atomic_depth)
 		pamt_sim_fatal("sleeping allocation in atomic context", file, line);
-	if (pamt_sim_should_fail(&pamt_sim_fail_page))
+	if (pamt_sim_should_fail(&pamt_sim_fail_page, gfp))
 		return NULL;
 	pthread_mutex_lock(&mem_lock);
 	if (nr_free) {

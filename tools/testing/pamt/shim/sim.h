@@ -7,13 +7,15 @@
 
 /**
  * struct pamt_sim_fail - make an allocator fail
- * @after: fail once after this many more successes; -1 for never
+ * @after: after this many more successes, fail every call; -1 for never
  * @rate_ppm: also fail this share of calls, in parts per million
+ * @nonblocking_only: spare allocations that may sleep (GFP_KERNEL)
  * @failed: failures injected so far
  */
 struct pamt_sim_fail {
 	long after;
 	unsigned int rate_ppm;
+	bool nonblocking_only;
 	unsigned long failed;
 };
 
@@ -21,7 +23,7 @@ extern struct pamt_sim_fail pamt_sim_fail_page;
 extern struct pamt_sim_fail pamt_sim_fail_kmalloc;
 
 void pamt_sim_fail_set(struct pamt_sim_fail *f, long after, unsigned int rate_ppm);
-bool pamt_sim_should_fail(struct pamt_sim_fail *f);
+bool pamt_sim_should_fail(struct pamt_sim_fail *f, gfp_t gfp);
 
 void pamt_sim_set_nr_cpus(unsigned int nr);
 int pamt_sim_locks_held(void);

@@ -219,7 +219,11 @@ PAMT_TEST(slot_wait_is_bounded)
 	slot_set_word(4, 0);
 }
 
-/* Many CPUs race to the 0->1 step of one cold slot: one ADD, N refs. */
+/*
+ * Many CPUs reach the 0->1 step of one cold slot while its ADD is in
+ * flight: one ADD, N references.  The latecomers start only once the
+ * first CPU owns the transition, so this holds on any number of cores.
+ */
 PAMT_TEST(slot_concurrent_first_gets_add_once)
 {
 	struct waiter w[4];
@@ -227,18 +231,24 @@ PAMT_TEST(slot_concurrent_first_gets_add_once)
 	int i;
 
 	pamt_env_up_default();
-	pamt_fake_set_latency(PAMT_FAKE_ADD, 200000, 200000, 200000);
+	pamt_fake_set_latency(PAMT_FAKE_ADD, 20 * NSEC_PER_MSEC,
+			      20 * NSEC_PER_MSEC, 20 * NSEC_PER_MSEC);
 	for (i = 0; i < 4; i++) {
 		w[i].pfn = slot_pfn(9, i);
 		w[i].cpu = i;
-		pthread_create(&t[i], NULL, getter, &w[i]);
 	}
+	pthread_create(&t[0], NULL, getter, &w[0]);
+	while (slot_word(9) != PAMT_SLOT_TRANSIT)
+		cpu_relax();
+	for (i = 1; i < 4; i++)
+		pthread_create(&t[i], NULL, getter, &w[i]);
 	for (i = 0; i < 4; i++) {
 		pthread_join(t[i], NULL);
 		EXPECT_EQ(w[i].ret, 0);
 	}
 	EXPECT_EQ(slot_word(9), PAMT_SLOT_INSTALLED | 4);
 	EXPECT_EQ(fake_calls(PAMT_FAKE_ADD), 1);
+	EXPECT(stat(TDX_PAMT_STAT_GET_WAIT) >= 1);
 	for (i = 0; i < 4; i++)
 		EXPECT_EQ(tdx_pamt_put(slot_pfn(9, i)), 0);
 }

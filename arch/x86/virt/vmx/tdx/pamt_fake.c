@@ -21,6 +21,11 @@ struct pamt_fake pamt_fake;
 
 #define PAMT_FAKE_RANGE_EXCL	(-1)
 
+#define pamt_fake_violation(fmt, ...) do {				\
+	atomic64_inc(&pamt_fake.violations);				\
+	pr_err("tdx-pamt-fake: VIOLATION: " fmt "\n", ##__VA_ARGS__);	\
+} while (0)
+
 static bool pamt_fake_covered(unsigned long pfn)
 {
 	return pfn >= pamt_fake.start_pfn && pfn < pamt_fake.end_pfn;
@@ -37,9 +42,20 @@ static unsigned long pamt_fake_bit(unsigned long pfn)
 	return pfn - pamt_fake.start_pfn;
 }
 
-static bool pamt_fake_trylock_excl(struct pamt_fake_range *r)
+/*
+ * Only PAMT.ADD and PAMT.REMOVE of a range take it exclusively, so finding
+ * it held exclusively means two CPUs own one slot's transition: the bug
+ * the slot layer's TRANSIT bit exists to prevent.  The module answers
+ * BUSY; the fake also reports it.
+ */
+static bool pamt_fake_trylock_excl(struct pamt_fake_range *r,
+				   unsigned long base)
 {
-	return atomic_cmpxchg(&r->lock, 0, PAMT_FAKE_RANGE_EXCL) == 0;
+	int old = atomic_cmpxchg(&r->lock, 0, PAMT_FAKE_RANGE_EXCL);
+
+	if (old == PAMT_FAKE_RANGE_EXCL)
+		pamt_fake_violation("concurrent PAMT.ADD/REMOVE on pfn %#lx", base);
+	return old == 0;
 }
 
 static void pamt_fake_unlock_excl(struct pamt_fake_range *r)
@@ -62,11 +78,6 @@ static void pamt_fake_unlock_shared(struct pamt_fake_range *r)
 {
 	atomic_dec_return_release(&r->lock);
 }
-
-#define pamt_fake_violation(fmt, ...) do {				\
-	atomic64_inc(&pamt_fake.violations);				\
-	pr_err("tdx-pamt-fake: VIOLATION: " fmt "\n", ##__VA_ARGS__);	\
-} while (0)
 
 /* -ln((i + 0.5) / 32) * 256: quantiles of an exponential with mean ~1. */
 static const u16 pamt_fake_exp_q8[32] = {
@@ -162,7 +173,7 @@ static u64 pamt_fake_add(unsigned long base, const struct tdx_pamt_pair *pair)
 					TDX_PAMT_OPERAND_ADDR_RANGE);
 
 	r = pamt_fake_range(base);
-	if (!pamt_fake_trylock_excl(r))
+	if (!pamt_fake_trylock_excl(r, base))
 		return pamt_fake_result(PAMT_FAKE_ADD, TDX_PAMT_OPERAND_BUSY);
 	if (!pamt_fake_lock_pair(r, pair)) {
 		pamt_fake_unlock_excl(r);
@@ -216,7 +227,7 @@ static u64 pamt_fake_remove(unsigned long base, struct tdx_pamt_pair *pair)
 					TDX_PAMT_OPERAND_ADDR_RANGE);
 
 	r = pamt_fake_range(base);
-	if (!pamt_fake_trylock_excl(r))
+	if (!pamt_fake_trylock_excl(r, base))
 		return pamt_fake_result(PAMT_FAKE_REMOVE,
 					TDX_PAMT_OPERAND_BUSY);
 	if (!r->has_pair) {

@@ -23,14 +23,43 @@ enum pamt_shrink_why {
 };
 
 /*
+ * Move an IDLE slot whose word is still @old to REMOVING and free its
+ * pair.  Returns 0, -EAGAIN if the slot changed meanwhile (a get revived
+ * it), or pamt_slot_remove()'s error.
+ */
+static int pamt_shrink_remove(unsigned long idx, unsigned long old)
+{
+	atomic_long_t *slot = &pamt.slots[idx];
+	int ret;
+
+	preempt_disable();
+	if (!atomic_long_try_cmpxchg_acquire(slot, &old,
+			PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT)) {
+		preempt_enable();
+		return -EAGAIN;
+	}
+	atomic_long_dec(&pamt.idle);
+	ret = pamt_slot_remove(slot, idx, PAMT_PAIR_TO_FREE);
+	preempt_enable();
+	return ret;
+}
+
+static bool pamt_shrink_reclaimable(unsigned long word)
+{
+	return pamt_slot_state(word) == PAMT_SLOT_IDLE &&
+	       !(word & PAMT_SLOT_LEAKED);
+}
+
+/*
  * Advance the clock hand over at most @budget slots and REMOVE at most
  * @nr IDLE slots that were not referenced since the hand last passed.
- * Their pairs are freed.  Never sleeps.
+ * Their pairs are freed.  For the cap, a sweep that found only recently
+ * used slots takes the first of them rather than nothing.  Never sleeps.
  */
 static unsigned long pamt_shrink_sweep(unsigned long nr, unsigned long budget,
 				       enum pamt_shrink_why why)
 {
-	unsigned long freed = 0, busy = 0, idx, old;
+	unsigned long freed = 0, busy = 0, spare = ULONG_MAX, idx, old;
 	atomic_long_t *slot;
 	int ret;
 
@@ -40,29 +69,19 @@ static unsigned long pamt_shrink_sweep(unsigned long nr, unsigned long budget,
 		      pamt.nr_slots;
 		slot = &pamt.slots[idx];
 		old = atomic_long_read(slot);
-		if (pamt_slot_state(old) != PAMT_SLOT_IDLE ||
-		    (old & PAMT_SLOT_LEAKED))
+		if (!pamt_shrink_reclaimable(old))
 			continue;
 		if (old & PAMT_SLOT_RECENT) {
 			/* Losing the race to a get only costs a second chance. */
 			atomic_long_try_cmpxchg(slot, &old,
 						old & ~PAMT_SLOT_RECENT);
+			if (spare == ULONG_MAX)
+				spare = idx;
 			continue;
 		}
-
-		preempt_disable();
-		if (!atomic_long_try_cmpxchg_acquire(slot, &old,
-				PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT)) {
-			preempt_enable();
-			continue;
-		}
-		atomic_long_dec(&pamt.idle);
-		ret = pamt_slot_remove(slot, idx, PAMT_PAIR_TO_FREE);
-		preempt_enable();
-		if (ret == -EBUSY) {
+		ret = pamt_shrink_remove(idx, old);
+		if (ret == -EBUSY)
 			busy++;
-			continue;
-		}
 		if (ret)
 			continue;
 		freed++;
@@ -70,6 +89,15 @@ static unsigned long pamt_shrink_sweep(unsigned long nr, unsigned long budget,
 			pamt_stat_inc(CAP);
 		else
 			pamt_stat_inc(SHRINK);
+	}
+
+	if (why == PAMT_SHRINK_FOR_CAP && !freed && spare != ULONG_MAX) {
+		old = atomic_long_read(&pamt.slots[spare]);
+		if (pamt_shrink_reclaimable(old) &&
+		    !pamt_shrink_remove(spare, old)) {
+			pamt_stat_inc(CAP);
+			freed++;
+		}
 	}
 	return freed;
 }
@@ -106,24 +134,14 @@ void pamt_shrink_idle_inc(void)
 unsigned long pamt_shrink_remove_all_idle(void)
 {
 	unsigned long idx, old, freed = 0;
-	atomic_long_t *slot;
 
 	for (idx = 0; idx < pamt.nr_slots; idx++) {
-		slot = &pamt.slots[idx];
-		old = atomic_long_read(slot);
-		if (pamt_slot_state(old) != PAMT_SLOT_IDLE ||
-		    (old & PAMT_SLOT_LEAKED))
-			continue;
-		preempt_disable();
-		if (atomic_long_try_cmpxchg_acquire(slot, &old,
-				PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT)) {
-			atomic_long_dec(&pamt.idle);
-			if (!pamt_slot_remove(slot, idx, PAMT_PAIR_TO_FREE)) {
-				pamt_stat_inc(SHRINK);
-				freed++;
-			}
+		old = atomic_long_read(&pamt.slots[idx]);
+		if (pamt_shrink_reclaimable(old) &&
+		    !pamt_shrink_remove(idx, old)) {
+			pamt_stat_inc(SHRINK);
+			freed++;
 		}
-		preempt_enable();
 	}
 	return freed;
 }

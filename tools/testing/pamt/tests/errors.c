@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Bad input and failures: a clear error, and nothing changes or leaks. */
+#include "../harness.h"
+
+PAMT_TEST(err_pfn_outside_covered_memory)
+{
+	u64 before[TDX_PAMT_STAT_NR], after[TDX_PAMT_STAT_NR];
+	unsigned long below = env.base_pfn - 1, above;
+
+	pamt_env_up_default();
+	below = env.base_pfn - 1;
+	above = slot_pfn(env.nr_slots, 0);
+	stats_snapshot(before);
+	EXPECT_EQ(tdx_pamt_get(below, NULL), -EINVAL);
+	EXPECT_EQ(tdx_pamt_get(above, NULL), -EINVAL);
+	EXPECT_EQ(tdx_pamt_get(~0UL, NULL), -EINVAL);
+	EXPECT_EQ(tdx_pamt_put(below), -EINVAL);
+	EXPECT_EQ(tdx_pamt_put(above), -EINVAL);
+	EXPECT_EQ(tdx_pamt_evict(above), -EINVAL);
+	stats_snapshot(after);
+	EXPECT(!memcmp(before, after, sizeof(before)));
+	EXPECT_EQ(fake_calls(PAMT_FAKE_ADD) + fake_calls(PAMT_FAKE_REMOVE), 0);
+}
+
+PAMT_TEST(err_double_put_warns_once_and_changes_nothing)
+{
+	unsigned long word;
+
+	pamt_env_up_default();
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(2, 0)), -EINVAL);	/* EMPTY */
+	EXPECT_EQ(slot_word(2), 0);
+	ASSERT(!tdx_pamt_get(slot_pfn(3, 0), NULL));
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(3, 0)), 0);
+	word = slot_word(3);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(3, 0)), -EINVAL);	/* IDLE */
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(3, 0)), -EINVAL);
+	EXPECT_EQ(slot_word(3), word);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 1);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), 0);
+	/* Each bad put is a WARN_ONCE hit; only the first one prints. */
+	env.expect_warnings = 3;
+}
+
+PAMT_TEST(err_double_put_eager_no_remove)
+{
+	pamt_env_up_mode(TDX_PAMT_MODE_EAGER);
+	ASSERT(!tdx_pamt_get(slot_pfn(3, 0), NULL));
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(3, 0)), 0);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), 1);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(3, 0)), -EINVAL);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), 1);
+	EXPECT_EQ(slot_word(3), 0);
+	env.expect_warnings = 1;
+}
+
+PAMT_TEST(err_refcount_saturates)
+{
+	pamt_env_up_default();
+	ASSERT(!tdx_pamt_get(slot_pfn(1, 0), NULL));
+	slot_set_word(1, PAMT_SLOT_INSTALLED | (PAMT_SLOT_REF_MAX - 1));
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(1, 0), NULL), 0);
+	EXPECT_EQ(slot_word(1), PAMT_SLOT_INSTALLED | PAMT_SLOT_REF_MAX);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(1, 0), NULL), -EOVERFLOW);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(1, 7), NULL), -EOVERFLOW);
+	EXPECT_EQ(slot_word(1), PAMT_SLOT_INSTALLED | PAMT_SLOT_REF_MAX);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(1, 0)), 0);
+	EXPECT_EQ(slot_word(1), PAMT_SLOT_INSTALLED | (PAMT_SLOT_REF_MAX - 1));
+	slot_set_word(1, PAMT_SLOT_INSTALLED | 1);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(1, 0)), 0);
+}
+
+static void expect_add_failure(u64 status, int err)
+{
+	pamt_env_up_default();
+	pamt_fake_inject(PAMT_FAKE_ADD, status, 1, 0);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(6, 0), NULL), err);
+	EXPECT_EQ(slot_word(6), 0);
+	EXPECT(!pamt_fake_range_has_pair(slot_pfn(6, 0)));
+	/* The pair went back to a magazine, not to the allocator. */
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_ALLOC), 2);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_FREE), 0);
+	/* The next get succeeds with that very pair. */
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(6, 0), NULL), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_ALLOC), 2);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(6, 0)), 0);
+}
+
+PAMT_TEST(err_add_page_not_free_is_eio)
+{
+	expect_add_failure(TDX_PAMT_PAGE_NOT_FREE, -EIO);
+}
+
+PAMT_TEST(err_add_addr_range_is_eio)
+{
+	expect_add_failure(TDX_PAMT_OPERAND_ADDR_RANGE | 2, -EIO);
+}
+
+PAMT_TEST(err_add_hpa_range_not_free_is_eio_and_warns)
+{
+	expect_add_failure(TDX_PAMT_HPA_RANGE_NOT_FREE, -EIO);
+	env.expect_warnings = 1;
+}
+
+PAMT_TEST(err_add_busy_retried_then_ebusy)
+{
+	pamt_env_up_default();
+	pamt_fake_inject(PAMT_FAKE_ADD, TDX_PAMT_OPERAND_BUSY, 1000, 0);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(6, 0), NULL), -EBUSY);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_ADD), PAMT_BUSY_RETRIES + 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_BUSY), PAMT_BUSY_RETRIES);
+	EXPECT_EQ(slot_word(6), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 1);
+	pamt_fake_inject(PAMT_FAKE_ADD, 0, 0, 0);
+}
+
+PAMT_TEST(err_add_busy_transient_succeeds)
+{
+	pamt_env_up_default();
+	pamt_fake_inject(PAMT_FAKE_ADD, TDX_PAMT_OPERAND_BUSY, 3, 0);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(6, 0), NULL), 0);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_ADD), 4);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_BUSY), 3);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(6, 0)), 0);
+}
+
+/* REMOVE fails for good: the pair stays in the module, never reused. */
+PAMT_TEST(err_remove_failure_leaks_in_module)
+{
+	pamt_env_up_mode(TDX_PAMT_MODE_EAGER);
+	ASSERT(!tdx_pamt_get(slot_pfn(4, 0), NULL));
+	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_PAGE_NOT_EMPTY, 1, 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(4, 0)), 0);
+	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED | PAMT_SLOT_LEAKED);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_LEAKED), 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 0);
+	EXPECT(pamt_fake_range_has_pair(slot_pfn(4, 0)));
+	/* Not reclaimable, not evictable ... */
+	EXPECT_EQ(tdx_pamt_evict(slot_pfn(4, 0)), -EIO);
+	EXPECT_EQ(tdx_pamt_shrink_count(), 0);
+	EXPECT_EQ(tdx_pamt_drain(), 0);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), 1);
+	/* ... but still usable: the module holds a valid pair. */
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(4, 3), NULL), 0);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_ADD), 1);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(4, 3)), 0);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), 1);
+	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED | PAMT_SLOT_LEAKED |
+				PAMT_SLOT_RECENT);
+}
+
+PAMT_TEST(err_remove_busy_leaves_slot_idle)
+{
+	pamt_env_up_default();
+	ASSERT(!tdx_pamt_get(slot_pfn(4, 0), NULL));
+	ASSERT(!tdx_pamt_put(slot_pfn(4, 0)));
+	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, 1000, 0);
+	EXPECT_EQ(tdx_pamt_evict(slot_pfn(4, 0)), -EBUSY);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), PAMT_BUSY_RETRIES + 1);
+	EXPECT_EQ(pamt_slot_state(slot_word(4)), PAMT_SLOT_IDLE);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_LEAKED), 0);
+	pamt_fake_inject(PAMT_FAKE_REMOVE, 0, 0, 0);
+	EXPECT_EQ(tdx_pamt_evict(slot_pfn(4, 0)), 0);
+	EXPECT_EQ(slot_word(4), 0);
+}
+
+PAMT_TEST(err_eager_remove_busy_leaves_slot_idle)
+{
+	pamt_env_up_mode(TDX_PAMT_MODE_EAGER);
+	ASSERT(!tdx_pamt_get(slot_pfn(4, 0), NULL));
+	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, 1000, 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(4, 0)), 0);
+	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 1);
+	pamt_fake_inject(PAMT_FAKE_REMOVE, 0, 0, 0);
+	/* The shrinker finishes the job later. */
+	EXPECT_EQ(tdx_pamt_shrink_scan(1, NULL), 1);
+	EXPECT_EQ(slot_word(4), 0);
+}
+
+PAMT_TEST(err_alloc_failure_is_enomem)
+{
+	pamt_env_up_default();
+	pamt_sim_fail_set(&pamt_sim_fail_page, 0, 0);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(2, 0), NULL), -ENOMEM);
+	EXPECT_EQ(slot_word(2), 0);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_ADD), 0);
+	EXPECT_EQ(pamt_sim_pages_in_use(), 0);
+	/* Second page of the pair fails: the first goes back. */
+	pamt_sim_fail_set(&pamt_sim_fail_page, 1, 0);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(2, 0), NULL), -ENOMEM);
+	EXPECT_EQ(slot_word(2), 0);
+	EXPECT_EQ(pamt_sim_pages_in_use(), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_ALLOC), stat(TDX_PAMT_STAT_PAGE_FREE));
+	pamt_sim_fail_set(&pamt_sim_fail_page, -1, 0);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(2, 0), NULL), 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(2, 0)), 0);
+}
+
+/* tdx_pamt_init() failing at every allocation leaves nothing behind. */
+PAMT_TEST(err_init_enomem_at_every_step)
+{
+	struct tdx_pamt_range r = { PAMT_ENV_BASE_PFN,
+				    PAMT_ENV_BASE_PFN + 16 * 512 };
+	struct tdx_pamt_config cfg = { .ops = &pamt_fake_ops };
+	long step;
+	int ret;
+
+	pamt_sim_set_nr_cpus(4);
+	for (step = 0; step < 100; step++) {
+		pamt_sim_fail_set(&pamt_sim_fail_kmalloc, step, 0);
+		ret = tdx_pamt_init(&r, 1, &cfg);
+		if (!ret)
+			break;
+		EXPECT_EQ(ret, -ENOMEM);
+		EXPECT(!tdx_pamt_enabled());
+		EXPECT(!pamt.pcpu);
+	}
+	pamt_sim_fail_set(&pamt_sim_fail_kmalloc, -1, 0);
+	EXPECT(step > 2);
+	EXPECT(tdx_pamt_enabled());
+	tdx_pamt_exit();
+	/* LeakSanitizer, in the asan build, checks the rest at exit. */
+}
+
+/*
+ * The fake module catches a slot layer that loses track of the module:
+ * here the word is wiped by hand, as a lost TRANSIT bit would, and the
+ * next get issues a second ADD on a range that has a pair.
+ */
+PAMT_TEST(err_fake_catches_double_add)
+{
+	pamt_env_up_default();
+	ASSERT(!tdx_pamt_get(slot_pfn(5, 0), NULL));
+	slot_set_word(5, 0);
+	atomic_long_dec(&pamt.installed);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(5, 0), NULL), -EIO);
+	EXPECT_EQ(atomic64_read(&pamt_fake.violations), 1);
+	EXPECT_EQ(slot_word(5), 0);
+	/* Put things back as they really are, for the teardown checks. */
+	slot_set_word(5, PAMT_SLOT_INSTALLED);
+	atomic_long_inc(&pamt.installed);
+	atomic_long_inc(&pamt.idle);
+	env.expect_violations = 1;
+	env.expect_warnings = 1;
+}
+
+PAMT_TEST(err_fake_catches_remove_in_use)
+{
+	struct page *td;
+
+	pamt_env_up_mode(TDX_PAMT_MODE_EAGER);
+	td = pamt_sim_alloc_pfn(slot_pfn(5, 100));
+	ASSERT(td);
+	env.held_pages = 1;
+	ASSERT(!tdx_pamt_get(slot_pfn(5, 100), NULL));
+	EXPECT_EQ(pamt_fake_page_aug(slot_pfn(5, 100)), TDX_PAMT_SUCCESS);
+	/* A caller bug: the last put while the TD still maps the page. */
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(5, 100)), 0);
+	EXPECT_EQ(atomic64_read(&pamt_fake.violations), 1);
+	EXPECT_EQ(slot_word(5), PAMT_SLOT_INSTALLED | PAMT_SLOT_LEAKED);
+	EXPECT_EQ(pamt_fake_page_remove(slot_pfn(5, 100)), TDX_PAMT_SUCCESS);
+	env.expect_violations = 1;
+}

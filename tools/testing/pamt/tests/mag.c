@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Magazine layer, reserves, pair take/give, control pages, CPU drains. */
+#include <pthread.h>
+#include "../harness.h"
+
+/* Small magazines, and an idle cap out of the way. */
+static void env_mag(unsigned int mag_size, enum tdx_pamt_mode mode)
+{
+	struct pamt_env_opts o = {
+		.mode = mode, .mag_size = mag_size, .idle_cap = 1000,
+	};
+
+	if (pamt_env_up(&o))
+		pamt_sim_fatal("environment", __FILE__, __LINE__);
+}
+
+static void take_pairs(struct tdx_pamt_pair *p, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		EXPECT_EQ(tdx_pamt_pair_take(&p[i], NULL, GFP_KERNEL), 0);
+	env.held_pairs += n;
+}
+
+static void give_pairs(struct tdx_pamt_pair *p, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		tdx_pamt_pair_give(&p[i]);
+	env.held_pairs -= n;
+}
+
+PAMT_TEST(mag_lifo_reuse)
+{
+	struct tdx_pamt_pair a, b;
+
+	env_mag(4, TDX_PAMT_MODE_MAGAZINE);
+	take_pairs(&a, 1);
+	give_pairs(&a, 1);
+	take_pairs(&b, 1);
+	EXPECT_EQ(a.pfn[0], b.pfn[0]);
+	EXPECT_EQ(a.pfn[1], b.pfn[1]);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_MAG_HIT), 1);
+	give_pairs(&b, 1);
+}
+
+/* The depot lock is taken once per magazine of pairs, not per pair. */
+PAMT_TEST(mag_depot_lock_once_per_magazine)
+{
+	struct tdx_pamt_pair p[40];
+
+	env_mag(4, TDX_PAMT_MODE_MAGAZINE);
+	take_pairs(p, 40);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), 0);	/* empty depot: skipped */
+	give_pairs(p, 40);
+	/* 8 pairs fill loaded and prev; each further 4 park one magazine. */
+	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), 8);
+	EXPECT_EQ(pamt_depot_pairs(), 32);
+	take_pairs(p, 40);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), 16);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_ALLOC), 80);
+	give_pairs(p, 40);
+}
+
+PAMT_TEST(mag_empty_pop_takes_no_lock)
+{
+	struct tdx_pamt_pair p;
+
+	pamt_env_up_default();
+	EXPECT(!pamt_mag_pop(&p));
+	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_MAG_MISS), 1);
+}
+
+/* Pairs given on one CPU are found by another through the depot. */
+PAMT_TEST(mag_pairs_move_between_cpus)
+{
+	struct tdx_pamt_pair p[12];
+
+	env_mag(4, TDX_PAMT_MODE_MAGAZINE);
+	take_pairs(p, 12);
+	give_pairs(p, 12);
+	pamt_sim_set_cpu(1);
+	take_pairs(p, 4);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_ALLOC), 24);
+	give_pairs(p, 4);
+	pamt_sim_set_cpu(0);
+}
+
+PAMT_TEST(mag_idle_cap_bounds_the_depot)
+{
+	struct pamt_env_opts o = { .mag_size = 4, .idle_cap = 8 };
+	struct tdx_pamt_pair p[40];
+
+	ASSERT(!pamt_env_up(&o));
+	take_pairs(p, 40);
+	give_pairs(p, 40);
+	EXPECT(pamt_depot_pairs() <= 8);
+	EXPECT(stat(TDX_PAMT_STAT_PAGE_FREE) >= 2 * 24);
+}
+
+PAMT_TEST(reserve_get_cannot_fail_with_enomem)
+{
+	struct tdx_pamt_reserve res = { 0 };
+
+	pamt_env_up_default();
+	EXPECT_EQ(tdx_pamt_reserve_topup(&res, 2, GFP_KERNEL), 0);
+	EXPECT_EQ(res.nr, 2);
+	/* Give the reserved pairs a home in the accounting. */
+	env.held_pairs = 2;
+	pamt_sim_fail_set(&pamt_sim_fail_page, 0, 1000000);
+	pamt_sim_enter_atomic();		/* as under mmu_lock */
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(1, 0), &res), 0);
+	env.held_pairs--;
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(2, 0), &res), 0);
+	env.held_pairs--;
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(3, 0), &res), -ENOMEM);
+	EXPECT_EQ(slot_word(3), 0);
+	pamt_sim_exit_atomic();
+	pamt_sim_fail_set(&pamt_sim_fail_page, -1, 0);
+	EXPECT_EQ(res.nr, 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(1, 0)), 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(2, 0)), 0);
+}
+
+PAMT_TEST(reserve_prefers_magazine)
+{
+	struct tdx_pamt_reserve res = { 0 };
+	struct tdx_pamt_pair p;
+
+	pamt_env_up_default();
+	take_pairs(&p, 1);
+	give_pairs(&p, 1);
+	EXPECT_EQ(tdx_pamt_reserve_topup(&res, 1, GFP_KERNEL), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_ALLOC), 2);	/* from the magazine */
+	take_pairs(&p, 1);				/* allocator */
+	give_pairs(&p, 1);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(1, 0), &res), 0);
+	EXPECT_EQ(res.nr, 1);		/* the magazine served the get */
+	tdx_pamt_reserve_drain(&res);
+	EXPECT_EQ(res.nr, 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 1);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(1, 0)), 0);
+}
+
+PAMT_TEST(reserve_topup_limits)
+{
+	struct tdx_pamt_reserve res = { 0 };
+
+	pamt_env_up_default();
+	EXPECT_EQ(tdx_pamt_reserve_topup(&res, TDX_PAMT_RESERVE_MAX + 1,
+					 GFP_KERNEL), -EINVAL);
+	EXPECT_EQ(res.nr, 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_ALLOC), 0);
+	/* Fails on the 5th page: two whole pairs stay, nothing else. */
+	pamt_sim_fail_set(&pamt_sim_fail_page, 4, 0);
+	EXPECT_EQ(tdx_pamt_reserve_topup(&res, 3, GFP_KERNEL), -ENOMEM);
+	EXPECT_EQ(res.nr, 2);
+	EXPECT_EQ(pamt_sim_pages_in_use(), 4);
+	env.held_pairs = 2;
+	tdx_pamt_reserve_drain(&res);
+	env.held_pairs = 0;
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 2);
+}
+
+/* No reserve, atomic context: falls back on GFP_NOWAIT, never sleeps. */
+PAMT_TEST(get_in_atomic_without_reserve_never_sleeps)
+{
+	pamt_env_up_default();
+	pamt_sim_enter_atomic();
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(3, 0), NULL), 0);
+	pamt_sim_fail_set(&pamt_sim_fail_page, 0, 0);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(4, 0), NULL), -ENOMEM);
+	pamt_sim_exit_atomic();
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(3, 0)), 0);
+}
+
+PAMT_TEST(pair_take_and_give_for_demote_promote)
+{
+	struct tdx_pamt_reserve res = { 0 };
+	struct tdx_pamt_pair p;
+
+	pamt_env_up_default();
+	EXPECT_EQ(tdx_pamt_reserve_topup(&res, 1, GFP_KERNEL), 0);
+	pamt_sim_fail_set(&pamt_sim_fail_page, 0, 1000000);
+	EXPECT_EQ(tdx_pamt_pair_take(&p, &res, GFP_NOWAIT), 0);
+	EXPECT_EQ(res.nr, 0);
+	EXPECT_EQ(tdx_pamt_pair_take(&p, &res, GFP_NOWAIT), -ENOMEM);
+	pamt_sim_fail_set(&pamt_sim_fail_page, -1, 0);
+	tdx_pamt_pair_give(&p);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 1);
+}
+
+PAMT_TEST(control_page_alloc_and_free)
+{
+	struct page *page;
+	unsigned long slot;
+
+	pamt_env_up_default();
+	page = tdx_pamt_alloc_control_page(GFP_KERNEL);
+	ASSERT(page);
+	env.held_pages = 1;
+	slot = (page_to_pfn(page) - env.base_pfn) / 512;
+	EXPECT_EQ(slot_word(slot), PAMT_SLOT_INSTALLED | 1);
+	tdx_pamt_free_control_page(page);
+	env.held_pages = 0;
+	EXPECT_EQ(pamt_slot_state(slot_word(slot)), PAMT_SLOT_IDLE);
+	tdx_pamt_free_control_page(NULL);
+}
+
+PAMT_TEST(control_page_enomem_leaves_nothing)
+{
+	pamt_env_up_default();
+	pamt_sim_fail_set(&pamt_sim_fail_page, 0, 0);
+	EXPECT(!tdx_pamt_alloc_control_page(GFP_KERNEL));
+	/* The page comes, the pair does not: the page goes back. */
+	pamt_sim_fail_set(&pamt_sim_fail_page, 1, 0);
+	EXPECT(!tdx_pamt_alloc_control_page(GFP_KERNEL));
+	EXPECT_EQ(pamt_sim_pages_in_use(), 0);
+	/* GFP_NOWAIT fails, the GFP_KERNEL top-up succeeds. */
+	pamt_sim_fail_set(&pamt_sim_fail_page, 0, 0);
+	pamt_sim_fail_page.nonblocking_only = true;
+	{
+		struct page *page = tdx_pamt_alloc_control_page(GFP_KERNEL);
+
+		EXPECT(page);
+		tdx_pamt_free_control_page(page);
+	}
+}
+
+PAMT_TEST(drain_dead_cpu_frees_its_pairs)
+{
+	struct tdx_pamt_pair p[6];
+
+	env_mag(4, TDX_PAMT_MODE_MAGAZINE);
+	pamt_sim_set_cpu(2);
+	take_pairs(p, 6);
+	give_pairs(p, 6);
+	pamt_sim_set_cpu(0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 6);
+	tdx_pamt_drain_cpu(2);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 0);
+	EXPECT_EQ(pamt_sim_pages_in_use(), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_FREE), 12);
+}
+
+PAMT_TEST(drain_all_frees_idle_and_cached)
+{
+	struct tdx_pamt_pair p[20];
+	unsigned long s;
+
+	env_mag(4, TDX_PAMT_MODE_MAGAZINE);
+	for (s = 0; s < 5; s++) {
+		ASSERT(!tdx_pamt_get(slot_pfn(s, 0), NULL));
+		ASSERT(!tdx_pamt_put(slot_pfn(s, 0)));
+	}
+	ASSERT(!tdx_pamt_get(slot_pfn(9, 0), NULL));	/* stays active */
+	pamt_sim_set_cpu(3);
+	take_pairs(p, 20);
+	give_pairs(p, 20);
+	pamt_sim_set_cpu(0);
+	EXPECT_EQ(tdx_pamt_drain(), 25);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 0);
+	EXPECT_EQ(pamt_slot_state(slot_word(9)), PAMT_SLOT_ACTIVE);
+	EXPECT_EQ(pamt_sim_pages_in_use(), 2);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(9, 0)), 0);
+}
+
+struct softirq_ctx {
+	unsigned long *pfns;
+	unsigned long nr;
+	unsigned long head;	/* gets done, written by the task */
+	unsigned long tail;	/* puts done, written by the softirq */
+};
+
+static void *softirq_putter(void *arg)
+{
+	struct softirq_ctx *c = arg;
+	unsigned long i = 0;
+
+	pamt_sim_set_cpu(1);		/* the same CPU as the task */
+	while (i < c->nr) {
+		if (i < __atomic_load_n(&c->head, __ATOMIC_ACQUIRE)) {
+			if (tdx_pamt_put(c->pfns[i]))
+				pamt_sim_fatal("put", __FILE__, __LINE__);
+			__atomic_store_n(&c->tail, ++i, __ATOMIC_RELEASE);
+		} else {
+			cpu_relax();
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Eager mode, one CPU: the task gets (taking pairs from the magazine),
+ * the "softirq" puts (REMOVE, giving pairs back) at the same time.
+ */
+PAMT_TEST(softirq_put_during_get_on_same_cpu)
+{
+	unsigned long pfns[4000], i;
+	struct softirq_ctx c = { .pfns = pfns, .nr = 4000 };
+	pthread_t t;
+
+	env_mag(4, TDX_PAMT_MODE_EAGER);
+	pamt_sim_set_cpu(1);
+	pthread_create(&t, NULL, softirq_putter, &c);
+	for (i = 0; i < c.nr; i++) {
+		/* Stay at most two ahead, so slots cycle through EMPTY. */
+		while (i - __atomic_load_n(&c.tail, __ATOMIC_ACQUIRE) > 2)
+			cpu_relax();
+		pfns[i] = slot_pfn(i % 3, 0);
+		while (tdx_pamt_get(pfns[i], NULL))
+			;
+		__atomic_store_n(&c.head, i + 1, __ATOMIC_RELEASE);
+	}
+	pthread_join(t, NULL);
+	pamt_sim_set_cpu(0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_INSTALLED), 0);
+	EXPECT(stat(TDX_PAMT_STAT_MAG_HIT) > 0);
+	EXPECT_EQ(atomic64_read(&pamt_fake.violations), 0);
+}

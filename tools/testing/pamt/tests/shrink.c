@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Shrink layer and evict: giving idle memory back. */
+#include "../harness.h"
+
+static void env_cap(unsigned long cap, unsigned int mag_size)
+{
+	struct pamt_env_opts o = { .idle_cap = cap, .mag_size = mag_size };
+
+	if (pamt_env_up(&o))
+		pamt_sim_fatal("environment", __FILE__, __LINE__);
+}
+
+static void make_idle(unsigned long first, unsigned long n)
+{
+	unsigned long s;
+
+	for (s = first; s < first + n; s++) {
+		EXPECT_EQ(tdx_pamt_get(slot_pfn(s, 0), NULL), 0);
+		EXPECT_EQ(tdx_pamt_put(slot_pfn(s, 0)), 0);
+	}
+}
+
+PAMT_TEST(shrink_count_is_idle_plus_depot)
+{
+	struct tdx_pamt_pair p[12];
+	int i;
+
+	env_cap(1000, 4);
+	EXPECT_EQ(tdx_pamt_shrink_count(), 0);
+	make_idle(0, 5);
+	EXPECT_EQ(tdx_pamt_shrink_count(), 5);
+	for (i = 0; i < 12; i++)
+		ASSERT(!tdx_pamt_pair_take(&p[i], NULL, GFP_KERNEL));
+	for (i = 0; i < 12; i++)
+		tdx_pamt_pair_give(&p[i]);
+	/* Per-CPU magazines (8 pairs) are working set, not surplus. */
+	EXPECT_EQ(tdx_pamt_shrink_count(), 5 + 4);
+}
+
+/* A slot that just went idle gets a second chance; a full pass frees all. */
+PAMT_TEST(shrink_second_chance_then_remove)
+{
+	unsigned long freed;
+
+	env_cap(1000, 0);
+	make_idle(0, 10);
+	freed = tdx_pamt_shrink_scan(1, NULL);
+	EXPECT_EQ(freed, 1);
+	/* The hand had to clear every RECENT bit before it could remove. */
+	EXPECT_EQ(stat(TDX_PAMT_STAT_SHRINK), 1);
+	freed = tdx_pamt_shrink_scan(tdx_pamt_shrink_count(), NULL);
+	EXPECT_EQ(freed, 9);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 0);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), 10);
+	EXPECT_EQ(pamt_sim_pages_in_use(), 0);
+	EXPECT_EQ(atomic64_read(&pamt_fake.pairs), 0);
+}
+
+/* Recently revived slots are passed over in favour of older ones. */
+PAMT_TEST(shrink_prefers_least_recently_used)
+{
+	env_cap(1000, 0);
+	make_idle(0, 4);
+	/* One sweep clears RECENT on all four ... */
+	atomic_long_set(&pamt.hand, -1);
+	EXPECT_EQ(tdx_pamt_shrink_scan(1, NULL), 1);	/* removes slot 0 */
+	EXPECT_EQ(slot_word(0), 0);
+	/* ... slot 2 is used again, so it is the youngest. */
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(2, 0), NULL), 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(2, 0)), 0);
+	EXPECT_EQ(tdx_pamt_shrink_scan(2, NULL), 2);
+	EXPECT_EQ(slot_word(1), 0);
+	EXPECT_EQ(slot_word(3), 0);
+	EXPECT_EQ(pamt_slot_state(slot_word(2)), PAMT_SLOT_IDLE);
+}
+
+PAMT_TEST(shrink_respects_nr_to_scan)
+{
+	unsigned long scanned = 0;
+
+	env_cap(1000, 0);
+	make_idle(0, 10);
+	EXPECT_EQ(tdx_pamt_shrink_scan(3, &scanned), 3);
+	EXPECT_EQ(scanned, 3);
+	EXPECT_EQ(tdx_pamt_shrink_count(), 7);
+}
+
+PAMT_TEST(shrink_skips_active_slots)
+{
+	env_cap(1000, 0);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(1, 0), NULL), 0);
+	make_idle(2, 1);
+	EXPECT_EQ(tdx_pamt_shrink_scan(10, NULL), 1);
+	EXPECT_EQ(slot_word(1), PAMT_SLOT_INSTALLED | 1);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), 1);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(1, 0)), 0);
+}
+
+/* The module stays busy: the scan gives up rather than spin. */
+PAMT_TEST(shrink_stops_on_busy)
+{
+	env_cap(1000, 0);
+	make_idle(0, 20);
+	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, 0, 1000000);
+	EXPECT_EQ(tdx_pamt_shrink_scan(20, NULL), 0);
+	EXPECT(fake_calls(PAMT_FAKE_REMOVE) <= 8 * (PAMT_BUSY_RETRIES + 1));
+	EXPECT_EQ(tdx_pamt_shrink_count(), 20);
+	pamt_fake_inject(PAMT_FAKE_REMOVE, 0, 0, 0);
+}
+
+PAMT_TEST(shrink_frees_depot_pairs_after_idle_slots)
+{
+	struct tdx_pamt_pair p[12];
+	int i;
+
+	env_cap(1000, 4);
+	make_idle(0, 2);
+	for (i = 0; i < 12; i++)
+		ASSERT(!tdx_pamt_pair_take(&p[i], NULL, GFP_KERNEL));
+	for (i = 0; i < 12; i++)
+		tdx_pamt_pair_give(&p[i]);
+	EXPECT_EQ(tdx_pamt_shrink_scan(5, NULL), 5);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 0);
+	EXPECT_EQ(pamt_depot_pairs(), 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 9);
+}
+
+/* Over the cap, put removes the oldest idle slot at once. */
+PAMT_TEST(shrink_idle_cap_enforced_by_put)
+{
+	env_cap(4, 0);
+	make_idle(0, 12);
+	EXPECT(stat(TDX_PAMT_STAT_IDLE_SLOTS) <= 4);
+	EXPECT(stat(TDX_PAMT_STAT_CAP) >= 8);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_SHRINK), 0);
+}
+
+PAMT_TEST(shrink_lowering_the_cap_trims_now)
+{
+	env_cap(1000, 0);
+	make_idle(0, 12);
+	EXPECT_EQ(tdx_pamt_idle_cap(), 1000);
+	tdx_pamt_set_idle_cap(3);
+	EXPECT_EQ(tdx_pamt_idle_cap(), 3);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 3);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CAP), 9);
+}
+
+PAMT_TEST(shrink_default_cap_is_a_quarter_of_slots)
+{
+	pamt_env_up_default();
+	EXPECT_EQ(tdx_pamt_idle_cap(), env.nr_slots / 4);
+}
+
+PAMT_TEST(evict_idle_slot)
+{
+	pamt_env_up_default();
+	make_idle(3, 1);
+	EXPECT_EQ(tdx_pamt_evict(slot_pfn(3, 100)), 0);
+	EXPECT_EQ(slot_word(3), 0);
+	EXPECT(!pamt_fake_range_has_pair(slot_pfn(3, 0)));
+	EXPECT_EQ(stat(TDX_PAMT_STAT_EVICT), 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 1);
+	EXPECT_EQ(tdx_pamt_evict(slot_pfn(3, 0)), 0);	/* EMPTY: nothing to do */
+	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), 1);
+}
+
+PAMT_TEST(evict_refuses_slot_in_use)
+{
+	pamt_env_up_default();
+	ASSERT(!tdx_pamt_get(slot_pfn(3, 0), NULL));
+	EXPECT_EQ(tdx_pamt_evict(slot_pfn(3, 0)), -EBUSY);
+	EXPECT_EQ(slot_word(3), PAMT_SLOT_INSTALLED | 1);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), 0);
+	slot_set_word(4, PAMT_SLOT_TRANSIT);
+	EXPECT_EQ(tdx_pamt_evict(slot_pfn(4, 0)), -EBUSY);
+	EXPECT_EQ(slot_word(4), PAMT_SLOT_TRANSIT);
+	slot_set_word(4, 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(3, 0)), 0);
+}
