@@ -1,0 +1,70 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# TDX Dynamic PAMT cache: top-level entry points.
+#
+#   make bench       the main job: replay the seed's TD boot/teardown
+#                    experiment for every strategy (tools/testing/pamt/bench)
+#   make test        everything below; ends with "N passed, N failed"
+#
+#   make check       userspace harness: unit tests (plain, ASan/UBSan, TSan),
+#                    stress, mutant
+#   make bench-test  the benchmark's own correctness tests
+#   make model       spin model of the slot state machine, and its mutants
+#   make kunit       KUnit in qemu: lockdep, then lockdep+KASAN, then canaries
+#   make lint        checkpatch --strict, sparse, kernel-doc on our files
+#   make bench-insn  instructions per fast-path get+put (callgrind)
+#   make patches     a format-patch series against pristine 6.12, out/patches
+
+PAMT	:= tools/testing/pamt
+LOGS	:= build/test-logs
+# Parts of "make test", in order; each prints "N passed, N failed".
+TEST_PARTS ?= check bench-test model kunit lint
+
+all: check
+
+check:
+	$(MAKE) -C $(PAMT) check
+
+bench:
+	$(MAKE) -C $(PAMT)/bench bench
+
+bench-insn:
+	$(MAKE) -C $(PAMT)/bench bench-insn
+
+bench-test:
+	$(MAKE) -C $(PAMT)/bench test
+
+model:
+	$(MAKE) -C $(PAMT)/model model
+
+kunit:
+	$(PAMT)/kernel/run-kunit.sh
+
+lint:
+	$(PAMT)/kernel/lint.sh
+
+patches:
+	$(PAMT)/kernel/make-patches.sh
+
+# Run every part even if one fails, then add up their summary lines.
+test:
+	@mkdir -p $(LOGS); rm -f $(LOGS)/*.log; \
+	for part in $(TEST_PARTS); do \
+		echo "=== make $$part"; \
+		start=$$(date +%s); \
+		$(MAKE) --no-print-directory $$part > $(LOGS)/$$part.log 2>&1; \
+		rc=$$?; \
+		tail -n 5 $(LOGS)/$$part.log; \
+		echo "=== make $$part: exit $$rc, $$(( $$(date +%s) - start ))s"; \
+		if [ $$rc -ne 0 ] && ! tail -n 1 $(LOGS)/$$part.log | \
+			grep -Eq '^[0-9]+ passed, [1-9][0-9]* failed$$'; then \
+			echo "0 passed, 1 failed" >> $(LOGS)/$$part.log; \
+		fi; \
+	done; \
+	$(PAMT)/summary.sh "$(LOGS)/*.log"
+
+clean:
+	$(MAKE) -C $(PAMT) clean
+	rm -rf build out
+
+.PHONY: all check bench bench-insn bench-test model kunit lint patches test clean
