@@ -27,6 +27,7 @@
 
 extern unsigned int nr_cpu_ids;
 extern __thread unsigned int pamt_sim_cpu;
+extern __thread unsigned long pamt_sim_pcpu_off;	/* cpu * unit */
 extern __thread int pamt_sim_atomic_depth;
 
 void pamt_sim_set_cpu(unsigned int cpu);
@@ -210,7 +211,7 @@ void *pamt_sim_alloc_percpu(size_t size);
 #define free_percpu(p)		free(p)
 #define per_cpu_ptr(p, cpu)						\
 	((typeof(p))((char *)(p) + (size_t)(cpu) * PAMT_SIM_PCPU_UNIT))
-#define this_cpu_ptr(p)		per_cpu_ptr(p, pamt_sim_cpu)
+#define this_cpu_ptr(p)		((typeof(p))((char *)(p) + pamt_sim_pcpu_off))
 #define this_cpu_add(pcp, n)						\
 	((void)__atomic_fetch_add(this_cpu_ptr(&(pcp)), (n), __ATOMIC_RELAXED))
 #define this_cpu_inc(pcp)	this_cpu_add(pcp, 1)

@@ -11,6 +11,7 @@
 
 unsigned int nr_cpu_ids = 4;
 __thread unsigned int pamt_sim_cpu;
+__thread unsigned long pamt_sim_pcpu_off;
 __thread int pamt_sim_atomic_depth;
 int pamt_sim_quiet;
 atomic_long_t pamt_sim_warnings;
@@ -31,6 +32,7 @@ void pamt_sim_set_cpu(unsigned int cpu)
 	if (cpu >= nr_cpu_ids)
 		pamt_sim_fatal("cpu out of range", __FILE__, __LINE__);
 	pamt_sim_cpu = cpu;
+	pamt_sim_pcpu_off = (unsigned long)cpu * PAMT_SIM_PCPU_UNIT;
 }
 
 void pamt_sim_set_nr_cpus(unsigned int nr)
@@ -317,8 +319,8 @@ void pamt_platform_drain_cpus(void)
 
 	might_sleep();
 	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
-		pamt_sim_cpu = cpu;
+		pamt_sim_set_cpu(cpu);
 		pamt_mag_drain_local();
 	}
-	pamt_sim_cpu = self;
+	pamt_sim_set_cpu(self);
 }

@@ -8,6 +8,7 @@
 #define __init
 #define __exit
 #define __must_check
+#define noinline		__attribute__((noinline))
 #define EXPORT_SYMBOL(sym)
 #define EXPORT_SYMBOL_GPL(sym)
 

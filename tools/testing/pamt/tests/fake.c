@@ -192,7 +192,8 @@ PAMT_TEST(fake_latency_is_modelled)
 		EXPECT_EQ(pamt_fake_ops.remove(slot_pfn(3, 0), &back), 0);
 	}
 	dt = (ktime_get_ns() - t0) / 50;
-	EXPECT(dt >= 30000 && dt < 180000);
+	/* Mean 20 + ~20 us; the upper bound only catches a runaway delay. */
+	EXPECT(dt >= 30000 && dt < 1000000);
 	pamt_fake_set_latency(PAMT_FAKE_ADD, 0, 0, 0);
 	__free_page(pfn_to_page(p.pfn[0]));
 	__free_page(pfn_to_page(p.pfn[1]));

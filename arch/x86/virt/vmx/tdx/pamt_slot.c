@@ -52,15 +52,10 @@ static int pamt_slot_miss(void)
 	return pamt.enabled ? -EINVAL : 0;
 }
 
-static atomic_long_t *pamt_slot_lookup(unsigned long pfn, unsigned long *idxp)
+/* The slot index of @pfn; >= pamt.nr_slots (0 while off) if not covered. */
+static unsigned long pamt_slot_index(unsigned long pfn)
 {
-	unsigned long idx = pfn / TDX_PAMT_PAGES_PER_SLOT - pamt.base_idx;
-
-	/* nr_slots is 0 while the cache is off. */
-	if (unlikely(idx >= pamt.nr_slots))
-		return NULL;
-	*idxp = idx;
-	return &pamt.slots[idx];
+	return pfn / TDX_PAMT_PAGES_PER_SLOT - pamt.base_idx;
 }
 
 /* PAMT.ADD with bounded, exponentially backed-off retries of BUSY. */
@@ -197,8 +192,9 @@ static unsigned long pamt_slot_wait(atomic_long_t *slot)
 	}
 }
 
-static int pamt_slot_get_slow(atomic_long_t *slot, unsigned long idx,
-			      struct tdx_pamt_reserve *res)
+/* Out of line, so the fast paths stay free of its register spills. */
+static noinline int pamt_slot_get_slow(atomic_long_t *slot, unsigned long idx,
+				       struct tdx_pamt_reserve *res)
 {
 	unsigned long old = atomic_long_read(slot);
 	int ret;
@@ -259,12 +255,12 @@ static int pamt_slot_get_slow(atomic_long_t *slot, unsigned long idx,
  */
 int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_reserve *res)
 {
-	unsigned long idx, old;
+	unsigned long idx = pamt_slot_index(pfn), old;
 	atomic_long_t *slot;
 
-	slot = pamt_slot_lookup(pfn, &idx);
-	if (unlikely(!slot))
+	if (unlikely(idx >= pamt.nr_slots))
 		return pamt_slot_miss();
+	slot = &pamt.slots[idx];
 
 	old = atomic_long_read(slot);
 	do {
@@ -279,7 +275,8 @@ int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_reserve *res)
 	return 0;
 }
 
-static int pamt_slot_put_slow(atomic_long_t *slot, unsigned long idx)
+static noinline int pamt_slot_put_slow(atomic_long_t *slot,
+				       unsigned long idx)
 {
 	unsigned long old = atomic_long_read(slot);
 
@@ -340,12 +337,12 @@ static int pamt_slot_put_slow(atomic_long_t *slot, unsigned long idx)
  */
 int tdx_pamt_put(unsigned long pfn)
 {
-	unsigned long idx, old;
+	unsigned long idx = pamt_slot_index(pfn), old;
 	atomic_long_t *slot;
 
-	slot = pamt_slot_lookup(pfn, &idx);
-	if (unlikely(!slot))
+	if (unlikely(idx >= pamt.nr_slots))
 		return pamt_slot_miss();
+	slot = &pamt.slots[idx];
 
 	old = atomic_long_read(slot);
 	do {
@@ -367,13 +364,13 @@ int tdx_pamt_put(unsigned long pfn)
  */
 int tdx_pamt_evict(unsigned long pfn)
 {
-	unsigned long idx, old;
+	unsigned long idx = pamt_slot_index(pfn), old;
 	atomic_long_t *slot;
 	int ret;
 
-	slot = pamt_slot_lookup(pfn, &idx);
-	if (!slot)
+	if (idx >= pamt.nr_slots)
 		return pamt_slot_miss();
+	slot = &pamt.slots[idx];
 
 	old = atomic_long_read(slot);
 	for (;;) {
