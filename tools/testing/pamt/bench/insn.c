@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pamt_insn: the fast path in instructions, for callgrind.
+ *
+ *   valgrind --tool=callgrind --toggle-collect=insn_pair pamt_insn STRAT N
+ *
+ * Sets up STRAT over a small simulated host, takes one reference on a page
+ * so its 2M slot is installed and active, then calls insn_pair() N times:
+ * one get and one put on another page of the same slot, the fast path of
+ * every strategy.  Only insn_pair() is collected; instructions per pair =
+ * collected total / N.  The calls go through the same function pointers
+ * for every strategy.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "bench.h"
+
+#define INSN_BASE_PFN	0x100000UL
+#define INSN_PAGES	(1UL << 18)	/* 1 GiB */
+
+__attribute__((__noinline__)) void insn_pair(const struct strat_ops *ops,
+					 unsigned long pfn)
+{
+	ops->get(pfn, NULL);
+	ops->put(pfn);
+}
+
+int main(int argc, char **argv)
+{
+	struct tdx_pamt_range range = {
+		.start_pfn = INSN_BASE_PFN,
+		.end_pfn = INSN_BASE_PFN + INSN_PAGES,
+	};
+	const struct strat_ops *ops = NULL;
+	unsigned long n, i, pfn;
+	struct page *held;
+	int s;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: pamt_insn lock|atomic|eager|magazine N\n");
+		return 2;
+	}
+	for (s = 0; s < S_NR; s++)
+		if (!strcmp(argv[1], strat_names[s]))
+			ops = &strat_ops[s];
+	n = strtoul(argv[2], NULL, 0);
+	if (!ops || !n)
+		return 2;
+
+	pamt_sim_quiet = 1;
+	pamt_sim_set_nr_cpus(2);
+	pamt_sim_set_cpu(0);
+	if (pamt_sim_mem_init(INSN_BASE_PFN, INSN_PAGES) ||
+	    pamt_fake_init(range.start_pfn, range.end_pfn) ||
+	    ops->init(&range))
+		return 1;
+	/* A TD page in the allocator's first slot, installed and active. */
+	held = alloc_page(GFP_KERNEL);
+	pfn = page_to_pfn(held);
+	if (ops->get(pfn, NULL))
+		return 1;
+	for (i = 0; i < n; i++)
+		insn_pair(ops, pfn);
+	if (ops->refs(pfn) != 1) {
+		fprintf(stderr, "pamt_insn: refcount moved\n");
+		return 1;
+	}
+	ops->put(pfn);
+	__free_page(held);
+	ops->exit();
+	pamt_fake_exit();
+	pamt_sim_mem_exit();
+	printf("%s %lu\n", ops->name, n);
+	return 0;
+}

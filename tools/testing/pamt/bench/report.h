@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Options, results and their reporting: tables, JSON, gnuplot. */
+#ifndef _PAMT_BENCH_REPORT_H
+#define _PAMT_BENCH_REPORT_H
+
+#include <stdarg.h>
+#include "bench.h"
+#include "lat.h"
+
+#define BENCH_MAX_CYCLES	16
+#define BENCH_MAX_WORKERS	56
+/* Guest pages a TD faults in at boot; with S-EPT and control pages, the
+ * seed's ~705k gets per TD (see BENCHMARKS.md). */
+#define BENCH_DEFAULT_PAGES	703572UL
+
+/* The modelled SEAMCALL costs and where they come from. */
+#define BENCH_MODEL_SOURCE \
+	"modelled, not measured: BRIEF.md section 2, public DPAMT review thread " \
+	"(PAMT.ADD avg 4 us, 2..18; PAMT.REMOVE avg 2 us, 1..11)"
+
+enum { OP_GET, OP_PUT, OP_NR };
+
+struct bench_opts {
+	const char *scenario;
+	unsigned int tds, vcpus, mem_gib, host_gib;
+	unsigned long pages_per_td;
+	unsigned int cycles, threads_per_cpu, run_pages, frag_pct, softirq_pct;
+	int frag_set, timeline, quiet;
+	u64 seed, add_ns, remove_ns;
+	unsigned int strat_mask;
+	unsigned int reclaim_ms, reclaim_shift, conv_pages;
+	const char *json, *plot;
+};
+
+extern struct bench_opts bo;
+
+struct sample {
+	double t_ms;
+	u64 idle_pairs, pamt_pages, installed;
+};
+
+struct sresult {
+	bool ran, ok;
+	unsigned int ncycles;
+	struct lat tot[OP_NR];
+	struct lat cyc[BENCH_MAX_CYCLES][OP_NR];
+	struct strat_ctrs ctot;
+	struct strat_ctrs ccyc[BENCH_MAX_CYCLES];
+	u64 peak_pamt_pages, idle_pairs_end, pamt_pages_end;
+	u64 gets, puts, errors, violations, check_bad, warnings, leaked_slots;
+	long leaked_pages, pool_lost;
+	double wall_s;
+	/* convert */
+	struct lat quiet_get;
+	bool quiet_ok;
+	struct lat storm_lat[OP_NR];
+	u64 storm_iters, storm_gets, storm_puts;
+	/* pressure */
+	u64 reclaim_scans, reclaim_freed, reclaim_removes;
+	u64 full_before, full_after, full_installed_after;
+	struct sample *samples;
+	unsigned int nr_samples;
+};
+
+struct bench_result {
+	unsigned int nr_tds, ncycles, nworkers, ncpu;
+	unsigned long host_slots, idle_cap, gets_per_td;
+	double total_s;
+	struct sresult s[S_NR];
+};
+
+static inline struct strat_ctrs ctrs_delta(const struct strat_ctrs *a,
+					   const struct strat_ctrs *b)
+{
+	struct strat_ctrs d = {
+		.lock = a->lock - b->lock,
+		.add = a->add - b->add,
+		.remove = a->remove - b->remove,
+		.busy = a->busy - b->busy,
+		.palloc = a->palloc - b->palloc,
+		.pfree = a->pfree - b->pfree,
+		.idle_pairs = a->idle_pairs,
+		.pamt_pages = a->pamt_pages,
+	};
+	return d;
+}
+
+unsigned long pool_nr_pages(void);
+double bench_now(void);
+int bench_main(int argc, char **argv, struct bench_result *out);
+void report_print(const struct bench_result *br);
+int report_json(const struct bench_result *br, const char *path);
+void report_plot(const struct bench_result *br, const char *png);
+
+#endif /* _PAMT_BENCH_REPORT_H */
