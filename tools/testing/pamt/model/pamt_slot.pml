@@ -1,0 +1,702 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0
+ *
+ * Promela model of one TDX Dynamic PAMT slot word (arch/x86/virt/vmx/tdx/
+ * pamt_slot.c, pamt_shrink.c, pamt_internal.h) and of the fake TDX module's
+ * view of the same 2M range.  Names follow the C code.
+ *
+ * What is modelled:
+ *  - the slot word, with the flag bits of pamt_internal.h and a 3-bit
+ *    refcount (PAMT_SLOT_REF_MASK is 32 bits in C; two users never need more);
+ *  - tdx_pamt_get() (fast path), pamt_slot_get_slow() (revive, 0->1 with
+ *    pamt_slot_add(), bounded pamt_slot_wait() on a transition),
+ *    tdx_pamt_put() / pamt_slot_put_slow() in magazine or eager mode,
+ *    pamt_slot_remove(), tdx_pamt_evict(), pamt_shrink_sweep() (from the
+ *    shrinker and from the idle cap in pamt_shrink_idle_inc());
+ *  - PAMT.ADD and PAMT.REMOVE, which may succeed, fail, or answer BUSY; the
+ *    C code retries BUSY PAMT_BUSY_RETRIES times, the model once;
+ *  - NPAIRS pairs, each with exactly one owner: the page allocator, the
+ *    magazines (one pool: per-CPU magazines and the depot are one owner
+ *    here), the module, or one CPU (process) holding it in a local.
+ *
+ * The model is sequentially consistent: the acquire/release orderings of
+ * the C code are what makes that a fair abstraction of the word, since
+ * nobody but the TRANSIT owner writes the word while TRANSIT is set.
+ *
+ * PAMT_SLOT_HOLE / PAMT_SLOT_NOT_COVERED: the modelled slot is covered, so
+ * the HOLE branches below (-EINVAL) are present for fidelity but dead.
+ *
+ * Build knobs (spin -D...):
+ *   EAGER            put in TDX_PAMT_MODE_EAGER (default: magazine mode)
+ *   CAP_SWEEP        the idle cap's sweep from put (magazine mode); off by
+ *                    default, it multiplies the state space by ten
+ *   BUSY_MAX=n       the module answers BUSY at most n times in a run
+ *                    (default: BUSY forever is allowed)
+ *   MUTANT_NO_TRANSIT, MUTANT_PUT_EARLY_CLEAR, MUTANT_EVICT_NO_RECHECK,
+ *   MUTANT_ADD_FAIL_LOSES_PAIR, MUTANT_BUSY_KEEPS_TRANSIT
+ *                    deliberately broken variants; see the README.
+ */
+
+/* ---- pamt_internal.h ---------------------------------------------------- */
+#define PAMT_SLOT_REF_MASK	7
+#define PAMT_SLOT_REF_MAX	PAMT_SLOT_REF_MASK
+#define PAMT_SLOT_INSTALLED	8	/* the module holds a pair */
+#define PAMT_SLOT_TRANSIT	16	/* one CPU owns an ADD or REMOVE */
+#define PAMT_SLOT_RECENT	32	/* clock reference bit, idle slots */
+#define PAMT_SLOT_LEAKED	64	/* REMOVE failed; never reclaimed */
+#define PAMT_SLOT_HOLE		128	/* not covered; every call -EINVAL */
+
+/* enum pamt_slot_state */
+#define PAMT_SLOT_EMPTY		0
+#define PAMT_SLOT_ADDING	1
+#define PAMT_SLOT_ACTIVE	2
+#define PAMT_SLOT_IDLE		3
+#define PAMT_SLOT_REMOVING	4
+#define PAMT_SLOT_NOT_COVERED	5
+
+#define pamt_slot_refs(w)	((w) & PAMT_SLOT_REF_MASK)
+
+/* enum pamt_pair_dest */
+#define PAMT_PAIR_TO_MAG	0
+#define PAMT_PAIR_TO_FREE	1
+
+/* enum tdx_pamt_mode */
+#define TDX_PAMT_MODE_MAGAZINE	0
+#define TDX_PAMT_MODE_EAGER	1
+#ifdef EAGER
+#define PAMT_MODE		TDX_PAMT_MODE_EAGER
+#else
+#define PAMT_MODE		TDX_PAMT_MODE_MAGAZINE
+#endif
+
+/* Bounds, shrunk from the C values (10, 8, 64, 2 * nr_slots). */
+#define PAMT_BUSY_RETRIES	1
+#define PAMT_SHRINK_MAX_BUSY	1
+#define PAMT_CAP_BUDGET		2
+#define PAMT_SCAN_BUDGET	1	/* kswapd calls again */
+
+/* SEAMCALL status, as pamt_status_errno() sorts it. */
+#define TDX_PAMT_SUCCESS	0
+#define TDX_PAMT_OPERAND_BUSY	1
+#define TDX_PAMT_ERROR		2	/* anything else: -EIO */
+
+/* errno, positive here */
+#define EBUSY		1
+#define EIO		2
+#define ENOMEM		3
+#define EINVAL		4
+#define EOVERFLOW	5
+
+/* ---- the configuration ------------------------------------------------- */
+#define NGET		2	/* getter processes: get, use a page, put */
+#define NITER		1	/* get/put rounds per getter */
+#define NPAIRS		3
+#define NO_PAIR		255
+
+/* Pair owners; a CPU (process) p owns a pair as OWN_CPU + p. */
+#define OWN_FREE	0	/* the page allocator */
+#define OWN_MAG		1	/* a magazine or the depot */
+#define OWN_MODULE	2	/* installed in the TDX module */
+#define OWN_CPU		3
+#define OWN_ME		(OWN_CPU + _pid)
+
+/* ---- shared state ------------------------------------------------------ */
+byte slot;			/* pamt.slots[idx] */
+short idle;			/* pamt.idle */
+byte installed;			/* pamt.installed */
+
+/* The fake TDX module's view of the range. */
+bool mod_has_pair;
+byte mod_pair = NO_PAIR;
+byte td_pages;			/* 4K pages of the range a TD uses */
+byte owner[NPAIRS];
+#ifdef BUSY_MAX
+byte busy_left = BUSY_MAX;
+#endif
+
+bool in_get[NGET];		/* getter i is inside tdx_pamt_get() */
+bool in_evict;
+
+/* Locals every process needs; the inlines below share them. */
+#define PAMT_LOCALS						\
+	byte old, ret, r, p = NO_PAIR, st, try, state;		\
+	bool ok;						\
+	byte sw_old, sw_freed, sw_busy, sw_budget;		\
+	bool sw_ok
+
+/* ---- helpers ------------------------------------------------------------ */
+
+/* atomic_long_try_cmpxchg(): on failure @o is reloaded. */
+inline try_cmpxchg(o, n, res)
+{
+	atomic {
+		if
+		:: slot == o -> slot = n; res = true
+		:: else -> o = slot; res = false
+		fi
+	}
+}
+
+inline pamt_slot_state(w, s)
+{
+	if
+	:: (w & PAMT_SLOT_HOLE) -> s = PAMT_SLOT_NOT_COVERED
+	:: else ->
+		if
+		:: (w & PAMT_SLOT_TRANSIT) && (w & PAMT_SLOT_INSTALLED) ->
+			s = PAMT_SLOT_REMOVING
+		:: (w & PAMT_SLOT_TRANSIT) && !(w & PAMT_SLOT_INSTALLED) ->
+			s = PAMT_SLOT_ADDING
+		:: !(w & PAMT_SLOT_TRANSIT) && !(w & PAMT_SLOT_INSTALLED) ->
+			s = PAMT_SLOT_EMPTY
+		:: !(w & PAMT_SLOT_TRANSIT) && (w & PAMT_SLOT_INSTALLED) &&
+		   pamt_slot_refs(w) != 0 -> s = PAMT_SLOT_ACTIVE
+		:: !(w & PAMT_SLOT_TRANSIT) && (w & PAMT_SLOT_INSTALLED) &&
+		   pamt_slot_refs(w) == 0 -> s = PAMT_SLOT_IDLE
+		fi
+	fi
+}
+
+/* ---- pairs: pamt_mag.c -------------------------------------------------- */
+
+/* tdx_pamt_pair_take(): magazines first, then the page allocator (which
+ * may fail: GFP_NOWAIT). The reserve is one more source, not modelled. */
+inline tdx_pamt_pair_take(pp, rr)
+{
+	atomic {
+		pp = 0;
+		do
+		:: pp < NPAIRS && owner[pp] != OWN_MAG -> pp++
+		:: else -> break
+		od;
+		if
+		:: pp < NPAIRS -> owner[pp] = OWN_ME; rr = 0
+		:: else ->
+			pp = 0;
+			do
+			:: pp < NPAIRS && owner[pp] != OWN_FREE -> pp++
+			:: else -> break
+			od;
+			if
+			:: pp < NPAIRS -> owner[pp] = OWN_ME; rr = 0
+			:: true -> pp = NO_PAIR; rr = ENOMEM
+			fi
+		fi
+	}
+}
+
+inline pamt_mag_push(pp)
+{
+	atomic {
+		assert(pp < NPAIRS && owner[pp] == OWN_ME);	/* owned once */
+		owner[pp] = OWN_MAG;
+		pp = NO_PAIR
+	}
+}
+
+inline pamt_pair_free(pp)
+{
+	atomic {
+		assert(pp < NPAIRS && owner[pp] == OWN_ME);
+		owner[pp] = OWN_FREE;
+		pp = NO_PAIR
+	}
+}
+
+/* pamt_depot_shrink(1): free one cached pair, if there is one. */
+inline pamt_depot_shrink_one(pp, done)
+{
+	atomic {
+		pp = 0;
+		do
+		:: pp < NPAIRS && owner[pp] != OWN_MAG -> pp++
+		:: else -> break
+		od;
+		if
+		:: pp < NPAIRS -> owner[pp] = OWN_FREE; done = true
+		:: else -> done = false
+		fi;
+		pp = NO_PAIR
+	}
+}
+
+/* ---- the fake TDX module ------------------------------------------------ */
+
+#ifdef BUSY_MAX
+#define MODULE_BUSY	:: busy_left > 0 -> busy_left--; st = TDX_PAMT_OPERAND_BUSY
+#else
+#define MODULE_BUSY	:: st = TDX_PAMT_OPERAND_BUSY
+#endif
+
+/* TDH.PHYMEM.PAMT.ADD */
+inline module_add(pp, st)
+{
+	atomic {
+		/* ADD is never issued on a range that has a pair. */
+		assert(!mod_has_pair);
+		assert(pp < NPAIRS && owner[pp] == OWN_ME);
+		if
+		:: mod_has_pair = true; mod_pair = pp; owner[pp] = OWN_MODULE;
+		   st = TDX_PAMT_SUCCESS
+		MODULE_BUSY
+		:: st = TDX_PAMT_ERROR
+		fi
+	}
+}
+
+/* TDH.PHYMEM.PAMT.REMOVE: hands the pair back in @pp. */
+inline module_remove(pp, st)
+{
+	atomic {
+		/* REMOVE is never issued on a range in use, nor without a pair. */
+		assert(td_pages == 0);
+		assert(mod_has_pair);
+		if
+		:: pp = mod_pair; assert(owner[pp] == OWN_MODULE);
+		   owner[pp] = OWN_ME; mod_pair = NO_PAIR; mod_has_pair = false;
+		   st = TDX_PAMT_SUCCESS
+		MODULE_BUSY
+		:: st = TDX_PAMT_ERROR
+		fi
+	}
+}
+
+/* ---- pamt_slot.c -------------------------------------------------------- */
+
+inline pamt_status_errno(st, rr)
+{
+	if
+	:: st == TDX_PAMT_SUCCESS -> rr = 0
+	:: st == TDX_PAMT_OPERAND_BUSY -> rr = EBUSY
+	:: st == TDX_PAMT_ERROR -> rr = EIO
+	fi
+}
+
+inline pamt_slot_seamcall_add(pp, st)
+{
+	try = 0;
+	do
+	:: module_add(pp, st);
+	   if
+	   :: st != TDX_PAMT_OPERAND_BUSY || try == PAMT_BUSY_RETRIES -> break
+	   :: else -> try++
+	   fi
+	od;
+	try = 0
+}
+
+inline pamt_slot_seamcall_remove(pp, st)
+{
+	try = 0;
+	do
+	:: module_remove(pp, st);
+	   if
+	   :: st != TDX_PAMT_OPERAND_BUSY || try == PAMT_BUSY_RETRIES -> break
+	   :: else -> try++
+	   fi
+	od;
+	try = 0
+}
+
+/* Called with the slot ADDING and owned: ends ACTIVE(1) or EMPTY. */
+inline pamt_slot_add(rr)
+{
+	tdx_pamt_pair_take(p, rr);
+	if
+	:: rr != 0 ->
+		/* A failed ADD leaves the slot as it was: EMPTY. */
+		atomic {
+			assert(!mod_has_pair && slot == PAMT_SLOT_TRANSIT);
+			slot = 0
+		}
+	:: else ->
+		pamt_slot_seamcall_add(p, st);
+		pamt_status_errno(st, rr);
+		if
+		:: rr != 0 ->
+			atomic {
+				assert(!mod_has_pair);
+				assert(slot == PAMT_SLOT_TRANSIT);
+#ifdef MUTANT_ADD_FAIL_LOSES_PAIR
+				slot = 0; p = NO_PAIR
+#else
+				slot = 0
+#endif
+			};
+#ifndef MUTANT_ADD_FAIL_LOSES_PAIR
+			pamt_mag_push(p)
+#else
+			skip
+#endif
+		:: else ->
+			atomic {	/* pamt.installed is statistics only */
+				installed++;
+				slot = PAMT_SLOT_INSTALLED | 1
+			};
+			p = NO_PAIR	/* the module owns it now */
+		fi
+	fi;
+	st = 0
+}
+
+/* Called with the slot REMOVING and owned by this process. */
+inline pamt_slot_remove(dest, rr)
+{
+	pamt_slot_seamcall_remove(p, st);
+	pamt_status_errno(st, rr);
+	if
+	:: rr == EBUSY ->
+		idle++;
+#ifdef MUTANT_BUSY_KEEPS_TRANSIT
+		slot = PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT
+#else
+		slot = PAMT_SLOT_INSTALLED
+#endif
+	:: rr == EIO ->
+		slot = PAMT_SLOT_INSTALLED | PAMT_SLOT_LEAKED
+	:: rr == 0 ->
+		atomic { installed--; slot = 0 };
+		if
+		:: dest == PAMT_PAIR_TO_MAG -> pamt_mag_push(p)
+		:: else -> pamt_pair_free(p)
+		fi
+	fi;
+	st = 0
+}
+
+/* Bounded wait for the owner of a transition (PAMT_WAIT_NS). */
+inline pamt_slot_wait()
+{
+	if
+	:: atomic { !(slot & PAMT_SLOT_TRANSIT) -> old = slot }
+	:: atomic { (slot & PAMT_SLOT_TRANSIT) -> old = slot }	/* deadline */
+	fi
+}
+
+inline pamt_slot_get_slow(rr)
+{
+	old = slot;
+	do
+	:: (old & PAMT_SLOT_HOLE) -> rr = EINVAL; break
+	:: (old & PAMT_SLOT_TRANSIT) ->
+		pamt_slot_wait();
+		if
+		:: (old & PAMT_SLOT_TRANSIT) -> rr = EBUSY; break
+		:: else	/* continue */
+		fi
+	:: !(old & (PAMT_SLOT_HOLE | PAMT_SLOT_TRANSIT)) &&
+	   (old & PAMT_SLOT_INSTALLED) ->
+		if
+		:: pamt_slot_refs(old) == PAMT_SLOT_REF_MAX -> rr = EOVERFLOW; break
+		:: else
+		fi;
+		try_cmpxchg(old, (old + 1) & ~PAMT_SLOT_RECENT, ok);
+		if
+		:: ok ->
+			if
+			:: pamt_slot_refs(old) == 0 && !(old & PAMT_SLOT_LEAKED) ->
+				idle--		/* revive */
+			:: else
+			fi;
+			rr = 0; break
+		:: else	/* continue */
+		fi
+	:: !(old & (PAMT_SLOT_HOLE | PAMT_SLOT_TRANSIT | PAMT_SLOT_INSTALLED)) ->
+		/* EMPTY: become the one CPU that issues the ADD. */
+#ifdef MUTANT_NO_TRANSIT
+		ok = true;
+#else
+		try_cmpxchg(old, PAMT_SLOT_TRANSIT, ok);
+#endif
+		if
+		:: ok -> pamt_slot_add(rr); break
+		:: else	/* continue */
+		fi
+	od;
+	old = 0; ok = false
+}
+
+inline tdx_pamt_get(rr)
+{
+	old = slot;
+	do
+	:: (old & (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT | PAMT_SLOT_HOLE)) !=
+	   PAMT_SLOT_INSTALLED || pamt_slot_refs(old + 1) <= 1 ->
+		pamt_slot_get_slow(rr); break
+	:: else ->
+		try_cmpxchg(old, old + 1, ok);
+		if
+		:: ok -> rr = 0; break
+		:: else
+		fi
+	od;
+	old = 0; ok = false
+}
+
+/* ---- pamt_shrink.c ------------------------------------------------------ */
+
+inline pamt_shrink_sweep(nr, budget)
+{
+	sw_freed = 0; sw_busy = 0; sw_budget = budget;
+	do
+	:: sw_freed < nr && sw_budget > 0 && sw_busy < PAMT_SHRINK_MAX_BUSY &&
+	   idle > 0 ->
+		sw_budget--;
+		sw_old = slot;
+		pamt_slot_state(sw_old, state);
+		if
+		:: state != PAMT_SLOT_IDLE || (sw_old & PAMT_SLOT_LEAKED) -> skip
+		:: else ->
+			if
+			:: (sw_old & PAMT_SLOT_RECENT) ->
+				/* second chance; losing the race is fine */
+				try_cmpxchg(sw_old, sw_old & ~PAMT_SLOT_RECENT, sw_ok)
+			:: else ->
+				try_cmpxchg(sw_old,
+					PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT, sw_ok);
+				if
+				:: sw_ok ->
+					idle--;
+					pamt_slot_remove(PAMT_PAIR_TO_FREE, r);
+					if
+					:: r == EBUSY -> sw_busy++
+					:: r == EIO -> skip
+					:: r == 0 -> sw_freed++
+					fi
+				:: else
+				fi
+			fi
+		fi
+	:: else -> break
+	od;
+	sw_old = 0; sw_freed = 0; sw_busy = 0; sw_budget = 0; sw_ok = false;
+	state = 0; r = 0
+}
+
+/* Called from put: account the new IDLE slot; over the cap, free a cached
+ * pair or sweep. Whether the cap is exceeded is left open. */
+inline pamt_shrink_idle_inc()
+{
+	idle++;
+	if
+	:: skip			/* under the cap */
+	:: pamt_depot_shrink_one(p, sw_ok);
+#ifdef CAP_SWEEP
+	   if
+	   :: !sw_ok -> pamt_shrink_sweep(1, PAMT_CAP_BUDGET)
+	   :: else
+	   fi;
+#endif
+	   sw_ok = false
+	fi
+}
+
+/* ---- put and evict ------------------------------------------------------ */
+
+inline pamt_slot_put_slow(rr)
+{
+	old = slot;
+	do
+	:: (old & PAMT_SLOT_HOLE) -> rr = EINVAL; break
+	:: !(old & PAMT_SLOT_HOLE) && pamt_slot_refs(old) == 0 ->
+		/* WARN_ONCE: put with no reference; our users never do it. */
+		assert(false); rr = EINVAL; break
+	:: !(old & PAMT_SLOT_HOLE) && pamt_slot_refs(old) > 1 ->
+		try_cmpxchg(old, old - 1, ok);
+		if
+		:: ok -> rr = 0; break
+		:: else
+		fi
+	:: !(old & PAMT_SLOT_HOLE) && pamt_slot_refs(old) == 1 &&
+	   (PAMT_MODE == TDX_PAMT_MODE_MAGAZINE || (old & PAMT_SLOT_LEAKED)) ->
+		try_cmpxchg(old, (old - 1) | PAMT_SLOT_RECENT, ok);
+		if
+		:: ok ->
+			if
+			:: !(old & PAMT_SLOT_LEAKED) -> pamt_shrink_idle_inc()
+			:: else
+			fi;
+			rr = 0; break
+		:: else
+		fi
+	:: !(old & PAMT_SLOT_HOLE) && pamt_slot_refs(old) == 1 &&
+	   PAMT_MODE == TDX_PAMT_MODE_EAGER && !(old & PAMT_SLOT_LEAKED) ->
+		/* Eager: ACTIVE(1) -> REMOVING. */
+#ifdef MUTANT_PUT_EARLY_CLEAR
+		try_cmpxchg(old, (old - 1) & ~PAMT_SLOT_INSTALLED, ok);
+#else
+		try_cmpxchg(old, (old - 1) | PAMT_SLOT_TRANSIT, ok);
+#endif
+		if
+		:: ok ->
+			pamt_slot_remove(PAMT_PAIR_TO_MAG, r);
+			r = 0; rr = 0; break	/* the reference is gone either way */
+		:: else
+		fi
+	od;
+	old = 0; ok = false
+}
+
+inline tdx_pamt_put(rr)
+{
+	old = slot;
+	do
+	:: pamt_slot_refs(old) <= 1 -> pamt_slot_put_slow(rr); break
+	:: else ->
+		try_cmpxchg(old, old - 1, ok);
+		if
+		:: ok -> rr = 0; break
+		:: else
+		fi
+	od;
+	old = 0; ok = false
+}
+
+inline tdx_pamt_evict(rr)
+{
+	old = slot;
+	do
+	:: true ->
+		pamt_slot_state(old, state);
+		if
+		:: state == PAMT_SLOT_NOT_COVERED -> rr = EINVAL; break
+		:: state == PAMT_SLOT_EMPTY -> rr = 0; break
+		:: state == PAMT_SLOT_IDLE && (old & PAMT_SLOT_LEAKED) -> rr = EIO; break
+		:: state == PAMT_SLOT_IDLE && !(old & PAMT_SLOT_LEAKED) ->
+#ifdef MUTANT_EVICT_NO_RECHECK
+			slot = PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT; ok = true;
+#else
+			try_cmpxchg(old, PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT, ok);
+#endif
+			if
+			:: ok ->
+				idle--;
+				pamt_slot_remove(PAMT_PAIR_TO_MAG, rr);
+				break
+			:: else	/* continue */
+			fi
+		:: else -> rr = EBUSY; break	/* ACTIVE, ADDING, REMOVING */
+		fi
+	od;
+	old = 0; ok = false; state = 0
+}
+
+/* ---- processes ---------------------------------------------------------- */
+
+/* A user of the range: get, put a TD page in it, take it out, put. */
+proctype getter(byte i)
+{
+	PAMT_LOCALS;
+	byte n;
+
+	for (n : 1 .. NITER) {
+		in_get[i] = true;
+		tdx_pamt_get(ret);
+get_done:
+		in_get[i] = false;
+		if
+		:: ret == 0 ->
+			atomic {
+				/* The 4K SEAMCALLs need the pair. */
+				assert(mod_has_pair && pamt_slot_refs(slot) > 0);
+				td_pages++
+			};
+			td_pages--;
+			tdx_pamt_put(ret);
+			assert(ret == 0)
+		:: else -> ret = 0
+		fi
+	}
+}
+
+proctype evictor()
+{
+	PAMT_LOCALS;
+
+	in_evict = true;
+	tdx_pamt_evict(ret);
+	in_evict = false
+}
+
+/* kswapd calling tdx_pamt_shrink_scan() any number of times. */
+proctype shrinker()
+{
+	PAMT_LOCALS;
+
+	do
+	:: pamt_shrink_sweep(1, PAMT_SCAN_BUDGET)
+	:: break
+	od
+}
+
+init {
+	byte i;
+
+	atomic {
+		/* One pair cached, the others with the page allocator. */
+		owner[0] = OWN_MAG;
+		/* The slot starts EMPTY, or IDLE (with or without RECENT). */
+		if
+		:: skip
+		:: slot = PAMT_SLOT_INSTALLED; idle = 1; installed = 1;
+		   mod_has_pair = true; mod_pair = 1; owner[1] = OWN_MODULE
+		:: slot = PAMT_SLOT_INSTALLED | PAMT_SLOT_RECENT; idle = 1;
+		   installed = 1;
+		   mod_has_pair = true; mod_pair = 1; owner[1] = OWN_MODULE
+		fi;
+		for (i : 0 .. NGET - 1) {
+			run getter(i)
+		}
+		run evictor();
+		run shrinker()
+	}
+
+	/* Quiescence: everybody else has finished. */
+	_nr_pr == 1;
+	atomic {
+		assert(td_pages == 0);
+		assert(pamt_slot_refs(slot) == 0 && !(slot & PAMT_SLOT_TRANSIT));
+		assert(((slot & PAMT_SLOT_INSTALLED) != 0) == mod_has_pair);
+		assert(installed == mod_has_pair);
+		/* pamt.idle counts IDLE slots that are not LEAKED. */
+		assert(idle == ((slot & PAMT_SLOT_INSTALLED) &&
+				!(slot & PAMT_SLOT_LEAKED)));
+		/* No pair lost: each is free, cached or in the module. */
+		for (i : 0 .. NPAIRS - 1) {
+			assert(owner[i] == OWN_FREE || owner[i] == OWN_MAG ||
+			       (owner[i] == OWN_MODULE && mod_pair == i))
+		}
+	}
+}
+
+/* ---- properties --------------------------------------------------------- */
+
+#define in_module(k)	(owner[k] == OWN_MODULE)
+
+/* Invariants of every reachable state. */
+ltl inv {
+	[] (
+	/* a non-zero count: pair installed, no transition */
+	(pamt_slot_refs(slot) == 0 ||
+	 (mod_has_pair && (slot & PAMT_SLOT_INSTALLED) &&
+	  !(slot & PAMT_SLOT_TRANSIT))) &&
+	/* outside a transition the word says what the module holds */
+	((slot & PAMT_SLOT_TRANSIT) ||
+	 (((slot & PAMT_SLOT_INSTALLED) != 0) == mod_has_pair)) &&
+	/* TD pages only under a reference */
+	td_pages <= pamt_slot_refs(slot) &&
+	/* the module holds at most one pair, the one it says */
+	(in_module(0) + in_module(1) + in_module(2)) == mod_has_pair &&
+	(!mod_has_pair || owner[mod_pair] == OWN_MODULE))
+}
+
+/* Every get returns (0 or an error), under weak fairness. */
+ltl get_done {
+	[] ((in_get[0] -> <> !in_get[0]) && (in_get[1] -> <> !in_get[1]))
+}
+
+/* Every transition ends, and every evict returns. */
+ltl transit_ends {
+	[] (((slot & PAMT_SLOT_TRANSIT) -> <> !(slot & PAMT_SLOT_TRANSIT)) &&
+	    (in_evict -> <> !in_evict))
+}
