@@ -252,3 +252,58 @@ PAMT_TEST(slot_concurrent_first_gets_add_once)
 	for (i = 0; i < 4; i++)
 		EXPECT_EQ(tdx_pamt_put(slot_pfn(9, i)), 0);
 }
+
+struct hog {
+	unsigned long slot;
+	bool stop;
+};
+
+/* A shrinker whose REMOVE always ends BUSY: it keeps the slot in REMOVING. */
+static void *busy_shrinker(void *arg)
+{
+	struct hog *h = arg;
+	unsigned long idle = PAMT_SLOT_INSTALLED, old;
+
+	pamt_sim_set_cpu(2);
+	while (!__atomic_load_n(&h->stop, __ATOMIC_ACQUIRE)) {
+		old = idle;
+		if (!atomic_long_try_cmpxchg_acquire(&pamt.slots[h->slot], &old,
+				PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT))
+			continue;
+		ndelay(NSEC_PER_MSEC);
+		atomic_long_set_release(&pamt.slots[h->slot], idle);
+	}
+	return NULL;
+}
+
+/*
+ * A get against a shrinker that keeps failing REMOVE with BUSY returns
+ * within its deadline.  Timing decides who wins here; the proof that no
+ * schedule starves the get is the model (make model).
+ */
+PAMT_TEST(slot_get_bounded_under_busy_shrinker)
+{
+	struct hog h = { .slot = 6 };
+	pthread_t t;
+	u64 t0, dt;
+	int ret;
+
+	pamt_env_up_default();
+	ASSERT(!tdx_pamt_get(slot_pfn(6, 0), NULL));
+	ASSERT(!tdx_pamt_put(slot_pfn(6, 0)));
+	slot_set_word(6, PAMT_SLOT_INSTALLED);
+	pthread_create(&t, NULL, busy_shrinker, &h);
+	while (!(slot_word(6) & PAMT_SLOT_TRANSIT))
+		cpu_relax();
+	t0 = ktime_get_ns();
+	ret = tdx_pamt_get(slot_pfn(6, 0), NULL);
+	dt = ktime_get_ns() - t0;
+	/* 5 waits of a full PAMT_WAIT_NS each would be starvation. */
+	EXPECT(dt < 5 * PAMT_WAIT_NS);
+	EXPECT(ret == 0 || ret == -EBUSY);
+	ndelay(5 * PAMT_WAIT_NS - dt);
+	__atomic_store_n(&h.stop, true, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	if (!ret)
+		EXPECT_EQ(tdx_pamt_put(slot_pfn(6, 0)), 0);
+}

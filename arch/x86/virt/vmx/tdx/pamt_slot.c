@@ -175,19 +175,30 @@ int pamt_slot_remove(atomic_long_t *slot, unsigned long idx,
 	return 0;
 }
 
-/* Wait, bounded, for the owner of a transition to publish its result. */
-static unsigned long pamt_slot_wait(atomic_long_t *slot)
+/*
+ * Wait for the owner of a transition to publish its result, in *@old.
+ * The deadline is set by the first wait of a get and covers all of them:
+ * a shrinker that keeps winning the slot and failing its REMOVE with BUSY
+ * must not starve the get (found by tools/testing/pamt/model).
+ *
+ * Return: false once the deadline has passed.
+ */
+static bool pamt_slot_wait(atomic_long_t *slot, unsigned long *old,
+			   u64 *deadline)
 {
-	u64 deadline = ktime_get_ns() + PAMT_WAIT_NS;
 	unsigned long word;
 
 	pamt_stat_inc(GET_WAIT);
 	for (;;) {
+		if (*deadline && ktime_get_ns() > *deadline)
+			return false;
 		word = atomic_long_read_acquire(slot);
-		if (!(word & PAMT_SLOT_TRANSIT))
-			return word;
-		if (ktime_get_ns() > deadline)
-			return word;
+		if (!(word & PAMT_SLOT_TRANSIT)) {
+			*old = word;
+			return true;
+		}
+		if (!*deadline)
+			*deadline = ktime_get_ns() + PAMT_WAIT_NS;
 		cpu_relax();
 	}
 }
@@ -197,6 +208,7 @@ static noinline int pamt_slot_get_slow(atomic_long_t *slot, unsigned long idx,
 				       struct tdx_pamt_reserve *res)
 {
 	unsigned long old = atomic_long_read(slot);
+	u64 deadline = 0;
 	int ret;
 
 	for (;;) {
@@ -204,8 +216,7 @@ static noinline int pamt_slot_get_slow(atomic_long_t *slot, unsigned long idx,
 			return -EINVAL;
 
 		if (old & PAMT_SLOT_TRANSIT) {
-			old = pamt_slot_wait(slot);
-			if (old & PAMT_SLOT_TRANSIT)
+			if (!pamt_slot_wait(slot, &old, &deadline))
 				return -EBUSY;
 			continue;
 		}
