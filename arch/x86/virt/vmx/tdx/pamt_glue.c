@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * TDX Dynamic PAMT cache: the in-kernel glue.
+ *
+ * The core (pamt_slot.c, pamt_mag.c, pamt_shrink.c, pamt_core.c) is built
+ * unchanged by the userspace harness; what only a kernel has lives here:
+ * running a drain on every CPU, the shrinker and the CPU hotplug hook.
+ */
+#include <linux/cpuhotplug.h>
+#include <linux/errno.h>
+#include <linux/shrinker.h>
+#include <linux/workqueue.h>
+#include "pamt_internal.h"
+#include "pamt_glue.h"
+
+static void pamt_glue_drain_fn(struct work_struct *work)
+{
+	pamt_mag_drain_local();
+}
+
+/**
+ * pamt_platform_drain_cpus() - drain the magazines of every online CPU
+ *
+ * Runs pamt_mag_drain_local() in process context on each online CPU and
+ * waits for all of them.  The magazines of offline CPUs were drained by
+ * the CPU hotplug callback when they went down.
+ *
+ * Context: process context; sleeps.
+ */
+void pamt_platform_drain_cpus(void)
+{
+	schedule_on_each_cpu(pamt_glue_drain_fn);
+}
+
+static unsigned long pamt_glue_count(struct shrinker *s,
+				     struct shrink_control *sc)
+{
+	return tdx_pamt_shrink_count() ?: SHRINK_EMPTY;
+}
+
+static unsigned long pamt_glue_scan(struct shrinker *s,
+				    struct shrink_control *sc)
+{
+	unsigned long freed;
+
+	freed = tdx_pamt_shrink_scan(sc->nr_to_scan, &sc->nr_scanned);
+	return freed ?: SHRINK_STOP;
+}
+
+/* Runs on a control CPU once @cpu is dead: nothing can touch its state. */
+static int pamt_glue_cpu_dead(unsigned int cpu)
+{
+	tdx_pamt_drain_cpu(cpu);
+	return 0;
+}
+
+static struct shrinker *pamt_shrinker;
+static int pamt_cpuhp_state = -1;
+
+/**
+ * pamt_glue_shrinker() - the registered shrinker, for tests
+ *
+ * Return: the shrinker, or NULL while none is registered.
+ */
+struct shrinker *pamt_glue_shrinker(void)
+{
+	return pamt_shrinker;
+}
+
+/**
+ * pamt_glue_register() - register the shrinker and the CPU-dead hook
+ *
+ * Both are harmless while the cache is off: they find nothing to do.
+ *
+ * Context: process context; sleeps.
+ *
+ * Return: 0 or a negative errno, with nothing registered.
+ */
+int pamt_glue_register(void)
+{
+	int ret;
+
+	if (pamt_shrinker)
+		return -EBUSY;
+	pamt_shrinker = shrinker_alloc(0, "tdx-pamt");
+	if (!pamt_shrinker)
+		return -ENOMEM;
+	pamt_shrinker->count_objects = pamt_glue_count;
+	pamt_shrinker->scan_objects = pamt_glue_scan;
+
+	ret = cpuhp_setup_state_nocalls(CPUHP_BP_PREPARE_DYN, "x86/tdx/pamt:dead",
+					NULL, pamt_glue_cpu_dead);
+	if (ret < 0) {
+		shrinker_free(pamt_shrinker);
+		pamt_shrinker = NULL;
+		return ret;
+	}
+	pamt_cpuhp_state = ret;
+	shrinker_register(pamt_shrinker);
+	return 0;
+}
+
+/**
+ * pamt_glue_unregister() - undo pamt_glue_register()
+ *
+ * Context: process context; sleeps.  Waits for running callbacks.
+ */
+void pamt_glue_unregister(void)
+{
+	if (!pamt_shrinker)
+		return;
+	shrinker_free(pamt_shrinker);
+	pamt_shrinker = NULL;
+	cpuhp_remove_state_nocalls(pamt_cpuhp_state);
+	pamt_cpuhp_state = -1;
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * KUnit suites for the TDX Dynamic PAMT cache: what the suites share.
+ */
+#ifndef _X86_VIRT_TDX_PAMT_KUNIT_H
+#define _X86_VIRT_TDX_PAMT_KUNIT_H
+
+#include <kunit/test.h>
+#include "pamt_internal.h"
+#include "pamt_fake.h"
+
+/**
+ * struct pk_ctx - per-test state, in test->priv
+ * @debug_locks: debug_locks when the test started
+ * @tainted: TAINT_WARN was set when the test started
+ * @expect_warn: the test deliberately triggers a WARN
+ * @up: the fake module and the cache are set up
+ * @glue: the shrinker and the CPU hotplug hook are registered
+ * @held_pairs: pairs the test holds outside the cache (reserves, taken
+ *	pairs); counted by the accounting check
+ * @nr_slots: covered slots
+ * @end_pfn: one past the last covered pfn
+ */
+struct pk_ctx {
+	int debug_locks;
+	bool tainted;
+	bool expect_warn;
+	bool up;
+	bool glue;
+	atomic_long_t held_pairs;
+	unsigned long nr_slots;
+	unsigned long end_pfn;
+};
+
+extern bool pk_canary;
+
+int pk_test_init(struct kunit *test);
+void pk_test_exit(struct kunit *test);
+void pk_suite_leak_check(struct kunit *test);
+
+int pk_setup_ranges(struct kunit *test, const struct tdx_pamt_range *ranges,
+		    unsigned int nr, enum tdx_pamt_mode mode,
+		    unsigned int mag_size, unsigned long idle_cap);
+int pk_setup(struct kunit *test, enum tdx_pamt_mode mode,
+	     unsigned int mag_size, unsigned long idle_cap);
+int pk_glue(struct kunit *test);
+void pk_stats(u64 *vals);
+u64 pk_stat(enum tdx_pamt_stat item);
+void pk_check_accounting(struct kunit *test, long extra_pairs);
+unsigned long pk_slot_pfn(struct kunit *test, unsigned long nth);
+unsigned long pk_word(unsigned long pfn);
+void pk_set_word(unsigned long pfn, unsigned long word);
+void pk_unleak(struct kunit *test, unsigned long pfn);
+void pk_expect_warn(struct kunit *test);
+
+/* A large idle cap, so that only the tests of the cap see it act. */
+#define PK_NO_CAP	BIT(30)
+
+/* Fail the next @n calls of @op with @status. */
+#define PK_INJECT(op, status, n)	pamt_fake_inject(op, status, n, 0)
+
+static inline struct pk_ctx *pk(struct kunit *test)
+{
+	return test->priv;
+}
+
+/* Set up the fake module and the cache with defaults, or fail the test. */
+static inline void pk_up(struct kunit *test, enum tdx_pamt_mode mode)
+{
+	KUNIT_ASSERT_EQ(test, pk_setup(test, mode, 0, PK_NO_CAP), 0);
+}
+
+#endif /* _X86_VIRT_TDX_PAMT_KUNIT_H */

@@ -1,0 +1,528 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit: the PAMT cache in the contexts its callers use (under a spinlock
+ * or an rwlock, with preemption off, puts from softirq while the same CPU
+ * is inside a get), the shrinker called directly and for real, and CPU
+ * hotplug.
+ */
+#include <linux/cpu.h>
+#include <linux/delay.h>
+#include <linux/hrtimer.h>
+#include <linux/jiffies.h>
+#include <linux/kthread.h>
+#include <linux/mm.h>
+#include <linux/random.h>
+#include <linux/rcupdate.h>
+#include <linux/shrinker.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include "pamt_glue.h"
+#include "pamt_kunit.h"
+
+#define PK_CTX_SLOTS	32
+
+static DEFINE_SPINLOCK(pk_ctx_lock);
+static DEFINE_RWLOCK(pk_ctx_rwlock);
+
+static unsigned long pk_ctx_pfn(struct kunit *test, int i)
+{
+	return pk_slot_pfn(test, 40 + i);
+}
+
+/* A get under a spinlock or a read-held rwlock, with a reserve. */
+static void pk_ctx_get_under_locks(struct kunit *test)
+{
+	struct tdx_pamt_reserve res = { .nr = 0 };
+	unsigned long pfn[8];
+	int ret[8], i;
+
+	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	for (i = 0; i < 8; i++)
+		pfn[i] = pk_ctx_pfn(test, i);
+	KUNIT_ASSERT_EQ(test, tdx_pamt_reserve_topup(&res, TDX_PAMT_RESERVE_MAX,
+						     GFP_KERNEL), 0);
+	spin_lock(&pk_ctx_lock);
+	for (i = 0; i < 4; i++)
+		ret[i] = tdx_pamt_get(pfn[i], &res);
+	spin_unlock(&pk_ctx_lock);
+	read_lock(&pk_ctx_rwlock);
+	for (i = 4; i < 8; i++)
+		ret[i] = tdx_pamt_get(pfn[i], &res);
+	read_unlock(&pk_ctx_rwlock);
+	for (i = 0; i < 8; i++) {
+		KUNIT_EXPECT_EQ(test, ret[i], 0);
+		KUNIT_EXPECT_EQ(test, pk_word(pfn[i]), PAMT_SLOT_INSTALLED | 1);
+	}
+	pk_check_accounting(test, res.nr);
+	/* put under the locks too */
+	write_lock(&pk_ctx_rwlock);
+	for (i = 0; i < 8; i++)
+		KUNIT_EXPECT_EQ(test, tdx_pamt_put(pfn[i]), 0);
+	write_unlock(&pk_ctx_rwlock);
+	tdx_pamt_reserve_drain(&res);
+	pk_check_accounting(test, 0);
+}
+
+/* Preemption off and no reserve: a get may fail but must never sleep. */
+static void pk_ctx_get_preempt_off(struct kunit *test, enum tdx_pamt_mode mode)
+{
+	unsigned long pfn[16];
+	int ret[16], i;
+
+	pk_up(test, mode);
+	for (i = 0; i < 16; i++)
+		pfn[i] = pk_ctx_pfn(test, i);
+	preempt_disable();
+	for (i = 0; i < 16; i++)
+		ret[i] = tdx_pamt_get(pfn[i], NULL);
+	for (i = 0; i < 16; i++)
+		if (!ret[i])
+			tdx_pamt_put(pfn[i]);
+	/* Again, now from the magazines (eager) or revived (magazine). */
+	for (i = 0; i < 16; i++)
+		ret[i] = tdx_pamt_get(pfn[i], NULL);
+	preempt_enable();
+	for (i = 0; i < 16; i++) {
+		KUNIT_EXPECT_EQ(test, ret[i], 0);
+		if (!ret[i])
+			tdx_pamt_put(pfn[i]);
+	}
+	pk_check_accounting(test, 0);
+}
+
+static void pk_ctx_get_preempt_off_magazine(struct kunit *test)
+{
+	pk_ctx_get_preempt_off(test, TDX_PAMT_MODE_MAGAZINE);
+}
+
+static void pk_ctx_get_preempt_off_eager(struct kunit *test)
+{
+	pk_ctx_get_preempt_off(test, TDX_PAMT_MODE_EAGER);
+}
+
+/* References a softirq on this CPU still has to put. */
+struct pk_softirq {
+	struct hrtimer timer;
+	unsigned long pfn[PK_CTX_SLOTS];
+	atomic_t owed[PK_CTX_SLOTS];
+	atomic_long_t puts;
+	atomic_long_t bad;
+	bool stop;
+};
+
+static void pk_softirq_put_owed(struct pk_softirq *s)
+{
+	int i;
+
+	for (i = 0; i < PK_CTX_SLOTS; i++) {
+		while (atomic_dec_if_positive(&s->owed[i]) >= 0) {
+			if (tdx_pamt_put(s->pfn[i]))
+				atomic_long_inc(&s->bad);
+			atomic_long_inc(&s->puts);
+		}
+	}
+}
+
+static enum hrtimer_restart pk_softirq_timer(struct hrtimer *t)
+{
+	struct pk_softirq *s = container_of(t, struct pk_softirq, timer);
+
+	if (!in_serving_softirq())
+		atomic_long_inc(&s->bad);
+	pk_softirq_put_owed(s);
+	if (READ_ONCE(s->stop))
+		return HRTIMER_NORESTART;
+	hrtimer_forward_now(t, ns_to_ktime(50 * NSEC_PER_USEC));
+	return HRTIMER_RESTART;
+}
+
+/*
+ * A task pinned to one CPU gets references in a loop while a soft hrtimer
+ * on the same CPU puts them: the softirq runs when the timer interrupt
+ * returns, in the middle of whatever get the task was in.  In eager mode
+ * the softirq's puts REMOVE and push pairs into the magazine the task's
+ * gets pop from.  Half the loop runs with bottom halves off, so that the
+ * softirq also runs from local_bh_enable().
+ */
+static void pk_ctx_softirq_put(struct kunit *test, enum tdx_pamt_mode mode,
+			       unsigned int mag_size)
+{
+	struct tdx_pamt_reserve res = { .nr = 0 };
+	unsigned long deadline, gets = 0, errs = 0;
+	struct pk_softirq *s;
+	int i, ret;
+
+	s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	KUNIT_ASSERT_EQ(test, pk_setup(test, mode, mag_size, 16), 0);
+	for (i = 0; i < PK_CTX_SLOTS; i++)
+		s->pfn[i] = pk_ctx_pfn(test, i);
+
+	migrate_disable();
+	hrtimer_init(&s->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_SOFT);
+	s->timer.function = pk_softirq_timer;
+	hrtimer_start(&s->timer, ns_to_ktime(50 * NSEC_PER_USEC),
+		      HRTIMER_MODE_REL_PINNED_SOFT);
+	deadline = jiffies + HZ;
+	while (time_before(jiffies, deadline)) {
+		bool bh = gets & 1024;
+
+		if (res.nr < 2 &&
+		    tdx_pamt_reserve_topup(&res, 4, GFP_NOWAIT | __GFP_NOWARN))
+			errs++;
+		i = get_random_u32_below(PK_CTX_SLOTS);
+		if (bh)
+			local_bh_disable();
+		ret = tdx_pamt_get(s->pfn[i], &res);
+		if (!ret)
+			atomic_inc(&s->owed[i]);
+		if (bh)
+			local_bh_enable();
+		if (ret)
+			errs++;
+		gets++;
+	}
+	WRITE_ONCE(s->stop, true);
+	hrtimer_cancel(&s->timer);
+	migrate_enable();
+	pk_softirq_put_owed(s);
+
+	KUNIT_EXPECT_EQ(test, errs, 0UL);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&s->bad), 0L);
+	KUNIT_EXPECT_GT(test, atomic_long_read(&s->puts), 0L);
+	kunit_info(test, "%lu gets, %ld puts from softirq\n", gets,
+		   atomic_long_read(&s->puts));
+	pk_check_accounting(test, res.nr);
+	tdx_pamt_reserve_drain(&res);
+	pk_check_accounting(test, 0);
+}
+
+static void pk_ctx_softirq_put_magazine(struct kunit *test)
+{
+	pk_ctx_softirq_put(test, TDX_PAMT_MODE_MAGAZINE, 4);
+}
+
+static void pk_ctx_softirq_put_eager(struct kunit *test)
+{
+	pk_ctx_softirq_put(test, TDX_PAMT_MODE_EAGER, 4);
+}
+
+struct pk_rcu_put {
+	struct rcu_head rcu;
+	unsigned long pfn;
+};
+
+static atomic_long_t pk_rcu_bad;
+
+static void pk_rcu_put_cb(struct rcu_head *head)
+{
+	struct pk_rcu_put *p = container_of(head, struct pk_rcu_put, rcu);
+
+	if (tdx_pamt_put(p->pfn))
+		atomic_long_inc(&pk_rcu_bad);
+	kfree(p);
+}
+
+/* Puts from RCU callbacks, as when KVM frees an S-EPT page. */
+static void pk_ctx_rcu_put(struct kunit *test)
+{
+	struct pk_rcu_put *p;
+	unsigned long pfn;
+	int i, errs = 0;
+
+	pk_up(test, TDX_PAMT_MODE_EAGER);
+	atomic_long_set(&pk_rcu_bad, 0);
+	for (i = 0; i < 2000; i++) {
+		pfn = pk_ctx_pfn(test, i % PK_CTX_SLOTS);
+		p = kmalloc(sizeof(*p), GFP_KERNEL);
+		if (!p || tdx_pamt_get(pfn, NULL)) {
+			kfree(p);
+			errs++;
+			continue;
+		}
+		p->pfn = pfn;
+		call_rcu(&p->rcu, pk_rcu_put_cb);
+		if (!(i % 128))
+			cond_resched();
+	}
+	rcu_barrier();
+	KUNIT_EXPECT_EQ(test, errs, 0);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&pk_rcu_bad), 0L);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_INSTALLED), 0ULL);
+	pk_check_accounting(test, 0);
+}
+
+static void pk_make_idle(struct kunit *test, int first, int n)
+{
+	int i;
+
+	for (i = first; i < first + n; i++)
+		KUNIT_ASSERT_EQ(test, tdx_pamt_get(pk_ctx_pfn(test, i), NULL), 0);
+	for (i = first; i < first + n; i++)
+		tdx_pamt_put(pk_ctx_pfn(test, i));
+}
+
+/* count_objects and scan_objects of the registered shrinker, called directly. */
+static void pk_ctx_shrinker_direct(struct kunit *test)
+{
+	struct shrink_control sc = { .gfp_mask = GFP_KERNEL, .nid = 0 };
+	struct shrinker *s;
+
+	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	KUNIT_ASSERT_EQ(test, pk_glue(test), 0);
+	s = pamt_glue_shrinker();
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	KUNIT_EXPECT_EQ(test, s->count_objects(s, &sc), SHRINK_EMPTY);
+	sc.nr_to_scan = 4;
+	KUNIT_EXPECT_EQ(test, s->scan_objects(s, &sc), SHRINK_STOP);
+
+	pk_make_idle(test, 0, 5);
+	KUNIT_EXPECT_EQ(test, s->count_objects(s, &sc), 5UL);
+	sc.nr_to_scan = 3;
+	sc.nr_scanned = 3;
+	KUNIT_EXPECT_EQ(test, s->scan_objects(s, &sc), 3UL);
+	KUNIT_EXPECT_EQ(test, sc.nr_scanned, 3UL);
+	KUNIT_EXPECT_EQ(test, s->count_objects(s, &sc), 2UL);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_SHRINK), 3ULL);
+
+	/* The module stays busy: no progress, SHRINK_STOP, nothing lost. */
+	PK_INJECT(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, 100000);
+	sc.nr_to_scan = 10;
+	KUNIT_EXPECT_EQ(test, s->scan_objects(s, &sc), SHRINK_STOP);
+	PK_INJECT(PAMT_FAKE_REMOVE, 0, 0);
+	KUNIT_EXPECT_EQ(test, s->count_objects(s, &sc), 2UL);
+	pk_check_accounting(test, 0);
+
+	KUNIT_EXPECT_EQ(test, s->scan_objects(s, &sc), 2UL);
+	KUNIT_EXPECT_EQ(test, s->count_objects(s, &sc), SHRINK_EMPTY);
+	pk_check_accounting(test, 0);
+}
+
+/* The shrinker registered for real: drop_slab() reaches it. */
+static void pk_ctx_shrinker_registered(struct kunit *test)
+{
+	struct tdx_pamt_pair p;
+	int i;
+
+	KUNIT_ASSERT_EQ(test, pk_setup(test, TDX_PAMT_MODE_MAGAZINE, 2,
+				       PK_NO_CAP), 0);
+	KUNIT_ASSERT_EQ(test, pk_glue(test), 0);
+	KUNIT_EXPECT_EQ(test, pamt_glue_register(), -EBUSY);
+	pk_make_idle(test, 0, 6);
+	migrate_disable();
+	for (i = 0; i < 8; i++) {
+		if (pamt_pair_alloc(&p, GFP_KERNEL))
+			break;
+		tdx_pamt_pair_give(&p);
+	}
+	migrate_enable();
+	KUNIT_EXPECT_GE(test, tdx_pamt_shrink_count(), 8UL);
+	drop_slab();
+	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 0UL);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 0ULL);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_SHRINK), 6ULL);
+	pk_check_accounting(test, 0);
+}
+
+/* CPU hotplug */
+
+static int pk_pick_cpu(struct kunit *test)
+{
+	int cpu = cpumask_last(cpu_online_mask);
+
+	if (num_online_cpus() < 2 || !cpu)
+		kunit_skip(test, "needs two online CPUs (qemu -smp 4)");
+	return cpu;
+}
+
+static long pk_give_on_cpu(void *arg)
+{
+	struct tdx_pamt_pair p;
+	long i, n = (long)arg;
+
+	for (i = 0; i < n; i++) {
+		if (pamt_pair_alloc(&p, GFP_KERNEL))
+			return i;
+		tdx_pamt_pair_give(&p);
+	}
+	return n;
+}
+
+static unsigned int pk_cpu_cached(int cpu)
+{
+	struct pamt_pcpu *pc = per_cpu_ptr(pamt.pcpu, cpu);
+
+	return pc->loaded->nr + pc->prev->nr;
+}
+
+struct pk_load {
+	struct kunit *test;
+	unsigned long first;
+	bool churn;
+	bool stop;
+	atomic_long_t ops;
+	atomic_long_t errs;
+	atomic_t running;
+	struct completion done;
+};
+
+/* get/put on held slots (fast path only) or, with churn, evict too. */
+static int pk_load_fn(void *data)
+{
+	struct pk_load *l = data;
+	unsigned long pfn;
+	int ret;
+
+	while (!READ_ONCE(l->stop)) {
+		pfn = l->first + get_random_u32_below(8) * TDX_PAMT_PAGES_PER_SLOT;
+		ret = tdx_pamt_get(pfn, NULL);
+		if (ret && ret != -EBUSY)
+			atomic_long_inc(&l->errs);
+		if (!ret && tdx_pamt_put(pfn))
+			atomic_long_inc(&l->errs);
+		if (l->churn) {
+			ret = tdx_pamt_evict(pfn);
+			if (ret && ret != -EBUSY)
+				atomic_long_inc(&l->errs);
+		}
+		atomic_long_inc(&l->ops);
+		cond_resched();
+	}
+	if (atomic_dec_and_test(&l->running))
+		complete(&l->done);
+	return 0;
+}
+
+static void pk_load_start(struct kunit *test, struct pk_load *l, int nr)
+{
+	struct task_struct *t;
+	int i;
+
+	init_completion(&l->done);
+	atomic_set(&l->running, nr);
+	for (i = 0; i < nr; i++) {
+		t = kthread_run(pk_load_fn, l, "pamt_kunit_load/%d", i);
+		if (IS_ERR(t)) {
+			KUNIT_FAIL(test, "no load thread");
+			if (atomic_dec_and_test(&l->running))
+				complete(&l->done);
+		}
+	}
+}
+
+static void pk_load_stop(struct pk_load *l)
+{
+	WRITE_ONCE(l->stop, true);
+	wait_for_completion(&l->done);
+}
+
+/* An offlined CPU's magazines are drained: cached pairs drop, none leak. */
+static void pk_ctx_hotplug_drains(struct kunit *test)
+{
+	struct pk_load *l;
+	unsigned long first;
+	u64 cached, freed;
+	int cpu, i;
+
+	cpu = pk_pick_cpu(test);
+	l = kunit_kzalloc(test, sizeof(*l), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, l);
+	KUNIT_ASSERT_EQ(test, pk_setup(test, TDX_PAMT_MODE_MAGAZINE, 8,
+				       PK_NO_CAP), 0);
+	KUNIT_ASSERT_EQ(test, pk_glue(test), 0);
+
+	/* Load on held slots: fast path only, no pair moves. */
+	first = pk_ctx_pfn(test, 0);
+	for (i = 0; i < 8; i++)
+		KUNIT_ASSERT_EQ(test, tdx_pamt_get(first + i * 512, NULL), 0);
+	l->first = first;
+	pk_load_start(test, l, 3);
+
+	KUNIT_EXPECT_EQ(test, work_on_cpu(cpu, pk_give_on_cpu, (void *)10L), 10L);
+	KUNIT_EXPECT_EQ(test, pk_cpu_cached(cpu), 10U);
+	cached = pk_stat(TDX_PAMT_STAT_CACHED_PAIRS);
+	freed = pk_stat(TDX_PAMT_STAT_PAGE_FREE);
+
+	KUNIT_EXPECT_EQ(test, remove_cpu(cpu), 0);
+	KUNIT_EXPECT_FALSE(test, cpu_online(cpu));
+	KUNIT_EXPECT_EQ(test, pk_cpu_cached(cpu), 0U);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), cached - 10);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_PAGE_FREE), freed + 20);
+
+	KUNIT_EXPECT_EQ(test, add_cpu(cpu), 0);
+	KUNIT_EXPECT_TRUE(test, cpu_online(cpu));
+	KUNIT_EXPECT_EQ(test, work_on_cpu(cpu, pk_give_on_cpu, (void *)3L), 3L);
+	KUNIT_EXPECT_EQ(test, pk_cpu_cached(cpu), 3U);
+
+	pk_load_stop(l);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&l->errs), 0L);
+	KUNIT_EXPECT_GT(test, atomic_long_read(&l->ops), 0L);
+	for (i = 0; i < 8; i++)
+		tdx_pamt_put(first + i * 512);
+	pk_check_accounting(test, 0);
+}
+
+/* Offline and online a CPU twice while every CPU moves pairs around. */
+static void pk_ctx_hotplug_under_load(struct kunit *test)
+{
+	struct pk_load *l;
+	int cpu, round;
+
+	cpu = pk_pick_cpu(test);
+	l = kunit_kzalloc(test, sizeof(*l), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, l);
+	KUNIT_ASSERT_EQ(test, pk_setup(test, TDX_PAMT_MODE_MAGAZINE, 4, 16), 0);
+	KUNIT_ASSERT_EQ(test, pk_glue(test), 0);
+	l->first = pk_ctx_pfn(test, 0);
+	l->churn = true;
+	pk_load_start(test, l, 4);
+	for (round = 0; round < 2; round++) {
+		msleep(100);
+		KUNIT_EXPECT_EQ(test, remove_cpu(cpu), 0);
+		KUNIT_EXPECT_EQ(test, pk_cpu_cached(cpu), 0U);
+		msleep(100);
+		KUNIT_EXPECT_EQ(test, add_cpu(cpu), 0);
+	}
+	msleep(100);
+	pk_load_stop(l);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&l->errs), 0L);
+	kunit_info(test, "%ld operations\n", atomic_long_read(&l->ops));
+	pk_check_accounting(test, 0);
+}
+
+static struct kunit_case pk_ctx_cases[] = {
+	KUNIT_CASE(pk_ctx_get_under_locks),
+	KUNIT_CASE(pk_ctx_get_preempt_off_magazine),
+	KUNIT_CASE(pk_ctx_get_preempt_off_eager),
+	KUNIT_CASE(pk_ctx_softirq_put_magazine),
+	KUNIT_CASE(pk_ctx_softirq_put_eager),
+	KUNIT_CASE(pk_ctx_rcu_put),
+	KUNIT_CASE(pk_ctx_shrinker_direct),
+	KUNIT_CASE(pk_ctx_shrinker_registered),
+	KUNIT_CASE(pk_suite_leak_check),
+	{}
+};
+
+static struct kunit_suite pk_ctx_suite = {
+	.name = "tdx_pamt_ctx",
+	.init = pk_test_init,
+	.exit = pk_test_exit,
+	.test_cases = pk_ctx_cases,
+};
+
+static struct kunit_case pk_hotplug_cases[] = {
+	KUNIT_CASE(pk_ctx_hotplug_drains),
+	KUNIT_CASE_SLOW(pk_ctx_hotplug_under_load),
+	KUNIT_CASE(pk_suite_leak_check),
+	{}
+};
+
+static struct kunit_suite pk_hotplug_suite = {
+	.name = "tdx_pamt_hotplug",
+	.init = pk_test_init,
+	.exit = pk_test_exit,
+	.test_cases = pk_hotplug_cases,
+};
+
+kunit_test_suites(&pk_ctx_suite, &pk_hotplug_suite);

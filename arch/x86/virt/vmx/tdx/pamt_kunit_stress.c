@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit: one thread per CPU doing random get, put, evict, shrink, reserve
+ * and DEMOTE/PROMOTE pair traffic on a small set of shared slots, then an
+ * exact accounting of every pair.
+ */
+#include <linux/cpu.h>
+#include <linux/delay.h>
+#include <linux/jiffies.h>
+#include <linux/kthread.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include "pamt_kunit.h"
+
+#define PK_STRESS_SLOTS		48
+#define PK_STRESS_PAIRS		2
+
+struct pk_stress;
+
+/**
+ * struct pk_worker - one stress thread and what it holds when it stops
+ * @s: the shared state
+ * @res: its reserve
+ * @pairs: pairs taken with tdx_pamt_pair_take(), as DEMOTE would
+ * @nr_pairs: entries of @pairs held
+ * @refs: references held, per slot
+ * @ops: operations done
+ * @bad: results no call may return
+ * @lock: held around a quarter of the gets, for atomic context; one per
+ *	worker, so that a preempted vCPU holding it stalls nobody else
+ */
+struct pk_worker {
+	struct pk_stress *s;
+	spinlock_t lock;
+	struct tdx_pamt_reserve res;
+	struct tdx_pamt_pair pairs[PK_STRESS_PAIRS];
+	unsigned int nr_pairs;
+	unsigned int refs[PK_STRESS_SLOTS];
+	unsigned long ops;
+	unsigned long bad;
+};
+
+struct pk_stress {
+	unsigned long pfn[PK_STRESS_SLOTS];
+	unsigned long deadline;
+	atomic_t running;
+	struct completion done;
+	struct pk_worker w[NR_CPUS];
+};
+
+static void pk_worker_get(struct pk_worker *w, unsigned int i)
+{
+	bool locked = get_random_u32_below(4) == 0;
+	int ret;
+
+	if (w->res.nr < 2 && tdx_pamt_reserve_topup(&w->res, 4, GFP_KERNEL))
+		w->bad++;
+	/* A quarter of the gets in atomic context, as the fault path does. */
+	if (locked)
+		spin_lock(&w->lock);
+	ret = tdx_pamt_get(w->s->pfn[i], &w->res);
+	if (locked)
+		spin_unlock(&w->lock);
+	if (!ret)
+		w->refs[i]++;
+	else if (ret != -EBUSY)
+		w->bad++;
+}
+
+static void pk_worker_put(struct pk_worker *w, unsigned int i)
+{
+	if (!w->refs[i])
+		return;
+	if (tdx_pamt_put(w->s->pfn[i]))
+		w->bad++;
+	w->refs[i]--;
+}
+
+static void pk_worker_pairs(struct pk_worker *w)
+{
+	if (w->nr_pairs < PK_STRESS_PAIRS && get_random_u32_below(2)) {
+		if (!tdx_pamt_pair_take(&w->pairs[w->nr_pairs], &w->res,
+					GFP_KERNEL))
+			w->nr_pairs++;
+		else
+			w->bad++;
+	} else if (w->nr_pairs) {
+		tdx_pamt_pair_give(&w->pairs[--w->nr_pairs]);
+	}
+}
+
+static void pk_worker_op(struct pk_worker *w)
+{
+	unsigned int op = get_random_u32_below(1000);
+	unsigned int i = get_random_u32_below(PK_STRESS_SLOTS);
+	int ret;
+
+	if (op < 400) {
+		pk_worker_get(w, i);
+	} else if (op < 780) {
+		pk_worker_put(w, i);
+	} else if (op < 880) {
+		ret = tdx_pamt_evict(w->s->pfn[i]);
+		if (ret && ret != -EBUSY)
+			w->bad++;
+	} else if (op < 940) {
+		tdx_pamt_shrink_scan(1 + get_random_u32_below(8), NULL);
+	} else if (op < 990) {
+		pk_worker_pairs(w);
+	} else if (op < 998) {
+		tdx_pamt_set_idle_cap(4 + get_random_u32_below(64));
+	} else if (op < 999) {
+		tdx_pamt_reserve_drain(&w->res);
+	} else {
+		tdx_pamt_drain();
+	}
+	w->ops++;
+}
+
+static int pk_worker_fn(void *data)
+{
+	struct pk_worker *w = data;
+
+	while (time_before(jiffies, w->s->deadline)) {
+		pk_worker_op(w);
+		cond_resched();
+	}
+	if (atomic_dec_and_test(&w->s->running))
+		complete(&w->s->done);
+	return 0;
+}
+
+static void pk_stress(struct kunit *test, enum tdx_pamt_mode mode,
+		      unsigned int mag_size, unsigned long idle_cap,
+		      bool faults)
+{
+	unsigned long ops = 0, bad = 0, refs, held = 0;
+	struct task_struct *t;
+	struct pk_stress *s;
+	struct pk_worker *w;
+	int cpu, i, nr = 0;
+
+	s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	KUNIT_ASSERT_EQ(test, pk_setup(test, mode, mag_size, idle_cap), 0);
+	for (i = 0; i < PK_STRESS_SLOTS; i++)
+		s->pfn[i] = pk_slot_pfn(test, 60 + i) + i;
+	if (faults) {
+		pamt_fake_inject(PAMT_FAKE_ADD, TDX_PAMT_OPERAND_BUSY, 0, 200000);
+		pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, 0, 200000);
+		pamt_fake_set_latency(PAMT_FAKE_ADD, 1000, 4000, 20000);
+		pamt_fake_set_latency(PAMT_FAKE_REMOVE, 1000, 2000, 10000);
+	}
+
+	init_completion(&s->done);
+	s->deadline = jiffies + 3 * HZ;
+	cpus_read_lock();
+	atomic_set(&s->running, num_online_cpus());
+	for_each_online_cpu(cpu) {
+		w = &s->w[nr++];
+		w->s = s;
+		spin_lock_init(&w->lock);
+		t = kthread_create(pk_worker_fn, w, "pamt_kunit_stress/%d", cpu);
+		if (IS_ERR(t)) {
+			KUNIT_FAIL(test, "no thread for CPU %d", cpu);
+			if (atomic_dec_and_test(&s->running))
+				complete(&s->done);
+			continue;
+		}
+		kthread_bind(t, cpu);
+		wake_up_process(t);
+	}
+	cpus_read_unlock();
+	wait_for_completion(&s->done);
+	pamt_fake_inject(PAMT_FAKE_ADD, 0, 0, 0);
+	pamt_fake_inject(PAMT_FAKE_REMOVE, 0, 0, 0);
+
+	/* Quiescent: every pair is installed, cached or held by a worker. */
+	for (i = 0; i < nr; i++) {
+		w = &s->w[i];
+		ops += w->ops;
+		bad += w->bad;
+		held += w->res.nr + w->nr_pairs;
+	}
+	kunit_info(test, "%d threads, %lu operations\n", nr, ops);
+	KUNIT_EXPECT_EQ(test, bad, 0UL);
+	KUNIT_EXPECT_GT(test, ops, 1000UL);
+	pk_check_accounting(test, held);
+	KUNIT_EXPECT_EQ(test, pamt_fake_check_all(), 0UL);
+	for (i = 0; i < PK_STRESS_SLOTS; i++) {
+		unsigned long word = pk_word(s->pfn[i]);
+		int j;
+
+		for (refs = 0, j = 0; j < nr; j++)
+			refs += s->w[j].refs[i];
+		KUNIT_EXPECT_EQ_MSG(test, pamt_slot_refs(word), refs, "slot %d", i);
+		KUNIT_EXPECT_FALSE(test, word & PAMT_SLOT_TRANSIT);
+		KUNIT_EXPECT_FALSE(test, word & PAMT_SLOT_LEAKED);
+		KUNIT_EXPECT_EQ(test, !!(word & PAMT_SLOT_INSTALLED),
+				pamt_fake_range_has_pair(s->pfn[i]));
+	}
+
+	/* Give everything back. */
+	for (i = 0; i < nr; i++) {
+		w = &s->w[i];
+		while (w->nr_pairs)
+			tdx_pamt_pair_give(&w->pairs[--w->nr_pairs]);
+		tdx_pamt_reserve_drain(&w->res);
+		for (refs = 0; refs < PK_STRESS_SLOTS; refs++)
+			while (w->refs[refs])
+				pk_worker_put(w, refs);
+	}
+	pk_check_accounting(test, 0);
+	tdx_pamt_drain();
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_INSTALLED), 0ULL);
+	pk_check_accounting(test, 0);
+}
+
+static void pk_stress_magazine(struct kunit *test)
+{
+	pk_stress(test, TDX_PAMT_MODE_MAGAZINE, 8, 32, false);
+}
+
+static void pk_stress_eager(struct kunit *test)
+{
+	pk_stress(test, TDX_PAMT_MODE_EAGER, 4, 16, false);
+}
+
+static void pk_stress_busy_module(struct kunit *test)
+{
+	pk_stress(test, TDX_PAMT_MODE_MAGAZINE, 2, 8, true);
+}
+
+static struct kunit_case pk_stress_cases[] = {
+	KUNIT_CASE_SLOW(pk_stress_magazine),
+	KUNIT_CASE_SLOW(pk_stress_eager),
+	KUNIT_CASE_SLOW(pk_stress_busy_module),
+	KUNIT_CASE(pk_suite_leak_check),
+	{}
+};
+
+static struct kunit_suite pk_stress_suite = {
+	.name = "tdx_pamt_stress",
+	.init = pk_test_init,
+	.exit = pk_test_exit,
+	.test_cases = pk_stress_cases,
+};
+
+kunit_test_suite(pk_stress_suite);

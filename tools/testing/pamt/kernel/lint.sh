@@ -1,0 +1,68 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Static checks on our kernel files, zero findings allowed:
+#   - scripts/checkpatch.pl --strict, file by file;
+#   - scripts/kernel-doc -none, file by file;
+#   - a W=1 build with sparse (C=2) of our objects in the grafted tree.
+# Last line: "N passed, N failed", one check per tool and file.
+#
+# Env: PAMT_CACHE (default /var/cache/tdx-pamt); the W=1/sparse build
+# reuses build-lockdep there (configured by run-kunit.sh or here).
+set -uo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../../../.." && pwd)
+CACHE=${PAMT_CACHE:-/var/cache/tdx-pamt}
+B=$CACHE/build-lockdep
+TREE=$("$HERE/graft.sh") || { echo "graft failed"; echo "0 passed, 1 failed"; exit 1; }
+TDX=arch/x86/virt/vmx/tdx
+PASSED=0
+FAILED=0
+
+ok() { PASSED=$((PASSED + 1)); }
+bad() { FAILED=$((FAILED + 1)); echo "FAIL: $*"; }
+
+cd "$REPO" || exit 1
+FILES=$(ls arch/x86/include/asm/tdx_pamt.h $TDX/pamt_*.[ch] $TDX/Kconfig)
+
+for f in $FILES; do
+	out=$("$TREE/scripts/checkpatch.pl" --strict --no-tree --terse \
+		--no-summary --show-types -f "$f" 2>&1)
+	if [ -n "$out" ]; then bad "checkpatch $f"; echo "$out"; else ok; fi
+done
+
+for f in $FILES; do
+	case $f in *Kconfig) continue ;; esac
+	out=$("$TREE/scripts/kernel-doc" -none "$f" 2>&1)
+	if [ -n "$out" ]; then bad "kernel-doc $f"; echo "$out"; else ok; fi
+done
+
+# W=1 and sparse on our objects: configure the build folder if needed.
+if [ ! -f "$B/.config" ]; then
+	mkdir -p "$B"
+	cp "$TREE/$TDX/.kunitconfig" "$B/.config"
+	cat "$TREE/tools/testing/kunit/qemu_configs/x86_64.py" >/dev/null
+	make -s -C "$TREE" O="$B" ARCH=x86_64 olddefconfig >/dev/null
+fi
+OBJS=""
+for f in "$TREE"/$TDX/pamt_*.c; do
+	OBJS="$OBJS $TDX/$(basename "${f%.c}").o"
+done
+# Touch nothing in the tree: force the rebuild through the object's cmd.
+for o in $OBJS; do rm -f "$B/$o"; done
+out=$(make -C "$TREE" O="$B" ARCH=x86_64 -j"$(nproc)" W=1 C=2 $OBJS 2>&1)
+rc=$?
+probs=$(echo "$out" | grep -E "warning:|error:|sparse:" | grep -E "pamt_|tdx_pamt")
+if [ $rc != 0 ] || [ -n "$probs" ]; then
+	bad "W=1/sparse build (rc $rc)"
+	echo "${probs:-$out}" | tail -40
+else
+	ok
+fi
+for o in $OBJS; do
+	[ -f "$B/$o" ] && ok || bad "no $o"
+done
+
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" = 0 ]

@@ -1,0 +1,166 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build the grafted 6.12 tree and run the PAMT KUnit suites under qemu in
+# two configurations (lockdep + DEBUG_ATOMIC_SLEEP; the same + KASAN),
+# then prove each checker fires with the canaries.
+#
+# Usage: run-kunit.sh [-c lockdep|kasan] [-s SUITE_GLOB] [-n]
+#   -c  only this configuration (default: both)
+#   -s  only the suites matching this glob, e.g. tdx_pamt_func or
+#       'tdx_pamt_func.pk_evict*' (default: tdx_pamt_*)
+#   -n  skip the canaries
+# Env: PAMT_CACHE (default /var/cache/tdx-pamt) holds the tree, the build
+# folders build-lockdep and build-kasan, and the logs (logs/).
+#
+# Fails on any failed case, and on WARNING:, BUG:, a lockdep report or a
+# sleep-in-atomic report anywhere in a console log, except between the
+# markers that the WARN tests print around their one expected warning.
+# Last line: "N passed, N failed" over KUnit cases (a caught canary
+# counts as passed, one that was not caught as failed).
+set -uo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+CACHE=${PAMT_CACHE:-/var/cache/tdx-pamt}
+CONFIGS="lockdep kasan"
+GLOB='tdx_pamt_*'
+CANARY=1
+JOBS=$(nproc)
+
+while getopts "c:s:n" opt; do
+	case $opt in
+	c) CONFIGS=$OPTARG ;;
+	s) GLOB=$OPTARG ;;
+	n) CANARY=0 ;;
+	*) sed -n '4,20p' "$0"; exit 2 ;;
+	esac
+done
+
+T0=$(date +%s)
+TREE=$("$HERE/graft.sh") || { echo "graft failed"; echo "0 passed, 1 failed"; exit 1; }
+LOGS=$CACHE/logs
+mkdir -p "$LOGS"
+KUNITCONFIG=$TREE/arch/x86/virt/vmx/tdx/.kunitconfig
+KUNIT="python3 $TREE/tools/testing/kunit/kunit.py"
+QEMU_ARGS="-smp 4"
+
+PASSED=0
+FAILED=0
+SKIPPED=0
+
+cfg_args() {
+	case $1 in
+	lockdep) ;;
+	kasan) echo "--kconfig_add CONFIG_KASAN=y --kconfig_add CONFIG_KASAN_INLINE=y" ;;
+	*) echo "unknown configuration $1" >&2; exit 2 ;;
+	esac
+}
+
+# Per-suite counts from a KTAP console log; prints "pass fail skip" last.
+count_cases() {
+	python3 - "$1" "$2" <<'PY'
+import re, sys
+log, cfg = sys.argv[1], sys.argv[2]
+suites, cur = {}, None
+for line in open(log, errors="replace"):
+    line = re.sub(r"^\[[^\]]*\]\s?", "", line.rstrip("\n"))
+    m = re.match(r"^\s*# Subtest: (\S+)", line)
+    if m and not line.startswith(" " * 8):
+        cur = m.group(1)
+        suites.setdefault(cur, [0, 0, 0, []])
+        continue
+    m = re.match(r"^    (not ok|ok) \d+ (\S+)(.*)$", line)
+    if m and cur:
+        s = suites[cur]
+        if "# SKIP" in m.group(3):
+            s[2] += 1
+        elif m.group(1) == "ok":
+            s[0] += 1
+        else:
+            s[1] += 1
+            s[3].append(m.group(2))
+tp = tf = ts = 0
+for name, (p, f, sk, bad) in suites.items():
+    print(f"  [{cfg}] {name}: {p} passed, {f} failed, {sk} skipped"
+          + (f"  FAILED: {' '.join(bad)}" if bad else ""))
+    tp, tf, ts = tp + p, tf + f, ts + sk
+if not suites:
+    print(f"  [{cfg}] no KUnit results in {log}")
+    tf += 1
+print(tp, tf, ts)
+PY
+}
+
+# Console problems outside the expected-WARNING markers.
+scan_log() {
+	awk '
+		/pamt_kunit: BEGIN expected WARNING/ { skip = 1; next }
+		/pamt_kunit: END expected WARNING/ { skip = 0; next }
+		skip { next }
+		/WARNING:|BUG:|possible circular locking|sleeping function called from invalid context|inconsistent lock state|Kernel panic|general protection fault/ { print; n++ }
+		END { exit n > 0 }
+	' "$1"
+}
+
+for cfg in $CONFIGS; do
+	B=$CACHE/build-$cfg
+	LOG=$LOGS/kunit-$cfg.log
+	t=$(date +%s)
+	echo "== $cfg: build and run ($B)"
+	# shellcheck disable=SC2046
+	$KUNIT run --arch=x86_64 --kunitconfig="$KUNITCONFIG" --build_dir="$B" \
+		--jobs "$JOBS" --qemu_args "$QEMU_ARGS" --timeout 900 \
+		--raw_output=all $(cfg_args "$cfg") "$GLOB" > "$LOG" 2>&1
+	rc=$?
+	echo "   kunit.py exit $rc, $(( $(date +%s) - t ))s, log $LOG"
+	res=$(count_cases "$LOG" "$cfg")
+	echo "$res" | sed '$d'
+	read -r p f s <<< "$(echo "$res" | tail -1)"
+	PASSED=$((PASSED + p)); FAILED=$((FAILED + f)); SKIPPED=$((SKIPPED + s))
+	if ! grep -q "kunit executor\|KTAP version" "$LOG"; then
+		echo "   no kernel output; build or boot failed:"; tail -30 "$LOG"
+		FAILED=$((FAILED + 1))
+	fi
+	if ! scan_log "$LOG" > "$LOGS/problems-$cfg.txt"; then
+		echo "   console problems in $cfg:"; sed 's/^/     /' "$LOGS/problems-$cfg.txt"
+		FAILED=$((FAILED + 1))
+	fi
+done
+
+# Each canary in its own boot: lockdep and the sleep check turn themselves
+# off after one report.  Each must fail, with its checker's report.
+canary() {
+	local cfg=$1 test=$2 pattern=$3 log=$LOGS/canary-$1-$2.log
+
+	$KUNIT exec --arch=x86_64 --build_dir="$CACHE/build-$cfg" \
+		--qemu_args "$QEMU_ARGS" --timeout 300 --raw_output=all \
+		--kernel_args pamt_kunit.canary=1 \
+		"tdx_pamt_canary.$test" > "$log" 2>&1
+	if grep -qE "^(\[[^]]*\] *)? *not ok [0-9]+ $test" "$log" && grep -q "$pattern" "$log"; then
+		echo "  [$cfg] canary $test: caught ($pattern)"
+		PASSED=$((PASSED + 1))
+	else
+		echo "  [$cfg] canary $test: NOT CAUGHT (log $log)"
+		FAILED=$((FAILED + 1))
+	fi
+}
+
+if [ "$CANARY" = 1 ]; then
+	echo "== canaries"
+	for cfg in $CONFIGS; do
+		[ -f "$CACHE/build-$cfg/arch/x86/boot/bzImage" ] || continue
+		case $cfg in
+		lockdep)
+			canary lockdep pk_canary_lock_inversion "possible circular locking dependency detected"
+			canary lockdep pk_canary_sleep_in_atomic "BUG: sleeping function called from invalid context"
+			;;
+		kasan)
+			canary kasan pk_canary_use_after_free "BUG: KASAN: slab-use-after-free"
+			;;
+		esac
+	done
+fi
+
+echo "== kunit: $SKIPPED skipped, $(( $(date +%s) - T0 ))s in all"
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" = 0 ]
