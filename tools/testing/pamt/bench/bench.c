@@ -83,6 +83,7 @@ double bench_now(void)
 /* ---- per-thread recording ---- */
 struct rec {
 	struct lat l[BENCH_MAX_CYCLES][OP_NR];
+	struct lat slow_get;	/* the slow-path gets alone, all cycles */
 	u64 gets, puts, errors;
 };
 
@@ -129,6 +130,8 @@ static int timed_get(struct rec *r, unsigned long pfn,
 		return ret;
 	}
 	lat_add(&r->l[run.cycle][OP_GET], tsc_ns(t1 - t0), slow);
+	if (slow)
+		lat_add(&r->slow_get, tsc_ns(t1 - t0), 1);
 	r->gets++;
 	return 0;
 }
@@ -687,6 +690,7 @@ static void collect(struct sresult *sr, unsigned int ncycles, bool storm_rec)
 				lat_merge(&sr->cyc[c][o], &run.recs[i].l[c][o]);
 				lat_merge(&sr->tot[o], &run.recs[i].l[c][o]);
 			}
+		lat_merge(&sr->slow_get, &run.recs[i].slow_get);
 		sr->gets += run.recs[i].gets;
 		sr->puts += run.recs[i].puts;
 		sr->errors += run.recs[i].errors;
@@ -844,6 +848,7 @@ static void run_convert(int s, struct sresult *sr)
 		env_down(d, s);
 		if (!storm) {
 			sr->quiet_get = tmp.tot[OP_GET];
+			sr->quiet_slow_get = tmp.slow_get;
 			sr->quiet_ok = tmp.ok;
 		} else {
 			sr->storm_lat[OP_GET] = storm_lat[OP_GET];

@@ -51,7 +51,8 @@ struct sresult {
 	long leaked_pages, pool_lost;
 	double wall_s;
 	/* convert */
-	struct lat quiet_get;
+	struct lat slow_get;
+	struct lat quiet_get, quiet_slow_get;
 	bool quiet_ok;
 	struct lat storm_lat[OP_NR];
 	u64 storm_iters, storm_gets, storm_puts;

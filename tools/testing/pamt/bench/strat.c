@@ -235,17 +235,16 @@ static int lock_put(unsigned long pfn)
 	return 0;
 }
 
-/* v6 patch 06, "Optimize tdx_pamt_get/put()". */
-static int atomic_get(unsigned long pfn, struct tdx_pamt_reserve *res)
+/*
+ * v6 patch 06, "Optimize tdx_pamt_get/put()".  The slow paths are kept out
+ * of line so the fast paths carry no register spills: the reference gets
+ * the same care as the core.
+ */
+static __attribute__((__noinline__)) int
+atomic_get_slow(atomic_t *slot, unsigned long pfn, struct tdx_pamt_reserve *res)
 {
 	struct tdx_pamt_pair pair;
-	atomic_t *slot = ref_slot(pfn);
 	int ret = 0;
-
-	if (!slot)
-		return -EINVAL;
-	if (atomic_add_unless(slot, 1, 0))
-		return 0;
 
 	if (ref_pair_take(&pair, res))
 		return -ENOMEM;
@@ -269,16 +268,22 @@ static int atomic_get(unsigned long pfn, struct tdx_pamt_reserve *res)
 	return ret;
 }
 
-static int atomic_put(unsigned long pfn)
+static int atomic_get(unsigned long pfn, struct tdx_pamt_reserve *res)
 {
-	struct tdx_pamt_pair pair;
 	atomic_t *slot = ref_slot(pfn);
 
-	if (!slot)
+	if (unlikely(!slot))
 		return -EINVAL;
-	/* atomic_dec_and_lock(): the lock only for the 1->0 step. */
-	if (atomic_add_unless(slot, -1, 1))
+	if (likely(atomic_add_unless(slot, 1, 0)))
 		return 0;
+	return atomic_get_slow(slot, pfn, res);
+}
+
+static __attribute__((__noinline__)) int
+atomic_put_slow(atomic_t *slot, unsigned long pfn)
+{
+	struct tdx_pamt_pair pair;
+
 	ref_lock();
 	if (atomic_dec_return(slot)) {
 		ref_unlock();
@@ -293,6 +298,18 @@ static int atomic_put(unsigned long pfn)
 	ref_unlock();
 	ref_pair_free(&pair, true);
 	return 0;
+}
+
+static int atomic_put(unsigned long pfn)
+{
+	atomic_t *slot = ref_slot(pfn);
+
+	if (unlikely(!slot))
+		return -EINVAL;
+	/* atomic_dec_and_lock(): the lock only for the 1->0 step. */
+	if (likely(atomic_add_unless(slot, -1, 1)))
+		return 0;
+	return atomic_put_slow(slot, pfn);
 }
 
 static struct page *ref_ctl_alloc(const struct strat_ops *ops)
