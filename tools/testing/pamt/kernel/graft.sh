@@ -91,7 +91,22 @@ append_once $TDX/Makefile \
 # linked into vmlinux whether the symbol is y or m.
 append_once $TDX/Makefile \
 	'obj-$(if $(CONFIG_INTEL_TDX_PAMT_KUNIT_TEST),y) += pamt_kunit.o'
-append_once $TDX/Makefile \
-	'pamt_kunit-y := pamt_fake.o pamt_kunit_main.o pamt_kunit_func.o pamt_kunit_ctx.o pamt_kunit_stress.o pamt_kunit_canary.o'
+# The suites' composite object: the fake module and every pamt_kunit_*.c
+# of the repo, main first (the suites' shared code) and canary last (its
+# WARN tests must run after every other suite).  Rewritten when the list
+# changes.
+kunit_objs="pamt_fake.o pamt_kunit_main.o"
+for f in "$REPO"/$TDX/pamt_kunit_*.c; do
+	o=$(basename "${f%.c}").o
+	case $o in pamt_kunit_main.o|pamt_kunit_canary.o) continue ;; esac
+	kunit_objs="$kunit_objs $o"
+done
+kunit_objs="$kunit_objs pamt_kunit_canary.o"
+kline="pamt_kunit-y := $kunit_objs"
+if ! grep -qxF "$kline" "$TREE/$TDX/Makefile"; then
+	sed -i '/^pamt_kunit-y :=/d' "$TREE/$TDX/Makefile"
+	printf '%s\n' "$kline" >> "$TREE/$TDX/Makefile"
+	log "hooked $TDX/Makefile: $kline"
+fi
 
 echo "$TREE"

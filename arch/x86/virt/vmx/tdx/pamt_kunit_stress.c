@@ -31,7 +31,7 @@ struct pk_stress;
  */
 struct pk_worker {
 	struct pk_stress *s;
-	spinlock_t lock;
+	spinlock_t lock;	/* see @lock above */
 	struct tdx_pamt_reserve res;
 	struct tdx_pamt_pair pairs[PK_STRESS_PAIRS];
 	unsigned int nr_pairs;
@@ -56,11 +56,13 @@ static void pk_worker_get(struct pk_worker *w, unsigned int i)
 	if (w->res.nr < 2 && tdx_pamt_reserve_topup(&w->res, 4, GFP_KERNEL))
 		w->bad++;
 	/* A quarter of the gets in atomic context, as the fault path does. */
-	if (locked)
+	if (locked) {
 		spin_lock(&w->lock);
-	ret = tdx_pamt_get(w->s->pfn[i], &w->res);
-	if (locked)
+		ret = tdx_pamt_get(w->s->pfn[i], &w->res);
 		spin_unlock(&w->lock);
+	} else {
+		ret = tdx_pamt_get(w->s->pfn[i], &w->res);
+	}
 	if (!ret)
 		w->refs[i]++;
 	else if (ret != -EBUSY)

@@ -37,13 +37,13 @@ static struct pamt_mag *pamt_mag_new(gfp_t gfp)
 	return mag;
 }
 
-static void pamt_depot_lock(unsigned long *flags)
+static inline void pamt_depot_lock(unsigned long *flags)
 {
 	spin_lock_irqsave(&pamt.depot.lock, *flags);
 	pamt_stat_inc(GLOBAL_LOCK);
 }
 
-static void pamt_depot_unlock(unsigned long flags)
+static inline void pamt_depot_unlock(unsigned long flags)
 {
 	spin_unlock_irqrestore(&pamt.depot.lock, flags);
 }
