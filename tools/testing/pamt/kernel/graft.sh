@@ -109,4 +109,11 @@ if ! grep -qxF "$kline" "$TREE/$TDX/Makefile"; then
 	log "hooked $TDX/Makefile: $kline"
 fi
 
+# The kernel integration: KVM glue, and the hooks of hooks.sh (tracepoints,
+# backend, tdx.c, debugfs, kvm-intel, x86 doc index).
+put arch/x86/kvm/vmx/tdx_pamt.c
+put arch/x86/kvm/vmx/tdx_pamt.h
+"$REPO/tools/testing/pamt/kernel/hooks.sh" "$TREE" \
+	core backend enable debugfs kvm docs
+
 echo "$TREE"

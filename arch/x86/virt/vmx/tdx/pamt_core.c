@@ -6,6 +6,7 @@
  */
 #include <linux/bug.h>
 #include <linux/errno.h>
+#include <linux/export.h>
 #include <linux/gfp.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -171,6 +172,7 @@ bool tdx_pamt_enabled(void)
 {
 	return pamt.enabled;
 }
+EXPORT_SYMBOL_GPL(tdx_pamt_enabled);
 
 /**
  * tdx_pamt_read_stats() - fold the counters of every CPU
@@ -231,6 +233,7 @@ struct page *tdx_pamt_alloc_control_page(gfp_t gfp)
 	}
 	return page;
 }
+EXPORT_SYMBOL_GPL(tdx_pamt_alloc_control_page);
 
 /**
  * tdx_pamt_free_control_page() - undo tdx_pamt_alloc_control_page()
@@ -243,3 +246,4 @@ void tdx_pamt_free_control_page(struct page *page)
 	tdx_pamt_put(page_to_pfn(page));
 	__free_page(page);
 }
+EXPORT_SYMBOL_GPL(tdx_pamt_free_control_page);

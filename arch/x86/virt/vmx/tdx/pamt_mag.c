@@ -16,12 +16,14 @@
  * the GFP_NOWAIT allocation of an empty magazine, which never sleeps.
  * Lock order: Documentation/arch/x86/tdx-dpamt.rst.
  */
+#include <linux/export.h>
 #include <linux/gfp.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include "pamt_internal.h"
+#include "pamt_trace.h"
 
 #define PAMT_FREE_BATCH	16	/* pairs freed per depot lock hold */
 
@@ -55,6 +57,7 @@ static void pamt_depot_park_full(struct pamt_mag *mag)
 	list_add_tail(&mag->list, &pamt.depot.full);
 	WRITE_ONCE(pamt.depot.nr_full, pamt.depot.nr_full + 1);
 	WRITE_ONCE(pamt.depot.nr_pairs, pamt.depot.nr_pairs + mag->nr);
+	trace_tdx_pamt_depot(true, mag->nr, pamt.depot.nr_pairs);
 }
 
 static struct pamt_mag *pamt_depot_unpark_full(void)
@@ -67,6 +70,7 @@ static struct pamt_mag *pamt_depot_unpark_full(void)
 		list_del_init(&mag->list);
 		WRITE_ONCE(pamt.depot.nr_full, pamt.depot.nr_full - 1);
 		WRITE_ONCE(pamt.depot.nr_pairs, pamt.depot.nr_pairs - mag->nr);
+		trace_tdx_pamt_depot(false, mag->nr, pamt.depot.nr_pairs);
 	}
 	return mag;
 }
@@ -481,6 +485,7 @@ int tdx_pamt_reserve_topup(struct tdx_pamt_reserve *res, unsigned int nr,
 	}
 	return 0;
 }
+EXPORT_SYMBOL_GPL(tdx_pamt_reserve_topup);
 
 /**
  * tdx_pamt_reserve_drain() - give every pair of @res back to the cache
@@ -491,6 +496,7 @@ void tdx_pamt_reserve_drain(struct tdx_pamt_reserve *res)
 	while (res->nr)
 		pamt_mag_push(&res->pairs[--res->nr]);
 }
+EXPORT_SYMBOL_GPL(tdx_pamt_reserve_drain);
 
 /**
  * tdx_pamt_pair_take() - take a free pair, for TDH.MEM.PAGE.DEMOTE
@@ -512,6 +518,7 @@ int tdx_pamt_pair_take(struct tdx_pamt_pair *pair,
 	}
 	return pamt_pair_alloc(pair, gfp);
 }
+EXPORT_SYMBOL_GPL(tdx_pamt_pair_take);
 
 /**
  * tdx_pamt_pair_give() - give back a pair, for example after PROMOTE
@@ -521,3 +528,4 @@ void tdx_pamt_pair_give(const struct tdx_pamt_pair *pair)
 {
 	pamt_mag_push(pair);
 }
+EXPORT_SYMBOL_GPL(tdx_pamt_pair_give);

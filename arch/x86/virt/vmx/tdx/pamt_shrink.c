@@ -13,6 +13,7 @@
 #include <linux/limits.h>
 #include <linux/preempt.h>
 #include "pamt_internal.h"
+#include "pamt_trace.h"
 
 #define PAMT_CAP_BUDGET		64	/* slots a put may visit for the cap */
 #define PAMT_SHRINK_MAX_BUSY	8	/* BUSY removals before a scan stops */
@@ -179,6 +180,7 @@ unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
 					  PAMT_SHRINK_FOR_SCAN);
 		if (freed < nr_to_scan)
 			freed += pamt_depot_shrink(nr_to_scan - freed);
+		trace_tdx_pamt_shrink(nr_to_scan, freed);
 	}
 	if (nr_scanned)
 		*nr_scanned = freed;

@@ -13,11 +13,13 @@
 #include <linux/bug.h>
 #include <linux/delay.h>
 #include <linux/errno.h>
+#include <linux/export.h>
 #include <linux/gfp.h>
 #include <linux/preempt.h>
 #include <linux/processor.h>
 #include <linux/timekeeping.h>
 #include "pamt_internal.h"
+#include "pamt_trace.h"
 
 struct pamt_cache pamt;
 
@@ -69,9 +71,11 @@ static u64 pamt_slot_seamcall_add(unsigned long idx,
 	for (try = 0; ; try++) {
 		pamt_stat_inc(ADD);
 		status = pamt.ops->add(base, pair);
+		trace_tdx_pamt_add(base, pair, status);
 		if (!pamt_status_busy(status) || try == PAMT_BUSY_RETRIES)
 			return status;
 		pamt_stat_inc(BUSY);
+		trace_tdx_pamt_busy(TDH_PHYMEM_PAMT_ADD, base, try);
 		ndelay(PAMT_BUSY_BACKOFF_NS << try);
 	}
 }
@@ -86,9 +90,11 @@ static u64 pamt_slot_seamcall_remove(unsigned long idx,
 	for (try = 0; ; try++) {
 		pamt_stat_inc(REMOVE);
 		status = pamt.ops->remove(base, pair);
+		trace_tdx_pamt_remove(base, pair, status);
 		if (!pamt_status_busy(status) || try == PAMT_BUSY_RETRIES)
 			return status;
 		pamt_stat_inc(BUSY);
+		trace_tdx_pamt_busy(TDH_PHYMEM_PAMT_REMOVE, base, try);
 		ndelay(PAMT_BUSY_BACKOFF_NS << try);
 	}
 }
@@ -145,7 +151,8 @@ static int pamt_slot_add(atomic_long_t *slot, unsigned long idx,
 int pamt_slot_remove(atomic_long_t *slot, unsigned long idx,
 		     enum pamt_pair_dest dest)
 {
-	struct tdx_pamt_pair pair;
+	/* Zeroed: the REMOVE tracepoint reads it even when REMOVE fails. */
+	struct tdx_pamt_pair pair = { };
 	u64 status;
 	int ret;
 
@@ -285,6 +292,7 @@ int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_reserve *res)
 	pamt_stat_inc(GET_FAST);
 	return 0;
 }
+EXPORT_SYMBOL_GPL(tdx_pamt_get);
 
 static noinline int pamt_slot_put_slow(atomic_long_t *slot,
 				       unsigned long idx)
@@ -364,6 +372,7 @@ int tdx_pamt_put(unsigned long pfn)
 	pamt_stat_inc(PUT_FAST);
 	return 0;
 }
+EXPORT_SYMBOL_GPL(tdx_pamt_put);
 
 /**
  * tdx_pamt_evict() - remove the pair of an idle range, for a 2M mapping
@@ -407,8 +416,10 @@ int tdx_pamt_evict(unsigned long pfn)
 		atomic_long_dec(&pamt.idle);
 		ret = pamt_slot_remove(slot, idx, PAMT_PAIR_TO_MAG);
 		preempt_enable();
+		trace_tdx_pamt_evict(pfn, ret);
 		if (!ret)
 			pamt_stat_inc(EVICT);
 		return ret;
 	}
 }
+EXPORT_SYMBOL_GPL(tdx_pamt_evict);

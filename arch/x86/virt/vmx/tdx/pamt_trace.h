@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * TDX Dynamic PAMT cache: tracepoints on the slow events only.  The fast
+ * get/put paths have none; use the counters in debugfs for those.
+ */
+#undef TRACE_SYSTEM
+#define TRACE_SYSTEM tdx_pamt
+
+#if !defined(_X86_VIRT_TDX_PAMT_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
+#define _X86_VIRT_TDX_PAMT_TRACE_H
+
+#include <linux/tracepoint.h>
+
+DECLARE_EVENT_CLASS(tdx_pamt_seamcall,
+		    TP_PROTO(unsigned long base_pfn,
+			     const struct tdx_pamt_pair *pair, u64 status),
+		    TP_ARGS(base_pfn, pair, status),
+		    TP_STRUCT__entry(__field(unsigned long, base_pfn)
+				     __field(unsigned long, pfn0)
+				     __field(unsigned long, pfn1)
+				     __field(u64, status)),
+		    TP_fast_assign(__entry->base_pfn = base_pfn;
+				   __entry->pfn0 = pair->pfn[0];
+				   __entry->pfn1 = pair->pfn[1];
+				   __entry->status = status;),
+		    TP_printk("range %#lx pair %#lx %#lx status %#llx",
+			      __entry->base_pfn, __entry->pfn0, __entry->pfn1,
+			      __entry->status)
+);
+
+/* PAMT.ADD issued for the 2M range at @base_pfn with @pair. */
+DEFINE_EVENT(tdx_pamt_seamcall, tdx_pamt_add,
+	     TP_PROTO(unsigned long base_pfn, const struct tdx_pamt_pair *pair,
+		      u64 status),
+	     TP_ARGS(base_pfn, pair, status)
+);
+
+/* PAMT.REMOVE issued; @pair is what it handed back, valid on success. */
+DEFINE_EVENT(tdx_pamt_seamcall, tdx_pamt_remove,
+	     TP_PROTO(unsigned long base_pfn, const struct tdx_pamt_pair *pair,
+		      u64 status),
+	     TP_ARGS(base_pfn, pair, status)
+);
+
+/* The module answered TDX_OPERAND_BUSY; the call is retried. */
+TRACE_EVENT(tdx_pamt_busy,
+	    TP_PROTO(unsigned int leaf, unsigned long base_pfn, unsigned int try),
+	    TP_ARGS(leaf, base_pfn, try),
+	    TP_STRUCT__entry(__field(unsigned int, leaf)
+			     __field(unsigned long, base_pfn)
+			     __field(unsigned int, try)),
+	    TP_fast_assign(__entry->leaf = leaf;
+			   __entry->base_pfn = base_pfn;
+			   __entry->try = try;),
+	    TP_printk("leaf %u range %#lx retry %u",
+		      __entry->leaf, __entry->base_pfn, __entry->try)
+);
+
+/*
+ * A magazine of @nr pairs went into the depot (@give) or came out of it.
+ * @depot_pairs is what the depot holds afterwards.
+ */
+TRACE_EVENT(tdx_pamt_depot,
+	    TP_PROTO(bool give, unsigned int nr, unsigned long depot_pairs),
+	    TP_ARGS(give, nr, depot_pairs),
+	    TP_STRUCT__entry(__field(bool, give)
+			     __field(unsigned int, nr)
+			     __field(unsigned long, depot_pairs)),
+	    TP_fast_assign(__entry->give = give;
+			   __entry->nr = nr;
+			   __entry->depot_pairs = depot_pairs;),
+	    TP_printk("%s %u pairs, depot %lu",
+		      __entry->give ? "give" : "take", __entry->nr,
+		      __entry->depot_pairs)
+);
+
+/* One shrinker scan: asked for @nr_to_scan pairs, freed @freed. */
+TRACE_EVENT(tdx_pamt_shrink,
+	    TP_PROTO(unsigned long nr_to_scan, unsigned long freed),
+	    TP_ARGS(nr_to_scan, freed),
+	    TP_STRUCT__entry(__field(unsigned long, nr_to_scan)
+			     __field(unsigned long, freed)),
+	    TP_fast_assign(__entry->nr_to_scan = nr_to_scan;
+			   __entry->freed = freed;),
+	    TP_printk("nr_to_scan %lu freed %lu",
+		      __entry->nr_to_scan, __entry->freed)
+);
+
+/* tdx_pamt_evict() issued PAMT.REMOVE for the range of @pfn: @ret. */
+TRACE_EVENT(tdx_pamt_evict,
+	    TP_PROTO(unsigned long pfn, int ret),
+	    TP_ARGS(pfn, ret),
+	    TP_STRUCT__entry(__field(unsigned long, pfn)
+			     __field(int, ret)),
+	    TP_fast_assign(__entry->pfn = pfn;
+			   __entry->ret = ret;),
+	    TP_printk("pfn %#lx ret %d", __entry->pfn, __entry->ret)
+);
+
+#endif /* _X86_VIRT_TDX_PAMT_TRACE_H */
+
+/* The Makefile adds -I$(src) for pamt_trace.o, which instantiates them. */
+#undef TRACE_INCLUDE_PATH
+#define TRACE_INCLUDE_PATH .
+#undef TRACE_INCLUDE_FILE
+#define TRACE_INCLUDE_FILE pamt_trace
+#include <trace/define_trace.h>

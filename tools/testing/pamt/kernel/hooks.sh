@@ -1,0 +1,88 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The edits the PAMT cache makes to existing 6.12 files, each applied at
+# most once, so that a tree can be hooked again and again.  Used by
+# graft.sh and by make-patches.sh, which applies them one logical commit
+# at a time.
+#
+# Usage: hooks.sh TREE HOOK...
+#   kconfig   source our Kconfig from arch/x86/Kconfig
+#   core      build the cache (slots, magazines, shrink, glue, tracepoints)
+#   backend   build the SEAMCALL backend
+#   enable    build the enabling code and call it from tdx.c
+#   debugfs   build the debugfs files
+#   kvm       build the KVM glue into kvm-intel
+#   kunit     build the KUnit suites, every pamt_kunit_*.c of the tree
+#   docs      link Documentation/arch/x86/tdx-dpamt.rst from the x86 index
+set -euo pipefail
+
+TREE=$1
+shift
+TDX=arch/x86/virt/vmx/tdx
+
+log() { echo "hooks: $*" >&2; }
+
+append_once() {
+	local file=$TREE/$1 line=$2
+
+	grep -qxF "$line" "$file" || { printf '%s\n' "$line" >> "$file"; log "hooked $1"; }
+}
+
+# Insert @line after the first line matching the regex @after, once.
+insert_once() {
+	local file=$TREE/$1 after=$2 line=$3
+
+	grep -qxF "$line" "$file" && return 0
+	grep -q "$after" "$file" || { log "error: no '$after' in $1"; exit 1; }
+	awk -v after="$after" -v line="$line" \
+		'{ print } !done && $0 ~ after { print line; done = 1 }' \
+		"$file" > "$file.hooks" && mv "$file.hooks" "$file"
+	log "hooked $1"
+}
+
+for hook in "$@"; do
+	case $hook in
+	kconfig)
+		append_once arch/x86/Kconfig 'source "arch/x86/virt/vmx/tdx/Kconfig"' ;;
+	core)
+		append_once $TDX/Makefile \
+			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_core.o pamt_slot.o pamt_mag.o pamt_shrink.o pamt_glue.o'
+		append_once $TDX/Makefile \
+			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_trace.o'
+		append_once $TDX/Makefile 'CFLAGS_pamt_trace.o := -I$(src)' ;;
+	backend)
+		append_once $TDX/Makefile \
+			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_seamcall.o' ;;
+	enable)
+		append_once $TDX/Makefile \
+			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_enable.o'
+		insert_once $TDX/tdx.c '^#include "tdx.h"$' '#include "pamt_enable.h"'
+		insert_once $TDX/tdx.c '^	tdx_module_status = TDX_MODULE_INITIALIZED;$' \
+			'	tdx_pamt_module_ready(&tdx_tdmr_list, read_sys_metadata_field);' ;;
+	debugfs)
+		append_once $TDX/Makefile \
+			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_debugfs.o' ;;
+	kvm)
+		append_once arch/x86/kvm/Makefile \
+			'kvm-intel-$(CONFIG_INTEL_TDX_PAMT_CACHE) += vmx/tdx_pamt.o' ;;
+	kunit)
+		# The suites use the core's internals, which are not exported:
+		# they are linked into vmlinux whether the symbol is y or m.
+		append_once $TDX/Makefile \
+			'obj-$(if $(CONFIG_INTEL_TDX_PAMT_KUNIT_TEST),y) += pamt_kunit.o'
+		# As graft.sh: the fake, main first, every other suite, canary
+		# last (its WARN tests must run after the others).
+		objs="pamt_fake.o pamt_kunit_main.o"
+		for f in "$TREE"/$TDX/pamt_kunit_*.c; do
+			o=$(basename "${f%.c}").o
+			case $o in pamt_kunit_main.o|pamt_kunit_canary.o) continue ;; esac
+			objs="$objs $o"
+		done
+		append_once $TDX/Makefile "pamt_kunit-y := $objs pamt_kunit_canary.o" ;;
+	docs)
+		insert_once Documentation/arch/x86/index.rst '^   tdx$' '   tdx-dpamt' ;;
+	*)
+		log "unknown hook $hook"; exit 2 ;;
+	esac
+done
