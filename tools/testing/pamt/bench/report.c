@@ -545,7 +545,7 @@ void report_plot(const struct bench_result *br, const char *png)
 		perror(gp);
 		return;
 	}
-	fprintf(f, "set terminal png size 1100,650\nset output '%s'\n", png);
+	fprintf(f, "set terminal png size 1100,650 noenhanced\nset output '%s'\n", png);
 	fprintf(f, "set title \"pamt_bench %s: latency CDF (SEAMCALL costs modelled: BRIEF.md s.2)\"\n",
 		bo.scenario);
 	fprintf(f, "set logscale x\nset xlabel 'latency (us)'\nset ylabel 'fraction of calls'\n");
