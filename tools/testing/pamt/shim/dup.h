@@ -123,10 +123,12 @@ static inline void list_splice_init(struct list_head *from,
 #define __GFP_KSWAPD_RECLAIM	0x800u
 #define __GFP_NOWARN		0x2000u
 #define __GFP_ZERO		0x100u
+#define __GFP_ACCOUNT		0x400000u
 #define GFP_NOWAIT		(__GFP_KSWAPD_RECLAIM)
 #define GFP_ATOMIC		(__GFP_HIGH | __GFP_KSWAPD_RECLAIM)
 #define GFP_KERNEL		(__GFP_DIRECT_RECLAIM | __GFP_KSWAPD_RECLAIM | \
 				 __GFP_IO | __GFP_FS)
+#define GFP_KERNEL_ACCOUNT	(GFP_KERNEL | __GFP_ACCOUNT)
 
 static inline bool gfpflags_allow_blocking(gfp_t gfp)
 {
