@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suite for the kernel integration of the Dynamic PAMT cache: the
+ * SEAMCALL backend fed with made-up register results, enabling from the
+ * TDMR list, the debugfs files and the KVM glue.
+ */
+#include <linux/debugfs.h>
+#include <linux/mm.h>
+#include <linux/preempt.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <asm/tdx.h>
+#include <kunit/static_stub.h>
+#include "tdx.h"
+#include "pamt_debugfs.h"
+#include "pamt_enable.h"
+#include "pamt_kunit.h"
+#include "pamt_seamcall.h"
+#include "../../../kvm/vmx/tdx_pamt.h"
+
+/* The console scan of run-kunit.sh skips what is between these lines. */
+#define PK_INTEG_WARN_BEGIN	"pamt_kunit: BEGIN expected WARNING"
+#define PK_INTEG_WARN_END	"pamt_kunit: END expected WARNING"
+
+/* Every status the backend can see, and what the core must make of it. */
+static const struct {
+	u64 status;
+	int err;
+} pk_integ_statuses[] = {
+	{ TDX_SUCCESS,					0 },
+	{ TDX_PAMT_OPERAND_BUSY,			-EBUSY },
+	{ TDX_PAMT_OPERAND_BUSY | 0x42,			-EBUSY }, /* operand id */
+	{ TDX_PAMT_OPERAND_ADDR_RANGE | 0x2,		-EIO },
+	{ TDX_PAMT_PAGE_NOT_FREE,			-EIO },
+	{ TDX_PAMT_HPA_RANGE_NOT_FREE,			-EIO },
+	{ TDX_PAMT_PAGE_NOT_EMPTY,			-EIO },
+	{ TDX_PAMT_NO_PAGE_PAIR,			-EIO },
+	{ TDX_PAMT_MISSING_PAGE_PAIR,			-EIO },
+	{ TDX_SEAMCALL_VMFAILINVALID,			-EIO },
+	{ TDX_SEAMCALL_GP,				-EIO },
+	{ TDX_SEAMCALL_UD,				-EIO },
+	{ PAMT_SC_BAD_OUTPUT,				-EIO },
+};
+
+static void pk_integ_status_errno(struct kunit *test)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(pk_integ_statuses); i++)
+		KUNIT_EXPECT_EQ_MSG(test,
+				    pamt_status_errno(pk_integ_statuses[i].status),
+				    pk_integ_statuses[i].err, "status %#llx",
+				    pk_integ_statuses[i].status);
+}
+
+static void pk_integ_register_layout(struct kunit *test)
+{
+	struct tdx_pamt_pair pair = { .pfn = { 0x1234, 0x98765 } };
+	struct tdx_module_args args;
+
+	memset(&args, 0xff, sizeof(args));
+	pamt_sc_add_args(&args, 0x40200, &pair);
+	KUNIT_EXPECT_EQ(test, args.rcx, 0x40200000ULL | 1);
+	KUNIT_EXPECT_EQ(test, args.rdx, 0x1234000ULL);
+	KUNIT_EXPECT_EQ(test, args.r8, 0x98765000ULL);
+	KUNIT_EXPECT_EQ(test, args.r9, 0ULL);
+
+	memset(&args, 0xff, sizeof(args));
+	pamt_sc_remove_args(&args, 0x40200);
+	KUNIT_EXPECT_EQ(test, args.rcx, 0x40200000ULL | 1);
+	KUNIT_EXPECT_EQ(test, args.rdx, 0ULL);
+	KUNIT_EXPECT_EQ(test, args.r8, 0ULL);
+}
+
+/* Two real pages, so that the outputs pass pfn_valid(). */
+static void pk_integ_two_pfns(struct kunit *test, unsigned long *pfn)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		void *p = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+
+		KUNIT_ASSERT_NOT_NULL(test, p);
+		KUNIT_ASSERT_TRUE(test, PAGE_ALIGNED(p));
+		pfn[i] = page_to_pfn(virt_to_page(p));
+	}
+}
+
+static void pk_integ_remove_result(struct kunit *test)
+{
+	struct tdx_pamt_pair pair = { };
+	struct tdx_module_args args = { };
+	unsigned long pfn[2];
+	u64 st;
+
+	pk_integ_two_pfns(test, pfn);
+	args.rdx = PFN_PHYS(pfn[0]);
+	args.r8 = PFN_PHYS(pfn[1]);
+	KUNIT_EXPECT_EQ(test, pamt_sc_remove_result(TDX_SUCCESS, &args, &pair),
+			TDX_SUCCESS);
+	KUNIT_EXPECT_EQ(test, pair.pfn[0], pfn[0]);
+	KUNIT_EXPECT_EQ(test, pair.pfn[1], pfn[1]);
+
+	/* A failure hands nothing back, whatever the registers say. */
+	memset(&pair, 0, sizeof(pair));
+	st = pamt_sc_remove_result(TDX_PAMT_PAGE_NOT_EMPTY, &args, &pair);
+	KUNIT_EXPECT_EQ(test, st, TDX_PAMT_PAGE_NOT_EMPTY);
+	KUNIT_EXPECT_EQ(test, pamt_status_errno(st), -EIO);
+	KUNIT_EXPECT_EQ(test, pair.pfn[0], 0UL);
+	st = pamt_sc_remove_result(TDX_PAMT_OPERAND_BUSY, &args, &pair);
+	KUNIT_EXPECT_EQ(test, pamt_status_errno(st), -EBUSY);
+}
+
+static void pk_integ_remove_bad_output(struct kunit *test)
+{
+	struct tdx_pamt_pair pair = { };
+	struct tdx_module_args args = { .rdx = 0x1000, .r8 = 0x2345 };
+	u64 st;
+
+	pk_expect_warn(test);
+	pr_info(PK_INTEG_WARN_BEGIN "\n");
+	st = pamt_sc_remove_result(TDX_SUCCESS, &args, &pair);
+	pr_info(PK_INTEG_WARN_END "\n");
+	KUNIT_EXPECT_EQ(test, st, PAMT_SC_BAD_OUTPUT);
+	KUNIT_EXPECT_EQ(test, pamt_status_errno(st), -EIO);
+}
+
+/* A made-up module behind pamt_sc_call(): scripted statuses, one pair. */
+static struct {
+	u64 status[4];
+	unsigned int nr, calls;
+	u64 last_fn;
+	struct tdx_module_args in;
+	u64 pa[2];
+} pk_sc;
+
+static u64 pk_integ_fake_sc(u64 fn, struct tdx_module_args *args)
+{
+	u64 st = pk_sc.calls < pk_sc.nr ? pk_sc.status[pk_sc.calls] : 0;
+
+	pk_sc.calls++;
+	pk_sc.last_fn = fn;
+	pk_sc.in = *args;
+	if (fn == TDH_PHYMEM_PAMT_REMOVE && st == TDX_SUCCESS) {
+		args->rdx = pk_sc.pa[0];
+		args->r8 = pk_sc.pa[1];
+	}
+	return st;
+}
+
+static void pk_integ_backend_ops(struct kunit *test)
+{
+	struct tdx_pamt_pair pair, back = { };
+	unsigned long pfn[2];
+	u64 st;
+
+	pk_integ_two_pfns(test, pfn);
+	pair.pfn[0] = pfn[0];
+	pair.pfn[1] = pfn[1];
+	memset(&pk_sc, 0, sizeof(pk_sc));
+	pk_sc.pa[0] = PFN_PHYS(pfn[0]);
+	pk_sc.pa[1] = PFN_PHYS(pfn[1]);
+	pk_sc.status[0] = TDX_PAMT_OPERAND_BUSY | 7;
+	pk_sc.nr = 1;
+	kunit_activate_static_stub(test, pamt_sc_call, pk_integ_fake_sc);
+
+	preempt_disable();
+	st = tdx_pamt_seamcall_ops.add(0x200, &pair);
+	preempt_enable();
+	KUNIT_EXPECT_EQ(test, pamt_status_errno(st), -EBUSY);
+	KUNIT_EXPECT_EQ(test, pk_sc.last_fn, (u64)TDH_PHYMEM_PAMT_ADD);
+	KUNIT_EXPECT_EQ(test, pk_sc.in.rcx, PFN_PHYS(0x200) | 1);
+	KUNIT_EXPECT_EQ(test, pk_sc.in.rdx, PFN_PHYS(pfn[0]));
+	KUNIT_EXPECT_EQ(test, pk_sc.in.r8, PFN_PHYS(pfn[1]));
+
+	preempt_disable();
+	st = tdx_pamt_seamcall_ops.remove(0x200, &back);
+	preempt_enable();
+	KUNIT_EXPECT_EQ(test, st, TDX_SUCCESS);
+	KUNIT_EXPECT_EQ(test, pk_sc.last_fn, (u64)TDH_PHYMEM_PAMT_REMOVE);
+	KUNIT_EXPECT_EQ(test, pk_sc.in.rdx, 0ULL);
+	KUNIT_EXPECT_EQ(test, back.pfn[0], pfn[0]);
+	KUNIT_EXPECT_EQ(test, back.pfn[1], pfn[1]);
+	KUNIT_EXPECT_EQ(test, pk_sc.calls, 2U);
+}
+
+/* Two TDMRs, [1G, 3G) and [4G, 5G), as tdx.c lays them out. */
+static struct tdmr_info_list *pk_integ_tdmrs(struct kunit *test, u64 size0)
+{
+	struct tdmr_info_list *list;
+	struct tdmr_info *t;
+
+	list = kunit_kzalloc(test, sizeof(*list), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, list);
+	list->tdmr_sz = sizeof(struct tdmr_info);
+	list->max_tdmrs = 2;
+	list->nr_consumed_tdmrs = 2;
+	list->tdmrs = kunit_kcalloc(test, 2, list->tdmr_sz, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, list->tdmrs);
+	t = list->tdmrs;
+	t[0].base = SZ_1G;
+	t[0].size = size0;
+	t[1].base = 4ULL * SZ_1G;
+	t[1].size = SZ_1G;
+	return list;
+}
+
+static u64 pk_integ_features0;
+
+static int pk_integ_read_field(u64 field_id, u64 *data)
+{
+	if (field_id != PAMT_MD_FIELD_ID_FEATURES0)
+		return -EINVAL;
+	if (pk_integ_features0 == ~0ULL)
+		return -EIO;
+	*data = pk_integ_features0;
+	return 0;
+}
+
+static void pk_integ_enable_needs_dpamt(struct kunit *test)
+{
+	struct tdmr_info_list *list = pk_integ_tdmrs(test, 2ULL * SZ_1G);
+
+	pk_integ_features0 = PAMT_FEATURES0_DYNAMIC_PAMT - 1;
+	KUNIT_EXPECT_EQ(test, pamt_enable(list, pk_integ_read_field,
+					  &tdx_pamt_seamcall_ops), -EOPNOTSUPP);
+	KUNIT_EXPECT_FALSE(test, tdx_pamt_enabled());
+	pk_integ_features0 = ~0ULL;
+	KUNIT_EXPECT_EQ(test, pamt_enable(list, pk_integ_read_field,
+					  &tdx_pamt_seamcall_ops), -EIO);
+	KUNIT_EXPECT_FALSE(test, tdx_pamt_enabled());
+
+	/* Off: every call is a no-op that succeeds, and no SEAMCALL is made. */
+	KUNIT_EXPECT_EQ(test, tdx_pamt_get(SZ_1G >> PAGE_SHIFT, NULL), 0);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_put(SZ_1G >> PAGE_SHIFT), 0);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_evict(SZ_1G >> PAGE_SHIFT), 0);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 0UL);
+}
+
+static void pk_integ_enable_over_tdmrs(struct kunit *test)
+{
+	struct tdmr_info_list *list = pk_integ_tdmrs(test, 2ULL * SZ_1G);
+	struct tdx_pamt_range r[2];
+
+	KUNIT_ASSERT_EQ(test, pamt_enable_ranges(list, r), 2);
+	KUNIT_EXPECT_EQ(test, r[0].start_pfn, SZ_1G >> PAGE_SHIFT);
+	KUNIT_EXPECT_EQ(test, r[0].end_pfn, (3ULL * SZ_1G) >> PAGE_SHIFT);
+	KUNIT_EXPECT_EQ(test, r[1].start_pfn, (4ULL * SZ_1G) >> PAGE_SHIFT);
+
+	pk_integ_features0 = PAMT_FEATURES0_DYNAMIC_PAMT;
+	KUNIT_ASSERT_EQ(test, pamt_enable(list, pk_integ_read_field,
+					  &tdx_pamt_seamcall_ops), 0);
+	KUNIT_EXPECT_TRUE(test, tdx_pamt_enabled());
+	/* From 1G to 5G, 2M a slot; [3G, 4G) is a hole. */
+	KUNIT_EXPECT_EQ(test, pamt.nr_slots, 2048UL);
+	KUNIT_EXPECT_EQ(test, pamt.base_idx, 512UL);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_get((3ULL * SZ_1G) >> PAGE_SHIFT, NULL),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, pamt.mode, TDX_PAMT_MODE_MAGAZINE);
+	KUNIT_EXPECT_EQ(test, pamt.mag_size, PAMT_MAG_SIZE_DEFAULT);
+	tdx_pamt_module_down();
+	KUNIT_EXPECT_FALSE(test, tdx_pamt_enabled());
+
+	/* A TDMR the core cannot slice into 2M slots is refused. */
+	list = pk_integ_tdmrs(test, SZ_1G + SZ_4K);
+	KUNIT_EXPECT_EQ(test, pamt_enable(list, pk_integ_read_field,
+					  &tdx_pamt_seamcall_ops), -EINVAL);
+	KUNIT_EXPECT_FALSE(test, tdx_pamt_enabled());
+}
+
+static char *pk_integ_show_stats(struct kunit *test)
+{
+	struct seq_file m = { };
+
+	m.size = PAGE_SIZE;
+	m.buf = kunit_kzalloc(test, m.size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, m.buf);
+	KUNIT_ASSERT_EQ(test, pamt_stats_show(&m, NULL), 0);
+	KUNIT_ASSERT_LT(test, m.count, m.size);
+	return m.buf;
+}
+
+/* The value of @name in the stats file, or -1 if it is not there. */
+static long long pk_integ_stat_value(const char *buf, const char *name)
+{
+	size_t len = strlen(name);
+	const char *p = buf;
+	long long val;
+
+	while (p && *p) {
+		if (!strncmp(p, name, len) && p[len] == ' ' &&
+		    sscanf(p + len + 1, "%lld", &val) == 1)
+			return val;
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return -1;
+}
+
+static void pk_integ_debugfs_stats(struct kunit *test)
+{
+	unsigned long pfn;
+	char *buf;
+	int i, lines = 0;
+
+	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pfn = pk_slot_pfn(test, 3);
+	KUNIT_ASSERT_EQ(test, tdx_pamt_get(pfn, NULL), 0);
+	KUNIT_ASSERT_EQ(test, tdx_pamt_get(pfn, NULL), 0);
+	KUNIT_ASSERT_EQ(test, tdx_pamt_put(pfn), 0);
+
+	buf = pk_integ_show_stats(test);
+	for (i = 0; buf[i]; i++)
+		lines += buf[i] == '\n';
+	KUNIT_EXPECT_EQ(test, lines, TDX_PAMT_STAT_NR);
+	for (i = 0; i < TDX_PAMT_STAT_NR; i++)
+		KUNIT_EXPECT_GE_MSG(test,
+				    pk_integ_stat_value(buf, tdx_pamt_stat_names[i]),
+				    0LL, "%s", tdx_pamt_stat_names[i]);
+	KUNIT_EXPECT_EQ(test, pk_integ_stat_value(buf, "get_slow"), 1LL);
+	KUNIT_EXPECT_EQ(test, pk_integ_stat_value(buf, "get_fast"), 1LL);
+	KUNIT_EXPECT_EQ(test, pk_integ_stat_value(buf, "installed_slots"), 1LL);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_put(pfn), 0);
+
+	if (IS_ENABLED(CONFIG_DEBUG_FS)) {
+		struct dentry *d;
+
+		KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(pamt_debugfs_dir()));
+		d = debugfs_lookup("stats", pamt_debugfs_dir());
+		KUNIT_EXPECT_NOT_NULL(test, d);
+		dput(d);
+	}
+}
+
+static void pk_integ_debugfs_drain_cap(struct kunit *test)
+{
+	u64 cap;
+	int i;
+
+	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	for (i = 0; i < 6; i++) {
+		KUNIT_ASSERT_EQ(test, tdx_pamt_get(pk_slot_pfn(test, i), NULL), 0);
+		KUNIT_ASSERT_EQ(test, tdx_pamt_put(pk_slot_pfn(test, i)), 0);
+	}
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 6ULL);
+
+	KUNIT_EXPECT_EQ(test, pamt_debugfs_idle_cap_set(NULL, 4), 0);
+	KUNIT_EXPECT_EQ(test, pamt_debugfs_idle_cap_get(NULL, &cap), 0);
+	KUNIT_EXPECT_EQ(test, cap, 4ULL);
+	KUNIT_EXPECT_LE(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 4ULL);
+
+	KUNIT_EXPECT_EQ(test, pamt_debugfs_drain_set(NULL, 2), -EINVAL);
+	KUNIT_EXPECT_EQ(test, pamt_debugfs_drain_set(NULL, 1), 0);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 0ULL);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 0ULL);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_INSTALLED), 0ULL);
+	pk_check_accounting(test, 0);
+}
+
+#if IS_BUILTIN(CONFIG_KVM_INTEL)
+static DEFINE_SPINLOCK(pk_integ_mmu_lock);
+
+/* A fault that adds three S-EPT pages and a leaf, each in a new range. */
+static void pk_integ_kvm_fault(struct kunit *test)
+{
+	struct tdx_pamt_vcpu pv = { };
+	int i;
+
+	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	KUNIT_ASSERT_EQ(test, tdx_pamt_vcpu_topup(&pv, 4), 0);
+	KUNIT_EXPECT_EQ(test, pv.reserve.nr, 4U);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_vcpu_topup(&pv, 9), -EINVAL);
+	pk_check_accounting(test, pv.reserve.nr);
+
+	spin_lock(&pk_integ_mmu_lock);
+	for (i = 0; i < TDX_PAMT_FAULT_PAIRS(4); i++)
+		KUNIT_EXPECT_EQ(test,
+				tdx_pamt_vcpu_map(&pv, pk_slot_pfn(test, i), false),
+				0);
+	spin_unlock(&pk_integ_mmu_lock);
+	/* The magazines were empty: every pair came from the reserve. */
+	KUNIT_EXPECT_EQ(test, pv.reserve.nr, 0U);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_INSTALLED), 4ULL);
+
+	for (i = 0; i < TDX_PAMT_FAULT_PAIRS(4); i++)
+		tdx_pamt_vcpu_unmap(pk_slot_pfn(test, i), false);
+	KUNIT_ASSERT_EQ(test, tdx_pamt_vcpu_topup(&pv, 5), 0);
+	tdx_pamt_vcpu_free(&pv);
+	KUNIT_EXPECT_EQ(test, pv.reserve.nr, 0U);
+	pk_check_accounting(test, 0);
+}
+
+static void pk_integ_kvm_huge_and_control(struct kunit *test)
+{
+	struct tdx_pamt_vcpu pv = { };
+	unsigned long pfn;
+	struct page *page;
+
+	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pfn = pk_slot_pfn(test, 0);
+	KUNIT_ASSERT_EQ(test, tdx_pamt_vcpu_topup(&pv, 4), 0);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_vcpu_map(&pv, pfn, false), 0);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_vcpu_map(&pv, pfn, true), -EBUSY);
+	tdx_pamt_vcpu_unmap(pfn, false);
+	KUNIT_EXPECT_TRUE(test, pamt_fake_range_has_pair(pfn));
+	KUNIT_EXPECT_EQ(test, tdx_pamt_vcpu_map(&pv, pfn, true), 0);
+	KUNIT_EXPECT_FALSE(test, pamt_fake_range_has_pair(pfn));
+	tdx_pamt_vcpu_unmap(pfn, true);
+	tdx_pamt_vcpu_free(&pv);
+
+	page = tdx_pamt_td_alloc_control();
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	KUNIT_EXPECT_TRUE(test, pamt_fake_range_has_pair(page_to_pfn(page)));
+	tdx_pamt_td_free_control(page);
+	tdx_pamt_td_free_control(NULL);
+	pk_check_accounting(test, 0);
+}
+#else
+static void pk_integ_kvm_fault(struct kunit *test)
+{
+	kunit_skip(test, "the KVM glue is in a module (CONFIG_KVM_INTEL=m)");
+}
+
+static void pk_integ_kvm_huge_and_control(struct kunit *test)
+{
+	kunit_skip(test, "the KVM glue is in a module (CONFIG_KVM_INTEL=m)");
+}
+#endif
+
+static struct kunit_case pk_integ_cases[] = {
+	KUNIT_CASE(pk_integ_status_errno),
+	KUNIT_CASE(pk_integ_register_layout),
+	KUNIT_CASE(pk_integ_remove_result),
+	KUNIT_CASE(pk_integ_remove_bad_output),
+	KUNIT_CASE(pk_integ_backend_ops),
+	KUNIT_CASE(pk_integ_enable_needs_dpamt),
+	KUNIT_CASE(pk_integ_enable_over_tdmrs),
+	KUNIT_CASE(pk_integ_debugfs_stats),
+	KUNIT_CASE(pk_integ_debugfs_drain_cap),
+	KUNIT_CASE(pk_integ_kvm_fault),
+	KUNIT_CASE(pk_integ_kvm_huge_and_control),
+	KUNIT_CASE(pk_suite_leak_check),
+	{}
+};
+
+static struct kunit_suite pk_integ_suite = {
+	.name = "tdx_pamt_integ",
+	.init = pk_test_init,
+	.exit = pk_test_exit,
+	.test_cases = pk_integ_cases,
+};
+
+kunit_test_suite(pk_integ_suite);

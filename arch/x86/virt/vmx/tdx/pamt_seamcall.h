@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * TDX Dynamic PAMT cache: the backend that issues real SEAMCALLs
+ * (pamt_seamcall.c).  Kernel only; the userspace harness uses the fake
+ * module instead.
+ */
+#ifndef _X86_VIRT_TDX_PAMT_SEAMCALL_H
+#define _X86_VIRT_TDX_PAMT_SEAMCALL_H
+
+#include <linux/types.h>
+#include <asm/tdx.h>
+#include <asm/tdx_pamt.h>
+
+/* TDX page-size encoding in bits 2:0 of a PAMT SEAMCALL's RCX. */
+#define PAMT_SC_PS_2M		1ULL
+
+/*
+ * Software status for a REMOVE whose outputs are not two page addresses.
+ * The core maps it to -EIO and leaves the range alone.
+ */
+#define PAMT_SC_BAD_OUTPUT	(TDX_SW_ERROR | 0xBADULL)
+
+extern const struct tdx_pamt_ops tdx_pamt_seamcall_ops;
+
+u64 pamt_sc_call(u64 fn, struct tdx_module_args *args);
+void pamt_sc_add_args(struct tdx_module_args *args, unsigned long base_pfn,
+		      const struct tdx_pamt_pair *pair);
+void pamt_sc_remove_args(struct tdx_module_args *args,
+			 unsigned long base_pfn);
+u64 pamt_sc_remove_result(u64 status, const struct tdx_module_args *args,
+			  struct tdx_pamt_pair *pair);
+
+#endif /* _X86_VIRT_TDX_PAMT_SEAMCALL_H */
