@@ -112,7 +112,7 @@ struct pamt_pcpu {
  * CPU drains park partial magazines there.
  */
 struct pamt_depot {
-	spinlock_t lock;
+	spinlock_t lock;	/* see @lock above */
 	struct list_head full;
 	struct list_head empty;
 	unsigned long nr_full;

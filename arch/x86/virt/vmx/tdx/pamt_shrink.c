@@ -35,7 +35,8 @@ static int pamt_shrink_remove(unsigned long idx, unsigned long old)
 
 	preempt_disable();
 	if (!atomic_long_try_cmpxchg_acquire(slot, &old,
-			PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT)) {
+					     PAMT_SLOT_INSTALLED |
+					     PAMT_SLOT_TRANSIT)) {
 		preempt_enable();
 		return -EAGAIN;
 	}

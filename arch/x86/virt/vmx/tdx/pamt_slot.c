@@ -318,7 +318,8 @@ static noinline int pamt_slot_put_slow(atomic_long_t *slot,
 		if (pamt.mode == TDX_PAMT_MODE_MAGAZINE ||
 		    (old & PAMT_SLOT_LEAKED)) {
 			if (!atomic_long_try_cmpxchg_release(slot, &old,
-					(old - 1) | PAMT_SLOT_RECENT))
+							     (old - 1) |
+							     PAMT_SLOT_RECENT))
 				continue;
 			if (!(old & PAMT_SLOT_LEAKED))
 				pamt_shrink_idle_inc();
@@ -328,7 +329,8 @@ static noinline int pamt_slot_put_slow(atomic_long_t *slot,
 		/* Eager: go straight from ACTIVE to REMOVING. */
 		preempt_disable();
 		if (!atomic_long_try_cmpxchg_release(slot, &old,
-					(old - 1) | PAMT_SLOT_TRANSIT)) {
+						     (old - 1) |
+						     PAMT_SLOT_TRANSIT)) {
 			preempt_enable();
 			continue;
 		}
@@ -409,7 +411,8 @@ int tdx_pamt_evict(unsigned long pfn)
 
 		preempt_disable();
 		if (!atomic_long_try_cmpxchg_acquire(slot, &old,
-				PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT)) {
+						     PAMT_SLOT_INSTALLED |
+						     PAMT_SLOT_TRANSIT)) {
 			preempt_enable();
 			continue;
 		}
