@@ -105,7 +105,14 @@ PAMT_SIM_ATOMIC_OPS(atomic64, atomic64_t, s64)
 #define WRITE_ONCE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 #define smp_load_acquire(p)	__atomic_load_n(p, __ATOMIC_ACQUIRE)
 #define smp_store_release(p, v)	__atomic_store_n(p, v, __ATOMIC_RELEASE)
-#define smp_mb()		__atomic_thread_fence(__ATOMIC_SEQ_CST)
+/*
+ * A full barrier as a seq_cst read-modify-write of one shared word: every
+ * smp_mb() is ordered with every other, and ThreadSanitizer (which has no
+ * fences) understands it.
+ */
+extern long pamt_sim_mb_word;
+#define smp_mb()	((void)__atomic_fetch_add(&pamt_sim_mb_word, 0, __ATOMIC_SEQ_CST))
+#define smp_mb__after_atomic()	smp_mb()
 
 /* ---- bit operations on unsigned long arrays, atomic like the kernel's ---- */
 #define __PAMT_BIT_WORD(nr, addr) (&((unsigned long *)(addr))[(nr) / BITS_PER_LONG])
@@ -215,6 +222,7 @@ void *pamt_sim_alloc_percpu(size_t size);
 #define this_cpu_add(pcp, n)						\
 	((void)__atomic_fetch_add(this_cpu_ptr(&(pcp)), (n), __ATOMIC_RELAXED))
 #define this_cpu_inc(pcp)	this_cpu_add(pcp, 1)
+#define this_cpu_dec(pcp)	this_cpu_add(pcp, -1)
 #define smp_processor_id()	pamt_sim_cpu
 #define for_each_possible_cpu(cpu) \
 	for ((cpu) = 0; (cpu) < nr_cpu_ids; (cpu)++)

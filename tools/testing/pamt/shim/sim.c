@@ -14,6 +14,7 @@ __thread unsigned int pamt_sim_cpu;
 __thread unsigned long pamt_sim_pcpu_off;
 __thread int pamt_sim_atomic_depth;
 int pamt_sim_quiet;
+long pamt_sim_mb_word;
 atomic_long_t pamt_sim_warnings;
 
 #define PAMT_SIM_MAX_HELD	8

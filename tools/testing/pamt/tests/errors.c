@@ -108,8 +108,11 @@ PAMT_TEST(err_add_busy_retried_then_ebusy)
 	pamt_env_up_default();
 	pamt_fake_inject(PAMT_FAKE_ADD, TDX_PAMT_OPERAND_BUSY, 1000, 0);
 	EXPECT_EQ(tdx_pamt_get(slot_pfn(6, 0), NULL), -EBUSY);
-	EXPECT_EQ(fake_calls(PAMT_FAKE_ADD), PAMT_BUSY_RETRIES + 1);
-	EXPECT_EQ(stat(TDX_PAMT_STAT_BUSY), PAMT_BUSY_RETRIES);
+	/* Backed-off retries, then as many again serialised, then give up. */
+	EXPECT_EQ(fake_calls(PAMT_FAKE_ADD), 2 * (PAMT_BUSY_RETRIES + 1));
+	EXPECT_EQ(stat(TDX_PAMT_STAT_BUSY), 2 * PAMT_BUSY_RETRIES + 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), 1);
+	EXPECT_EQ(atomic_read(&pamt.serializing), 0);
 	EXPECT_EQ(slot_word(6), 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 1);
 	pamt_fake_inject(PAMT_FAKE_ADD, 0, 0, 0);
@@ -122,6 +125,13 @@ PAMT_TEST(err_add_busy_transient_succeeds)
 	EXPECT_EQ(tdx_pamt_get(slot_pfn(6, 0), NULL), 0);
 	EXPECT_EQ(fake_calls(PAMT_FAKE_ADD), 4);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_BUSY), 3);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), 0);
+	/* BUSY past the backoff: the serialised retry succeeds. */
+	pamt_fake_inject(PAMT_FAKE_ADD, TDX_PAMT_OPERAND_BUSY,
+			 PAMT_BUSY_RETRIES + 2, 0);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(7, 0), NULL), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), 1);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(7, 0)), 0);
 	EXPECT_EQ(tdx_pamt_put(slot_pfn(6, 0)), 0);
 }
 
@@ -158,7 +168,7 @@ PAMT_TEST(err_remove_busy_leaves_slot_idle)
 	ASSERT(!tdx_pamt_put(slot_pfn(4, 0)));
 	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, 1000, 0);
 	EXPECT_EQ(tdx_pamt_evict(slot_pfn(4, 0)), -EBUSY);
-	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), PAMT_BUSY_RETRIES + 1);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), 2 * (PAMT_BUSY_RETRIES + 1));
 	EXPECT_EQ(pamt_slot_state(slot_word(4)), PAMT_SLOT_IDLE);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 1);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_LEAKED), 0);

@@ -322,3 +322,72 @@ PAMT_TEST(softirq_put_during_get_on_same_cpu)
 	EXPECT(stat(TDX_PAMT_STAT_MAG_HIT) > 0);
 	EXPECT_EQ(atomic64_read(&pamt_fake.violations), 0);
 }
+
+struct storm {
+	unsigned long pfn;
+	bool stop;
+	unsigned long rounds;
+};
+
+static void *conversion_storm(void *arg)
+{
+	struct storm *st = arg;
+
+	pamt_sim_set_cpu(1);
+	while (!__atomic_load_n(&st->stop, __ATOMIC_ACQUIRE)) {
+		if (!tdx_pamt_get(st->pfn, NULL)) {
+			if (tdx_pamt_put(st->pfn))
+				pamt_sim_fatal("put", __FILE__, __LINE__);
+		}
+		__atomic_fetch_add(&st->rounds, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+/*
+ * Eager mode: a guest loops shared<->private conversions on one page, so
+ * its pair is ADDed and REMOVEd back to back; the pair's pages lie in the
+ * range a bystander now needs.  The module answers the bystander's ADD
+ * with BUSY almost every time; the serialised fallback must get it in.
+ */
+PAMT_TEST(busy_fallback_beats_a_conversion_storm)
+{
+	struct storm st = { 0 };
+	struct tdx_pamt_pair p;
+	int ret, tries;
+	pthread_t t;
+
+	env_mag(4, TDX_PAMT_MODE_EAGER);
+	st.pfn = slot_pfn(40, 0);
+	p.pfn[0] = slot_pfn(20, 0);
+	p.pfn[1] = slot_pfn(20, 1);
+	pamt_fake_set_latency(PAMT_FAKE_ADD, 2000, 4000, 18000);
+	pamt_fake_set_latency(PAMT_FAKE_REMOVE, 1000, 2000, 11000);
+	ASSERT(pamt_sim_alloc_pfn(p.pfn[0]) && pamt_sim_alloc_pfn(p.pfn[1]));
+	pamt_sim_set_cpu(1);
+	pamt_stat_add(PAGE_ALLOC, 2);	/* as if the cache had allocated it */
+	tdx_pamt_pair_give(&p);		/* the storm's only pair */
+	pthread_create(&t, NULL, conversion_storm, &st);
+	while (__atomic_load_n(&st.rounds, __ATOMIC_RELAXED) < 100)
+		cpu_relax();
+	pamt_sim_set_cpu(0);
+	/*
+	 * In the kernel a SEAMCALL in flight ends within microseconds.  Here
+	 * the storm thread can be preempted inside the fake module with its
+	 * range locks held, so allow a few attempts, as a faulting vCPU
+	 * would retry.
+	 */
+	for (tries = 0; tries < 20; tries++) {
+		ret = tdx_pamt_get(slot_pfn(20, 7), NULL);
+		if (ret != -EBUSY)
+			break;
+		ndelay(NSEC_PER_MSEC);
+	}
+	__atomic_store_n(&st.stop, true, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	EXPECT_EQ(ret, 0);
+	EXPECT(stat(TDX_PAMT_STAT_BUSY) > 0);
+	EXPECT_EQ(atomic_read(&pamt.serializing), 0);
+	if (!ret)
+		EXPECT_EQ(tdx_pamt_put(slot_pfn(20, 7)), 0);
+}

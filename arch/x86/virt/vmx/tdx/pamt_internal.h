@@ -90,12 +90,15 @@ struct pamt_mag {
  * @loaded: magazine pairs are taken from and given to; never NULL
  * @prev: the previous magazine, full or empty; never NULL
  * @stat: event counters, folded by tdx_pamt_read_stats()
+ * @in_flight: PAMT SEAMCALLs this CPU is issuing outside the serialised
+ *	fallback; read by the CPU that runs it
  */
 struct pamt_pcpu {
 	local_lock_t lock;
 	struct pamt_mag *loaded;
 	struct pamt_mag *prev;
 	u64 stat[PAMT_PCPU_NR_STATS];
+	unsigned int in_flight;
 };
 
 /**
@@ -134,6 +137,10 @@ struct pamt_depot {
  * @installed: slots whose pair is in the module
  * @hand: clock hand of the shrinker, an index into @slots
  * @idle_cap: most of @idle plus depot pairs before put reclaims
+ * @serializing: CPUs retrying a BUSY SEAMCALL under @seamcall_lock
+ * @seamcall_lock: held by such a CPU; while @serializing is non-zero,
+ *	every PAMT SEAMCALL takes it.  Taken with IRQs off, no other PAMT
+ *	lock held.
  * @enabled: set once init completed; cleared at exit
  */
 struct pamt_cache {
@@ -149,6 +156,8 @@ struct pamt_cache {
 	atomic_long_t installed;
 	atomic_long_t hand;
 	unsigned long idle_cap;
+	atomic_t serializing;
+	spinlock_t seamcall_lock;
 	bool enabled;
 };
 

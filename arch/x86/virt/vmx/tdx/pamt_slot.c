@@ -60,43 +60,118 @@ static unsigned long pamt_slot_index(unsigned long pfn)
 	return pfn / TDX_PAMT_PAGES_PER_SLOT - pamt.base_idx;
 }
 
-/* PAMT.ADD with bounded, exponentially backed-off retries of BUSY. */
-static u64 pamt_slot_seamcall_add(unsigned long idx,
-				  const struct tdx_pamt_pair *pair)
+/* One PAMT SEAMCALL, counted and traced. */
+static u64 pamt_slot_call_raw(unsigned int leaf, unsigned long base,
+			      struct tdx_pamt_pair *pair)
 {
-	unsigned long base = pamt_slot_base_pfn(idx);
+	u64 status;
+
+	if (leaf == TDH_PHYMEM_PAMT_ADD) {
+		pamt_stat_inc(ADD);
+		status = pamt.ops->add(base, pair);
+		trace_tdx_pamt_add(base, pair, status);
+	} else {
+		pamt_stat_inc(REMOVE);
+		status = pamt.ops->remove(base, pair);
+		trace_tdx_pamt_remove(base, pair, status);
+	}
+	return status;
+}
+
+/*
+ * While a CPU falls back to serialising, wait for it before calling.  The
+ * per-CPU in-flight count lets that CPU wait for calls already started.
+ */
+static u64 pamt_slot_call(unsigned int leaf, unsigned long base,
+			  struct tdx_pamt_pair *pair)
+{
+	unsigned long flags;
+	u64 status;
+
+	this_cpu_inc(pamt.pcpu->in_flight);
+	/* Count, then look; pamt_slot_seamcall() sets, then counts. */
+	smp_mb();
+	if (likely(!atomic_read(&pamt.serializing))) {
+		status = pamt_slot_call_raw(leaf, base, pair);
+		this_cpu_dec(pamt.pcpu->in_flight);
+		return status;
+	}
+	this_cpu_dec(pamt.pcpu->in_flight);
+
+	spin_lock_irqsave(&pamt.seamcall_lock, flags);
+	pamt_stat_inc(GLOBAL_LOCK);
+	status = pamt_slot_call_raw(leaf, base, pair);
+	spin_unlock_irqrestore(&pamt.seamcall_lock, flags);
+	return status;
+}
+
+/*
+ * Wait, bounded, for PAMT calls other CPUs started before they saw
+ * pamt.serializing.  This CPU's own count is skipped: a context we
+ * interrupted is not inside a SEAMCALL, so it holds no module lock.
+ */
+static void pamt_slot_wait_in_flight(void)
+{
+	u64 deadline = ktime_get_ns() + PAMT_WAIT_NS;
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		if (cpu == smp_processor_id())
+			continue;
+		while (READ_ONCE(per_cpu_ptr(pamt.pcpu, cpu)->in_flight) &&
+		       ktime_get_ns() < deadline)
+			cpu_relax();
+	}
+}
+
+/* Up to PAMT_BUSY_RETRIES retries of BUSY, backing off exponentially. */
+static u64 pamt_slot_call_retry(unsigned int leaf, unsigned long base,
+				struct tdx_pamt_pair *pair, bool locked)
+{
 	unsigned int try;
 	u64 status;
 
 	for (try = 0; ; try++) {
-		pamt_stat_inc(ADD);
-		status = pamt.ops->add(base, pair);
-		trace_tdx_pamt_add(base, pair, status);
+		status = locked ? pamt_slot_call_raw(leaf, base, pair) :
+				  pamt_slot_call(leaf, base, pair);
 		if (!pamt_status_busy(status) || try == PAMT_BUSY_RETRIES)
 			return status;
 		pamt_stat_inc(BUSY);
-		trace_tdx_pamt_busy(TDH_PHYMEM_PAMT_ADD, base, try);
+		trace_tdx_pamt_busy(leaf, base, try);
 		ndelay(PAMT_BUSY_BACKOFF_NS << try);
 	}
 }
 
-static u64 pamt_slot_seamcall_remove(unsigned long idx,
-				     struct tdx_pamt_pair *pair)
+/*
+ * PAMT.ADD or PAMT.REMOVE for the slot at @idx.  BUSY means another CPU's
+ * PAMT call holds a range this one needs: the target, or the range of a
+ * pair page.  If backing off does not find a gap, for example against a
+ * guest looping conversions whose pair pages share our range, stop new
+ * PAMT calls on all CPUs, wait for those in flight, and retry alone.
+ * This is the only time PAMT calls serialise; it is counted as a global
+ * lock acquisition.
+ */
+static u64 pamt_slot_seamcall(unsigned int leaf, unsigned long idx,
+			      struct tdx_pamt_pair *pair)
 {
-	unsigned long base = pamt_slot_base_pfn(idx);
-	unsigned int try;
+	unsigned long base = pamt_slot_base_pfn(idx), flags;
 	u64 status;
 
-	for (try = 0; ; try++) {
-		pamt_stat_inc(REMOVE);
-		status = pamt.ops->remove(base, pair);
-		trace_tdx_pamt_remove(base, pair, status);
-		if (!pamt_status_busy(status) || try == PAMT_BUSY_RETRIES)
-			return status;
-		pamt_stat_inc(BUSY);
-		trace_tdx_pamt_busy(TDH_PHYMEM_PAMT_REMOVE, base, try);
-		ndelay(PAMT_BUSY_BACKOFF_NS << try);
-	}
+	status = pamt_slot_call_retry(leaf, base, pair, false);
+	if (!pamt_status_busy(status))
+		return status;
+
+	pamt_stat_inc(BUSY);
+	trace_tdx_pamt_busy(leaf, base, PAMT_BUSY_RETRIES + 1);
+	atomic_inc(&pamt.serializing);
+	smp_mb__after_atomic();
+	spin_lock_irqsave(&pamt.seamcall_lock, flags);
+	pamt_stat_inc(GLOBAL_LOCK);
+	pamt_slot_wait_in_flight();
+	status = pamt_slot_call_retry(leaf, base, pair, true);
+	spin_unlock_irqrestore(&pamt.seamcall_lock, flags);
+	atomic_dec(&pamt.serializing);
+	return status;
 }
 
 /*
@@ -117,7 +192,7 @@ static int pamt_slot_add(atomic_long_t *slot, unsigned long idx,
 		return ret;
 	}
 
-	status = pamt_slot_seamcall_add(idx, &pair);
+	status = pamt_slot_seamcall(TDH_PHYMEM_PAMT_ADD, idx, &pair);
 	ret = pamt_status_errno(status);
 	if (ret) {
 		/* HPA_RANGE_NOT_FREE means we lost track of the module. */
@@ -156,7 +231,7 @@ int pamt_slot_remove(atomic_long_t *slot, unsigned long idx,
 	u64 status;
 	int ret;
 
-	status = pamt_slot_seamcall_remove(idx, &pair);
+	status = pamt_slot_seamcall(TDH_PHYMEM_PAMT_REMOVE, idx, &pair);
 	ret = pamt_status_errno(status);
 	if (ret == -EBUSY) {
 		/* No cap check here: the caller is already reclaiming. */
