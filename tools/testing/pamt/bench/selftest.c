@@ -51,12 +51,7 @@ static int run_args(const char *line)
 	return ret;
 }
 
-/*
- * @busy_ok: a strategy's gets may fail with -EBUSY (counted in errors)
- * without failing the test: the eager core under a conversion storm, a
- * known core problem reported in BENCHMARKS.md, not a benchmark bug.
- */
-static void check_ok(unsigned int busy_ok)
+static void check_all_ok(void)
 {
 	int s;
 
@@ -65,13 +60,7 @@ static void check_ok(unsigned int busy_ok)
 
 		if (!r->ran)
 			continue;
-		if ((busy_ok & (1u << s)) && !r->ok && r->errors &&
-		    !r->violations && !r->check_bad && !r->leaked_pages &&
-		    !r->pool_lost && r->gets == r->puts)
-			printf("    note: %s: %llu gets failed (-EBUSY): known core issue, see BENCHMARKS.md\n",
-			       strat_names[s], (unsigned long long)r->errors);
-		else
-			CHECK(r->ok, "%s: checks failed", strat_names[s]);
+		CHECK(r->ok, "%s: checks failed", strat_names[s]);
 		CHECK(r->gets == r->puts, "%s: gets %llu puts %llu",
 		      strat_names[s], (unsigned long long)r->gets,
 		      (unsigned long long)r->puts);
@@ -111,7 +100,7 @@ static void test_exact_seamcalls(void)
 
 	CHECK(!run_args(SMALL "--scenario churn --tds 1 --vcpus 1 --pages-per-td 1024 --cycles 2"),
 	      "run");
-	check_ok(0);
+	check_all_ok();
 	CHECK(br.gets_per_td == 1024 + 2 + 11, "gets per TD %lu",
 	      br.gets_per_td);
 	for (s = 0; s < S_NR; s++) {
@@ -153,21 +142,21 @@ static void test_churn_small(void)
 {
 	CHECK(!run_args(SMALL "--scenario churn --tds 3 --pages-per-td 20000 --cycles 2"),
 	      "run");
-	check_ok(0);
+	check_all_ok();
 }
 
 static void test_5td_small_oversubscribed(void)
 {
 	CHECK(!run_args(SMALL "--scenario 5td --tds 3 --pages-per-td 15000 --threads-per-cpu 3 --run-pages 64"),
 	      "run");
-	check_ok(0);
+	check_all_ok();
 }
 
 static void test_frag_small(void)
 {
 	CHECK(!run_args(SMALL "--scenario frag --tds 3 --pages-per-td 20000 --cycles 2"),
 	      "run");
-	check_ok(0);
+	check_all_ok();
 }
 
 static void test_pressure_small(void)
@@ -176,7 +165,7 @@ static void test_pressure_small(void)
 
 	CHECK(!run_args(SMALL "--scenario pressure --tds 3 --pages-per-td 20000 --cycles 2 --reclaim-ms 2"),
 	      "run");
-	check_ok(0);
+	check_all_ok();
 	for (s = S_EAGER; s < S_NR; s++) {
 		const struct sresult *r = &br.s[s];
 
@@ -195,7 +184,7 @@ static void test_convert_small(void)
 
 	CHECK(!run_args(SMALL "--scenario convert --pages-per-td 20000"),
 	      "run");
-	check_ok(1u << S_EAGER);
+	check_all_ok();
 	for (s = 0; s < S_NR; s++) {
 		CHECK(br.s[s].quiet_ok, "%s: quiet pass", strat_names[s]);
 		CHECK(br.s[s].storm_lat[OP_GET].count > 0, "%s: no storm",
