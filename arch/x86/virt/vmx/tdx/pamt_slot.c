@@ -357,10 +357,11 @@ int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_reserve *res)
 
 	old = atomic_long_read(slot);
 	do {
-		/* Only ACTIVE below the ceiling takes the fast path. */
-		if (unlikely((old & (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT |
-				     PAMT_SLOT_HOLE)) != PAMT_SLOT_INSTALLED ||
-			     pamt_slot_refs(old + 1) <= 1))
+		/*
+		 * Only a count in [1, REF_MAX - 1] takes the fast path; a
+		 * non-zero count implies INSTALLED and not TRANSIT.
+		 */
+		if (unlikely((u32)pamt_slot_refs(old) - 1 >= PAMT_SLOT_REF_MAX - 1))
 			return pamt_slot_get_slow(slot, idx, res);
 	} while (!atomic_long_try_cmpxchg(slot, &old, old + 1));
 
