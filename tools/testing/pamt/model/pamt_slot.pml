@@ -9,7 +9,8 @@
  *  - the slot word, with the flag bits of pamt_internal.h and a 3-bit
  *    refcount (PAMT_SLOT_REF_MASK is 32 bits in C; two users never need more);
  *  - tdx_pamt_get() (fast path), pamt_slot_get_slow() (revive, 0->1 with
- *    pamt_slot_add(), bounded pamt_slot_wait() on a transition),
+ *    pamt_slot_add(), pamt_slot_wait() on a transition, under one
+ *    deadline for the whole get, modelled as a budget of waits),
  *    tdx_pamt_put() / pamt_slot_put_slow() in magazine or eager mode,
  *    pamt_slot_remove(), tdx_pamt_evict(), pamt_shrink_sweep() (from the
  *    shrinker and from the idle cap in pamt_shrink_idle_inc());
@@ -32,8 +33,13 @@
  *                    default, it multiplies the state space by ten
  *   BUSY_MAX=n       the module answers BUSY at most n times in a run
  *                    (default: BUSY forever is allowed)
+ *   PAMT_WAIT_BUDGET=n  waits a get may begin under its deadline (default 1)
+ *   DEADLINE_AT_ENTRY   the first pamt_slot_wait() of a get sets the deadline
+ *                    on entry, not when it first reads TRANSIT: the proposed
+ *                    fix of the starvation the README describes
  *   MUTANT_NO_TRANSIT, MUTANT_PUT_EARLY_CLEAR, MUTANT_EVICT_NO_RECHECK,
- *   MUTANT_ADD_FAIL_LOSES_PAIR, MUTANT_BUSY_KEEPS_TRANSIT
+ *   MUTANT_ADD_FAIL_LOSES_PAIR, MUTANT_BUSY_KEEPS_TRANSIT,
+ *   MUTANT_WAIT_RESETS_DEADLINE
  *                    deliberately broken variants; see the README.
  */
 
@@ -74,6 +80,9 @@
 #define PAMT_SHRINK_MAX_BUSY	1
 #define PAMT_CAP_BUDGET		2
 #define PAMT_SCAN_BUDGET	1	/* kswapd calls again */
+#ifndef PAMT_WAIT_BUDGET
+#define PAMT_WAIT_BUDGET	1	/* waits a get begins under its deadline */
+#endif
 
 /* SEAMCALL status, as pamt_status_errno() sorts it. */
 #define TDX_PAMT_SUCCESS	0
@@ -119,7 +128,7 @@ bool in_evict;
 
 /* Locals every process needs; the inlines below share them. */
 #define PAMT_LOCALS						\
-	byte old, ret, r, p = NO_PAIR, st, try, state;		\
+	byte old, ret, r, p = NO_PAIR, st, try, state, deadline;	\
 	bool ok;						\
 	byte sw_old, sw_freed, sw_busy, sw_budget;		\
 	bool sw_ok
@@ -364,12 +373,62 @@ inline pamt_slot_remove(dest, rr)
 	st = 0
 }
 
-/* Bounded wait for the owner of a transition (PAMT_WAIT_NS). */
-inline pamt_slot_wait()
+/*
+ * pamt_slot_wait(): wait for the owner of a transition to publish its
+ * result in @old; @res is false once the get's deadline has passed, and the
+ * get then returns -EBUSY.  The deadline belongs to the whole get.
+ *
+ * The local `deadline` stands for the C one: 0 while the get has none, then
+ * the number of waits the get has begun under it.  As in C, the wait that
+ * first reads a TRANSIT word sets it (DEADLINE_AT_ENTRY: the first wait
+ * sets it on entry, the proposed fix of the bug in the README), and it is
+ * checked at the top of each spin and of each later wait.
+ *
+ * Time is abstracted by a budget of waits: "deadline passed" is a free
+ * choice once a deadline is set, sticky since the get ends at once, and
+ * forced once the get has begun PAMT_WAIT_BUDGET waits under it.  The free
+ * choice alone would cover every timing, but spin's weak fairness is per
+ * process, not per choice: "not yet" could be chosen forever, time would
+ * never advance, and no liveness property could be proved.  The budget is
+ * what makes time advance.  A budget of one loses no reachable state: the
+ * getter only reads the word between the first wait and the last one (a
+ * failed cmpxchg is a read), so a run with more waits is matched by one in
+ * which the getter stays in its first wait until its last read.
+ * PAMT_WAIT_BUDGET=2 gives the same verdicts (README).
+ */
+inline pamt_slot_wait(res)
 {
+#ifdef MUTANT_WAIT_RESETS_DEADLINE
+	deadline = 0;		/* the old code: a fresh deadline per wait */
+#endif
+#ifdef DEADLINE_AT_ENTRY
+	/* if (!*deadline) *deadline = ktime_get_ns() + PAMT_WAIT_NS; */
 	if
-	:: atomic { !(slot & PAMT_SLOT_TRANSIT) -> old = slot }
-	:: atomic { (slot & PAMT_SLOT_TRANSIT) -> old = slot }	/* deadline */
+	:: deadline == 0 -> deadline = 1; res = true
+#else
+	/* if (*deadline && ktime_get_ns() > *deadline) return false; */
+	if
+	:: deadline == 0 -> res = true
+#endif
+	:: deadline > 0 -> res = false
+	:: deadline > 0 && deadline < PAMT_WAIT_BUDGET -> deadline++; res = true
+	fi;
+	if
+	:: res ->
+		if
+		:: atomic { !(slot & PAMT_SLOT_TRANSIT) -> old = slot }
+		:: atomic { (slot & PAMT_SLOT_TRANSIT) ->
+			if
+			:: deadline == 0 -> deadline = 1
+			:: else
+			fi };
+			/* cpu_relax() until the word settles or time is up */
+			if
+			:: atomic { !(slot & PAMT_SLOT_TRANSIT) -> old = slot }
+			:: res = false
+			fi
+		fi
+	:: else
 	fi
 }
 
@@ -379,9 +438,9 @@ inline pamt_slot_get_slow(rr)
 	do
 	:: (old & PAMT_SLOT_HOLE) -> rr = EINVAL; break
 	:: (old & PAMT_SLOT_TRANSIT) ->
-		pamt_slot_wait();
+		pamt_slot_wait(ok);
 		if
-		:: (old & PAMT_SLOT_TRANSIT) -> rr = EBUSY; break
+		:: !ok -> rr = EBUSY; break
 		:: else	/* continue */
 		fi
 	:: !(old & (PAMT_SLOT_HOLE | PAMT_SLOT_TRANSIT)) &&
@@ -413,7 +472,7 @@ inline pamt_slot_get_slow(rr)
 		:: else	/* continue */
 		fi
 	od;
-	old = 0; ok = false
+	old = 0; ok = false; deadline = 0
 }
 
 inline tdx_pamt_get(rr)
