@@ -1,0 +1,375 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Turn this repo into a git format-patch series against a pristine Linux
+# 6.12 tree, in out/patches/, the way a TDX maintainer would apply it.
+#
+# Usage: make-patches.sh [--check] [--each]
+#   (none)   write the series and checkpatch --strict every patch
+#   --check  also git am the series, one patch at a time, onto a fresh
+#            checkout of the pristine tree, build after each patch the
+#            folders it touches (W=1, warnings in our files fail), then
+#            vmlinux and the userspace harness at the end
+#   --each   with --check: build all of vmlinux after every patch
+# Last line: "N passed, N failed".
+#
+# Env: PAMT_CACHE (default /var/cache/tdx-pamt) holds pristine-6.12 (a git
+# repo of the Debian linux-source-6.12 tarball, made on first use), the
+# worktrees patches-work and patches-check, and the build folder
+# build-patches, reused across runs so that a rerun builds little.
+set -uo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../../../.." && pwd)
+CACHE=${PAMT_CACHE:-/var/cache/tdx-pamt}
+PRISTINE=$CACHE/pristine-6.12
+WORK=$CACHE/patches-work
+CHECKT=$CACHE/patches-check
+B=$CACHE/build-patches
+OUT=$REPO/out/patches
+TARBALL=/usr/src/linux-source-6.12.tar.xz
+BASE=v6.12-debian
+JOBS=$(nproc)
+CHECK=0
+EACH=0
+for a in "$@"; do
+	case $a in
+	--check) CHECK=1 ;;
+	--each) EACH=1 ;;
+	*) sed -n '4,17p' "$0"; exit 2 ;;
+	esac
+done
+
+PASSED=0
+FAILED=0
+ok() { PASSED=$((PASSED + 1)); echo "  ok: $*"; }
+bad() { FAILED=$((FAILED + 1)); echo "  FAIL: $*"; }
+die() { echo "make-patches: $*" >&2; echo "$PASSED passed, $((FAILED + 1)) failed"; exit 1; }
+GIT() { git -c user.name="$NAME" -c user.email="$EMAIL" -c core.hooksPath=/dev/null "$@"; }
+
+NAME=$(git -C "$REPO" config user.name || echo "TDX PAMT")
+EMAIL=$(git -C "$REPO" config user.email || echo "tdx-pamt@localhost")
+T0=$(date +%s)
+
+# ---- the pristine tree, as a git repo with one commit ----
+if ! git -C "$PRISTINE" rev-parse -q --verify "$BASE" >/dev/null 2>&1; then
+	[ -f "$TARBALL" ] || "$HERE/graft.sh" >/dev/null || die "no $TARBALL"
+	echo "== unpacking $TARBALL into $PRISTINE"
+	rm -rf "$PRISTINE.tmp"
+	mkdir -p "$PRISTINE.tmp"
+	tar -xf "$TARBALL" -C "$PRISTINE.tmp" --strip-components=1 || die "tar"
+	# Debian's .gitignore ignores the whole top level: add with -f.
+	(cd "$PRISTINE.tmp" && git init -q -b base && git add -A -f &&
+	 GIT commit -q -m "Linux 6.12 (Debian linux-source-6.12)" &&
+	 git tag "$BASE") || die "git init of the pristine tree"
+	rm -rf "$PRISTINE"
+	mv "$PRISTINE.tmp" "$PRISTINE"
+fi
+
+# A worktree of the pristine repo at $BASE, with nothing else in it.
+fresh_tree() {
+	local dir=$1
+
+	if [ ! -e "$dir/.git" ]; then
+		rm -rf "$dir"
+		git -C "$PRISTINE" worktree prune
+		git -C "$PRISTINE" worktree add -q --detach "$dir" "$BASE" || die "worktree $dir"
+	fi
+	# Unchanged files keep their mtimes: the build folder stays valid.
+	git -C "$dir" am --abort >/dev/null 2>&1
+	git -C "$dir" checkout -q -f --detach "$BASE" && git -C "$dir" clean -q -fdx ||
+		die "reset of $dir"
+}
+
+# ---- the logical commits ----
+TDX=arch/x86/virt/vmx/tdx
+KVMG=arch/x86/kvm/vmx
+
+# The series is made from the committed state (REV, default HEAD), never
+# from files colleagues are still editing.
+REV=${PAMT_REV:-HEAD}
+git -C "$REPO" rev-parse -q --verify "$REV^{commit}" >/dev/null || die "no commit $REV"
+tracked() { git -C "$REPO" ls-tree -r --name-only "$REV" -- "$@"; }
+
+# copy PATH...: put committed files into the work tree
+copy() {
+	local f
+
+	for f in "$@"; do
+		mkdir -p "$WORK/$(dirname "$f")"
+		git -C "$REPO" show "$REV:$f" > "$WORK/$f" 2>/dev/null || die "$f is not in $REV"
+		[ -x "$REPO/$f" ] && chmod +x "$WORK/$f"
+	done
+}
+
+# commit SUBJECT BODY: commit everything changed or new in the work tree
+commit() {
+	(cd "$WORK" && git add -A -f . && GIT commit -q -s -F - <<-MSG
+	$1
+
+	$2
+	MSG
+	) || die "commit '$1'"
+}
+
+# Our Kconfig up to the KUnit symbol, for the commits before the tests.
+kconfig_without_kunit() {
+	git -C "$REPO" show "$REV:$TDX/Kconfig" |
+		awk '/^config INTEL_TDX_PAMT_KUNIT_TEST/ { exit } { print }' | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' \
+		> "$WORK/$TDX/Kconfig"
+}
+
+echo "== writing the series"
+fresh_tree "$WORK"
+
+copy arch/x86/include/asm/tdx_pamt.h $TDX/pamt_internal.h $TDX/pamt_slot.c \
+	$TDX/pamt_mag.c $TDX/pamt_shrink.c $TDX/pamt_core.c $TDX/pamt_glue.c \
+	$TDX/pamt_glue.h $TDX/pamt_trace.h $TDX/pamt_trace.c
+kconfig_without_kunit
+"$HERE/hooks.sh" "$WORK" kconfig core 2>/dev/null
+commit "x86/virt/tdx: Add a per-CPU cache for Dynamic PAMT page pairs" \
+"With Dynamic PAMT the TDX module needs a pair of 4K pages for every 2M
+range that holds a 4K TD page.  The DPAMT series keeps a refcount per 2M
+range and takes one global spinlock, issues PAMT.ADD or PAMT.REMOVE and
+allocates or frees a pair on every 0->1 and 1->0 step.  Booting and
+tearing down five 8 GB TDs at once spends 55 s in tdx_pamt_get() without
+its optimisation and 334 ms with it, and the worst case stays above 1 ms.
+
+Keep one word per 2M range instead: a refcount plus state bits, changed
+with a compare-and-exchange.  The last put leaves the pair installed, so
+the next get revives the range with no SEAMCALL, and only one CPU owns
+an ADD or REMOVE of a range at a time.  Free pairs sit in per-CPU
+magazines in front of a depot (Bonwick and Adams), so the one lock shared
+by all CPUs is taken at most once per magazine.  A shrinker, an idle cap
+and a CPU hotplug callback give idle memory back.  Tracepoints cover the
+slow events only.
+
+The cache stays off, and every call succeeds without doing anything,
+until a backend is registered with tdx_pamt_init()."
+
+copy $TDX/pamt_seamcall.c $TDX/pamt_seamcall.h
+"$HERE/hooks.sh" "$WORK" backend 2>/dev/null
+commit "x86/virt/tdx: Add the SEAMCALL backend for PAMT.ADD and PAMT.REMOVE" \
+"Issue TDH.PHYMEM.PAMT.ADD (leaf 58) and TDH.PHYMEM.PAMT.REMOVE (leaf 59)
+through __seamcall() and __seamcall_ret(): RCX holds the 2M range with
+the 2M page size, RDX and R8 the two pair pages.  The raw status goes to
+the cache, whose pamt_status_errno() is the one place statuses become
+errnos.  Pages going back to the page allocator are cleared with
+MOVDIR64B first, as tdx.c does for the static PAMT.
+
+The register packing and unpacking are separate functions so that they
+can be tested without a TDX module."
+
+copy $TDX/pamt_enable.c $TDX/pamt_enable.h
+"$HERE/hooks.sh" "$WORK" enable 2>/dev/null
+commit "x86/virt/tdx: Turn the PAMT cache on when the module has Dynamic PAMT" \
+"Once the TDX module is initialised, read TDX_FEATURES0 and, if bit 36
+says the module supports Dynamic PAMT, set the cache up over the memory
+the TDMRs cover with the SEAMCALL backend.  Register the shrinker and the
+CPU hotplug callback from a worker, since tdx_enable() holds the CPU
+hotplug lock.  Without Dynamic PAMT the cache stays off.
+
+tdx.c only gains an include and one call.  The mode and the magazine
+size are boot parameters.  Sizing the static PAMT without its 4K level
+and opting in at TDH.SYS.CONFIG are not part of this patch."
+
+copy $TDX/pamt_debugfs.c $TDX/pamt_debugfs.h
+"$HERE/hooks.sh" "$WORK" debugfs 2>/dev/null
+commit "x86/virt/tdx: Add debugfs files for the PAMT cache" \
+"Add /sys/kernel/debug/tdx/pamt/ with \"stats\" (every counter, one
+\"name value\" per line), \"drain\" (write 1 to give back every idle and
+cached pair) and \"idle_cap\"."
+
+copy $KVMG/tdx_pamt.c $KVMG/tdx_pamt.h
+"$HERE/hooks.sh" "$WORK" kvm 2>/dev/null
+commit "KVM: TDX: Add Dynamic PAMT glue for the TD fault path" \
+"The TD fault path maps S-EPT pages and guest pages under mmu_lock, where
+a PAMT pair cannot be allocated.  Give each vCPU a reserve, topped up
+before mmu_lock with one pair per S-EPT level a fault may add plus the
+leaf, and consumed under it.  A 2M mapping evicts its range's idle pair
+instead.  Control pages take their pair in ioctl context.
+
+The glue uses no KVM type, so that a TDX fault path can call it as is and
+the userspace harness can test it."
+
+copy $TDX/pamt_fake.c $TDX/pamt_fake.h $TDX/.kunitconfig $TDX/Kconfig
+for f in $(tracked $TDX | grep "/pamt_kunit[^/]*\.[ch]$"); do copy "$f"; done
+"$HERE/hooks.sh" "$WORK" kunit 2>/dev/null
+commit "x86/virt/tdx: Add KUnit tests for the PAMT cache" \
+"Test the cache against a fake TDX module that models PAMT.ADD and
+PAMT.REMOVE, their range locks and their error codes: every slot
+transition and error path, atomic and softirq contexts, the shrinker,
+CPU hotplug, a multi-CPU stress test, the SEAMCALL backend with made-up
+register results, enabling, debugfs and the KVM glue.  Each test fails if
+lockdep switched itself off or a WARN fired.
+
+Run with:
+  tools/testing/kunit/kunit.py run --arch=x86_64 \\
+	--kunitconfig=arch/x86/virt/vmx/tdx/.kunitconfig --qemu_args '-smp 4'"
+
+# The harness, without our CI scripts, the benchmark and the spin model,
+# which are this project's tooling rather than something to merge.
+for f in $(tracked tools/testing/pamt |
+	   grep -v '^tools/testing/pamt/\(kernel\|bench\|model\)/'); do
+	copy "$f"
+done
+commit "tools/testing/pamt: Add a userspace harness for the PAMT cache" \
+"Build the cache's own .c files and the KVM glue against shim headers, as
+tools/testing/vma does, and run unit tests in three builds (plain,
+ASan+UBSan+LSan, TSan), a stress test of eight threads with failure
+injection, and a mutant of the slot layer that the fake module must
+catch.  Run with: make -C tools/testing/pamt check"
+
+copy Documentation/arch/x86/tdx-dpamt.rst
+"$HERE/hooks.sh" "$WORK" docs 2>/dev/null
+commit "Documentation/x86: Document the TDX Dynamic PAMT cache" \
+"Describe the problem, the design, the slot state machine, the lock order,
+the memory cost, the knobs, the tracepoints, what of enabling is done and
+the KVM glue."
+
+# Nothing of ours may be left out of the series.
+for f in arch/x86/include/asm/tdx_pamt.h $(tracked $TDX $KVMG) Documentation/arch/x86/tdx-dpamt.rst; do
+	git -C "$REPO" show "$REV:$f" | cmp -s - "$WORK/$f" ||
+		bad "$f of $REV is not in the series as it is"
+done
+
+# ---- format-patch and the cover letter ----
+rm -rf "$OUT"
+mkdir -p "$OUT"
+NR=$(git -C "$WORK" rev-list --count "$BASE"..HEAD)
+git -C "$WORK" format-patch -q --cover-letter --thread=shallow -o "$OUT" \
+	--subject-prefix=PATCH "$BASE"..HEAD || die "format-patch"
+
+BENCH=""
+for f in "$REPO/BENCHMARKS.md" "$REPO/tools/testing/pamt/bench/BENCHMARKS.md" \
+	 "$REPO/bench-results/BENCHMARKS.md"; do
+	[ -f "$f" ] && { BENCH=$f; break; }
+done
+python3 - "$OUT/0000-cover-letter.patch" "$BENCH" <<'PY'
+import sys
+path, bench = sys.argv[1], sys.argv[2]
+text = open(path).read()
+subject = "x86/virt/tdx: A per-CPU cache for Dynamic PAMT"
+blurb = """The Dynamic PAMT series hands the TDX module a pair of 4K pages for every
+2M range that holds a 4K TD page, under one global lock, with a SEAMCALL
+and a page allocation on every 0->1 and 1->0 step of a refcount.  On
+Sapphire Rapids, five 8 GB TDs booted and torn down at once spend 55 s in
+tdx_pamt_get() without the series' optimisation and 334 ms with it, and
+the worst get still takes more than a millisecond.
+
+This series keeps the refcount and state of each 2M range in one word,
+changed with a compare-and-exchange; the last put leaves the pair
+installed, so a range that is used again costs no SEAMCALL.  Free pairs
+sit in per-CPU magazines in front of a depot, whose lock is taken at most
+once per magazine.  A shrinker, an idle cap, a CPU hotplug callback and
+an explicit evict (for 2M mappings) give memory back.
+
+ 1  the cache (slots, magazines, shrinker, hotplug, tracepoints)
+ 2  the SEAMCALL backend
+ 3  enabling from tdx.c when TDX_FEATURES0 has Dynamic PAMT (two lines)
+ 4  debugfs
+ 5  KVM glue for the TD fault path (reserve top-up before mmu_lock)
+ 6  KUnit suites against a fake TDX module
+ 7  the userspace harness (tools/testing/pamt), which builds the
+    cache's own .c files against shims
+ 8  Documentation/arch/x86/tdx-dpamt.rst
+
+Nothing here has run on TDX hardware: 6.12 has no KVM TDX and never calls
+tdx_enable(), and it does not size the static PAMT for Dynamic PAMT nor
+opt in at TDH.SYS.CONFIG.  Documentation says exactly what is left.
+"""
+if bench:
+    blurb += "\nMeasured results (" + bench.split("/")[-1] + "):\n\n" + open(bench).read().strip() + "\n"
+else:
+    blurb += "\nMeasured results: see Documentation/arch/x86/tdx-dpamt.rst.\n"
+text = text.replace("*** SUBJECT HERE ***", subject).replace("*** BLURB HERE ***", blurb.rstrip("\n"))
+open(path, "w").write(text)
+PY
+echo "   $NR patches and a cover letter in $OUT"
+
+echo "== checkpatch"
+for p in "$OUT"/0*.patch; do
+	case $p in *0000-cover-letter.patch) continue ;; esac
+	# The userspace harness's shims restate kernel macros and typedefs on
+	# purpose: checkpatch's kernel rules are reported, not enforced, there.
+	if grep -q "^Subject: .*tools/testing/pamt:" "$p"; then
+		out=$("$PRISTINE/scripts/checkpatch.pl" --no-tree --terse \
+			--ignore FILE_PATH_CHANGES "$p" 2>&1)
+		echo "  note: $(basename "$p") (userspace, not enforced): $(echo "$out" | tail -1)"
+		continue
+	fi
+	# A real posting would add a MAINTAINERS entry; that is not ours to pick.
+	if out=$("$PRISTINE/scripts/checkpatch.pl" --strict --no-tree --terse \
+		--ignore FILE_PATH_CHANGES "$p" 2>&1); then
+		ok "checkpatch $(basename "$p")"
+	else
+		bad "checkpatch $(basename "$p")"
+		echo "$out" | grep -v "^total:\|^$" | head -20 | sed 's/^/      /'
+	fi
+done
+
+if [ "$CHECK" = 1 ]; then
+	echo "== git am onto a fresh $BASE and build ($B)"
+	fresh_tree "$CHECKT"
+	mkdir -p "$B"
+	SEED=$B/seed.config
+	{ cat "$REPO/$TDX/.kunitconfig"; echo "CONFIG_DEBUG_FS=y"; } > "$SEED"
+	configure() {
+		cp "$SEED" "$B/.config" &&
+		make -s -C "$CHECKT" O="$B" ARCH=x86_64 olddefconfig >/dev/null 2>&1
+	}
+	# Warnings from a W=1 build, in files this series adds or touches.
+	our_warnings() {
+		grep -E "warning:|error:" "$1" | grep -E "pamt|tdx\.c|tdx_pamt" || true
+	}
+	for p in "$OUT"/0*.patch; do
+		case $p in *0000-cover-letter.patch) continue ;; esac
+		name=$(basename "$p")
+		t=$(date +%s)
+		if ! GIT -C "$CHECKT" am -q "$p" >/dev/null 2>&1; then
+			bad "git am $name"
+			git -C "$CHECKT" am --abort >/dev/null 2>&1
+			break
+		fi
+		configure || { bad "configure after $name"; continue; }
+		dirs=$(git -C "$CHECKT" show --name-only --format= HEAD |
+			grep '\.[ch]$' | grep -v '^tools/' | xargs -r -n1 dirname | sort -u |
+			sed 's|$|/|' | tr '\n' ' ')
+		log=$B/build-$name.log
+		if [ "$EACH" = 1 ]; then
+			make -C "$CHECKT" O="$B" ARCH=x86_64 -j"$JOBS" W=1 vmlinux > "$log" 2>&1
+		elif [ -n "$dirs" ]; then
+			# shellcheck disable=SC2086
+			make -C "$CHECKT" O="$B" ARCH=x86_64 -j"$JOBS" W=1 $dirs > "$log" 2>&1
+		else
+			: > "$log"
+		fi
+		rc=$?
+		w=$(our_warnings "$log")
+		if [ $rc = 0 ] && [ -z "$w" ]; then
+			ok "git am + build $name (${dirs:-nothing to build}, $(( $(date +%s) - t ))s)"
+		else
+			bad "build after $name (rc $rc, log $log)"
+			echo "${w:-$(tail -20 "$log")}" | head -20 | sed 's/^/      /'
+		fi
+	done
+	t=$(date +%s)
+	if make -C "$CHECKT" O="$B" ARCH=x86_64 -j"$JOBS" vmlinux > "$B/build-vmlinux.log" 2>&1; then
+		ok "vmlinux of the whole series ($(( $(date +%s) - t ))s)"
+	else
+		bad "vmlinux of the whole series (log $B/build-vmlinux.log)"
+		tail -20 "$B/build-vmlinux.log" | sed 's/^/      /'
+	fi
+	t=$(date +%s)
+	if make -C "$CHECKT/tools/testing/pamt" build/plain/pamt_test > "$B/build-harness.log" 2>&1 &&
+	   "$CHECKT/tools/testing/pamt/build/plain/pamt_test" > "$B/run-harness.log" 2>&1; then
+		ok "userspace harness builds and passes in the patched tree ($(( $(date +%s) - t ))s)"
+	else
+		bad "userspace harness in the patched tree (logs $B/*-harness.log)"
+		tail -5 "$B/run-harness.log" "$B/build-harness.log" 2>/dev/null | sed 's/^/      /'
+	fi
+fi
+
+echo "== make-patches: $(( $(date +%s) - T0 ))s"
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" = 0 ]
