@@ -34,13 +34,12 @@
  *   BUSY_MAX=n       the module answers BUSY at most n times in a run
  *                    (default: BUSY forever is allowed)
  *   PAMT_WAIT_BUDGET=n  waits a get may begin under its deadline (default 1)
- *   DEADLINE_AT_ENTRY   the first pamt_slot_wait() of a get sets the deadline
- *                    on entry, not when it first reads TRANSIT: the proposed
- *                    fix of the starvation the README describes
  *   MUTANT_NO_TRANSIT, MUTANT_PUT_EARLY_CLEAR, MUTANT_EVICT_NO_RECHECK,
  *   MUTANT_ADD_FAIL_LOSES_PAIR, MUTANT_BUSY_KEEPS_TRANSIT,
- *   MUTANT_WAIT_RESETS_DEADLINE
- *                    deliberately broken variants; see the README.
+ *   MUTANT_WAIT_RESETS_DEADLINE, MUTANT_DEADLINE_ON_TRANSIT_READ
+ *                    deliberately broken variants; see the README.  The
+ *                    last two are the C code before its two starvation
+ *                    fixes.
  */
 
 /* ---- pamt_internal.h ---------------------------------------------------- */
@@ -380,9 +379,9 @@ inline pamt_slot_remove(dest, rr)
  *
  * The local `deadline` stands for the C one: 0 while the get has none, then
  * the number of waits the get has begun under it.  As in C, the wait that
- * first reads a TRANSIT word sets it (DEADLINE_AT_ENTRY: the first wait
- * sets it on entry, the proposed fix of the bug in the README), and it is
- * checked at the top of each spin and of each later wait.
+ * first wait sets it on entry (MUTANT_DEADLINE_ON_TRANSIT_READ: when it
+ * first reads a TRANSIT word, as the C code once did), and it is checked at
+ * the top of each spin and of each later wait.
  *
  * Time is abstracted by a budget of waits: "deadline passed" is a free
  * choice once a deadline is set, sticky since the get ends at once, and
@@ -401,7 +400,7 @@ inline pamt_slot_wait(res)
 #ifdef MUTANT_WAIT_RESETS_DEADLINE
 	deadline = 0;		/* the old code: a fresh deadline per wait */
 #endif
-#ifdef DEADLINE_AT_ENTRY
+#ifndef MUTANT_DEADLINE_ON_TRANSIT_READ
 	/* if (!*deadline) *deadline = ktime_get_ns() + PAMT_WAIT_NS; */
 	if
 	:: deadline == 0 -> deadline = 1; res = true

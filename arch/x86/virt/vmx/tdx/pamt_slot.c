@@ -261,7 +261,7 @@ int pamt_slot_remove(atomic_long_t *slot, unsigned long idx,
  * Wait for the owner of a transition to publish its result, in *@old.
  * The deadline is set by the first wait of a get and covers all of them:
  * a shrinker that keeps winning the slot and failing its REMOVE with BUSY
- * must not starve the get (found by tools/testing/pamt/model).
+ * must not starve the get (found by tools/testing/pamt/model, twice).
  *
  * Return: false once the deadline has passed.
  */
@@ -271,16 +271,17 @@ static bool pamt_slot_wait(atomic_long_t *slot, unsigned long *old,
 	unsigned long word;
 
 	pamt_stat_inc(GET_WAIT);
+	/* Set on entry: the transition may be over by the first read. */
+	if (!*deadline)
+		*deadline = ktime_get_ns() + PAMT_WAIT_NS;
 	for (;;) {
-		if (*deadline && ktime_get_ns() > *deadline)
+		if (ktime_get_ns() > *deadline)
 			return false;
 		word = atomic_long_read_acquire(slot);
 		if (!(word & PAMT_SLOT_TRANSIT)) {
 			*old = word;
 			return true;
 		}
-		if (!*deadline)
-			*deadline = ktime_get_ns() + PAMT_WAIT_NS;
 		cpu_relax();
 	}
 }
