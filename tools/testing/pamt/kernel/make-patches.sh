@@ -332,9 +332,12 @@ if [ "$CHECK" = 1 ]; then
 			break
 		fi
 		configure || { bad "configure after $name"; continue; }
-		dirs=$(git -C "$CHECKT" show --name-only --format= HEAD |
-			grep '\.[ch]$' | grep -v '^tools/' | xargs -r -n1 dirname | sort -u |
-			sed 's|$|/|' | tr '\n' ' ')
+		# The objects of the .c files it touches, and the folders of
+		# our code (which builds their Makefile changes too).
+		files=$(git -C "$CHECKT" show --name-only --format= HEAD | grep -v '^tools/')
+		dirs=$( (echo "$files" | grep '\.c$' | sed 's|\.c$|.o|'
+			 echo "$files" | grep '^arch/x86/virt/vmx/tdx/' | sed 's|[^/]*$||') |
+			sort -u | tr '\n' ' ')
 		log=$B/build-$name.log
 		if [ "$EACH" = 1 ]; then
 			make -C "$CHECKT" O="$B" ARCH=x86_64 -j"$JOBS" W=1 vmlinux > "$log" 2>&1
