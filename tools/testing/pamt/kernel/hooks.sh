@@ -79,7 +79,11 @@ for hook in "$@"; do
 			case $o in pamt_kunit_main.o|pamt_kunit_canary.o) continue ;; esac
 			objs="$objs $o"
 		done
-		append_once $TDX/Makefile "pamt_kunit-y := $objs pamt_kunit_canary.o" ;;
+		line="pamt_kunit-y := $objs pamt_kunit_canary.o"
+		if ! grep -qxF "$line" "$TREE/$TDX/Makefile"; then
+			sed -i '/^pamt_kunit-y :=/d' "$TREE/$TDX/Makefile"
+			append_once $TDX/Makefile "$line"
+		fi ;;
 	docs)
 		insert_once Documentation/arch/x86/index.rst '^   tdx$' '   tdx-dpamt' ;;
 	*)
