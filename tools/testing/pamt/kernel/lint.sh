@@ -24,7 +24,8 @@ ok() { PASSED=$((PASSED + 1)); }
 bad() { FAILED=$((FAILED + 1)); echo "FAIL: $*"; }
 
 cd "$REPO" || exit 1
-FILES=$(ls arch/x86/include/asm/tdx_pamt.h $TDX/pamt_*.[ch] $TDX/Kconfig)
+KVMG=arch/x86/kvm/vmx
+FILES=$(ls arch/x86/include/asm/tdx_pamt.h $TDX/pamt_*.[ch] $TDX/Kconfig $KVMG/tdx_pamt.[ch])
 
 for f in $FILES; do
 	out=$("$TREE/scripts/checkpatch.pl" --strict --no-tree --terse \
@@ -63,6 +64,18 @@ fi
 for o in $OBJS; do
 	if [ -f "$B/$TDX/$o" ]; then ok; else bad "no $o"; fi
 done
+
+# The KVM glue is part of kvm-intel: build and check its one object.
+rm -f "$B/$KVMG/tdx_pamt.o"
+out=$(make -C "$TREE" O="$B" ARCH=x86_64 -j"$(nproc)" W=1 C=2 "$KVMG/tdx_pamt.o" 2>&1)
+rc=$?
+probs=$(echo "$out" | grep -E "warning:|error:|sparse:" | grep -E "tdx_pamt")
+if [ $rc != 0 ] || [ -n "$probs" ] || [ ! -f "$B/$KVMG/tdx_pamt.o" ]; then
+	bad "W=1/sparse build of $KVMG/tdx_pamt.o (rc $rc)"
+	echo "${probs:-$out}" | tail -40
+else
+	ok
+fi
 
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" = 0 ]
