@@ -103,7 +103,7 @@ PAMT_TEST(shrink_stops_on_busy)
 	make_idle(0, 20);
 	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, 0, 1000000);
 	EXPECT_EQ(tdx_pamt_shrink_scan(20, NULL), 0);
-	EXPECT(fake_calls(PAMT_FAKE_REMOVE) <= 8 * 2 * (PAMT_BUSY_RETRIES + 1));
+	EXPECT(fake_calls(PAMT_FAKE_REMOVE) <= 8 * PAMT_BUSY_CALLS_MAX);
 	EXPECT_EQ(tdx_pamt_shrink_count(), 20);
 	pamt_fake_inject(PAMT_FAKE_REMOVE, 0, 0, 0);
 }

@@ -60,6 +60,8 @@ static inline enum pamt_slot_state pamt_slot_state(unsigned long word)
 /* Bounds on waiting and retrying; see the Documentation for the numbers. */
 #define PAMT_BUSY_RETRIES	10	/* retries of OPERAND_BUSY per call */
 #define PAMT_BUSY_BACKOFF_NS	256	/* first backoff; doubles per retry */
+/* BUSY answers before -EBUSY: backed off, then as many serialised. */
+#define PAMT_BUSY_CALLS_MAX	(2 * (PAMT_BUSY_RETRIES + 1))
 #define PAMT_WAIT_NS		(100 * NSEC_PER_MSEC) /* transition wait */
 #define PAMT_MAG_SIZE_DEFAULT	64
 #define PAMT_MAG_SIZE_MAX	1024

@@ -457,6 +457,24 @@ static void pk_add_busy_retried(struct kunit *test)
 	pk_check_accounting(test, 0);
 }
 
+/* BUSY through the backoff: the serialised retry gets it in. */
+static void pk_add_busy_serialised(struct kunit *test)
+{
+	unsigned long pfn;
+
+	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pfn = pk_slot_pfn(test, 14);
+	PK_INJECT(PAMT_FAKE_ADD, TDX_PAMT_OPERAND_BUSY, PAMT_BUSY_RETRIES + 2);
+	KUNIT_EXPECT_EQ(test, pk_get(pfn), 0);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_ADD),
+			(u64)PAMT_BUSY_RETRIES + 3);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_GLOBAL_LOCK), 1ULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pamt.serializing), 0);
+	KUNIT_EXPECT_EQ(test, pk_word(pfn), W_INST | 1);
+	tdx_pamt_put(pfn);
+	pk_check_accounting(test, 0);
+}
+
 /* A failed ADD: slot back to EMPTY, the pair back in a magazine. */
 static void pk_add_fails(struct kunit *test, u64 status, unsigned int n,
 			 int err)
@@ -484,9 +502,10 @@ static void pk_add_fails(struct kunit *test, u64 status, unsigned int n,
 
 static void pk_add_busy_exhausted(struct kunit *test)
 {
-	pk_add_fails(test, TDX_PAMT_OPERAND_BUSY, PAMT_BUSY_RETRIES + 1,
-		     -EBUSY);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_BUSY), (u64)PAMT_BUSY_RETRIES);
+	pk_add_fails(test, TDX_PAMT_OPERAND_BUSY, PAMT_BUSY_CALLS_MAX, -EBUSY);
+	/* Every BUSY answer but the last was retried. */
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_BUSY),
+			(u64)PAMT_BUSY_CALLS_MAX - 1);
 }
 
 static void pk_add_page_not_free(struct kunit *test)
@@ -508,7 +527,7 @@ static void pk_remove_busy_stays_idle(struct kunit *test)
 	pfn = pk_slot_pfn(test, 16);
 	KUNIT_ASSERT_EQ(test, pk_get(pfn), 0);
 	tdx_pamt_put(pfn);
-	PK_INJECT(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, PAMT_BUSY_RETRIES + 1);
+	PK_INJECT(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, PAMT_BUSY_CALLS_MAX);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_evict(pfn), -EBUSY);
 	KUNIT_EXPECT_EQ(test, pamt_slot_state(pk_word(pfn)), PAMT_SLOT_IDLE);
 	KUNIT_EXPECT_FALSE(test, pk_word(pfn) & PAMT_SLOT_LEAKED);
@@ -566,7 +585,7 @@ static void pk_eager_remove_errors(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, tdx_pamt_put(a), 0);
 	KUNIT_EXPECT_EQ(test, pk_word(a), W_INST | PAMT_SLOT_LEAKED);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_LEAKED), 1ULL);
-	PK_INJECT(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, PAMT_BUSY_RETRIES + 1);
+	PK_INJECT(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, PAMT_BUSY_CALLS_MAX);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_put(b), 0);
 	KUNIT_EXPECT_EQ(test, pk_word(b), W_INST);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 1ULL);
@@ -924,6 +943,7 @@ static struct kunit_case pk_func_cases[] = {
 	KUNIT_CASE(pk_set_idle_cap_trims),
 	KUNIT_CASE(pk_put_over_cap_frees_depot),
 	KUNIT_CASE(pk_add_busy_retried),
+	KUNIT_CASE(pk_add_busy_serialised),
 	KUNIT_CASE(pk_add_busy_exhausted),
 	KUNIT_CASE(pk_add_page_not_free),
 	KUNIT_CASE(pk_add_addr_range),
