@@ -159,7 +159,7 @@ struct pamt_cache {
 	atomic_long_t hand;
 	unsigned long idle_cap;
 	atomic_t serializing;
-	spinlock_t seamcall_lock;
+	spinlock_t seamcall_lock;	/* the BUSY fallback; see above */
 	bool enabled;
 };
 

@@ -164,6 +164,7 @@ static u64 pamt_slot_seamcall(unsigned int leaf, unsigned long idx,
 	pamt_stat_inc(BUSY);
 	trace_tdx_pamt_busy(leaf, base, PAMT_BUSY_RETRIES + 1);
 	atomic_inc(&pamt.serializing);
+	/* Set, then count; pamt_slot_call() counts, then looks. */
 	smp_mb__after_atomic();
 	spin_lock_irqsave(&pamt.seamcall_lock, flags);
 	pamt_stat_inc(GLOBAL_LOCK);
