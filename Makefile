@@ -14,11 +14,13 @@
 #   make lint        checkpatch --strict, sparse, kernel-doc on our files
 #   make bench-insn  instructions per fast-path get+put (callgrind)
 #   make patches     a format-patch series against pristine 6.12, out/patches
+#   make patches-check  the series, applied with git am to a fresh 6.12
+#                    tree and built
 
 PAMT	:= tools/testing/pamt
 LOGS	:= build/test-logs
 # Parts of "make test", in order; each prints "N passed, N failed".
-TEST_PARTS ?= check bench-test model kunit lint
+TEST_PARTS ?= check bench-test model kunit lint patches-check
 
 all: check
 
@@ -46,6 +48,9 @@ lint:
 patches:
 	$(PAMT)/kernel/make-patches.sh
 
+patches-check:
+	$(PAMT)/kernel/make-patches.sh --check
+
 # Run every part even if one fails, then add up their summary lines.
 test:
 	@mkdir -p $(LOGS); rm -f $(LOGS)/*.log; \
@@ -67,4 +72,5 @@ clean:
 	$(MAKE) -C $(PAMT) clean
 	rm -rf build out
 
-.PHONY: all check bench bench-insn bench-test model kunit lint patches test clean
+.PHONY: all check bench bench-insn bench-test model kunit lint patches \
+	patches-check test clean
