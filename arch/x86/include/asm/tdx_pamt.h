@@ -29,6 +29,14 @@
 #define TDX_PAMT_NO_PAGE_PAIR		0xC000030600000000ULL
 #define TDX_PAMT_MISSING_PAGE_PAIR	0xC000030700000000ULL
 
+/*
+ * Kernel-defined statuses (class 0xFF in bits 47:40, never used by the
+ * module): the SEAMCALL did not run (no VMX operation on this CPU: #UD,
+ * #GP, VMFAILINVALID), or it ran but the backend could not use its output.
+ */
+#define TDX_PAMT_SW_ERROR		0x8000FF0000000000ULL
+#define TDX_PAMT_SW_PAIR_LOST		(TDX_PAMT_SW_ERROR | 0xBADULL)
+
 /* SEAMCALL leaves (BRIEF: TDH.PHYMEM.PAMT.ADD/REMOVE). */
 #define TDH_PHYMEM_PAMT_ADD		58
 #define TDH_PHYMEM_PAMT_REMOVE		59

@@ -137,6 +137,8 @@ static inline bool test_and_clear_bit(unsigned long nr, volatile unsigned long *
 				       __FILE__, __LINE__);		\
 	} while (0)
 #define preempt_disable()	pamt_sim_enter_atomic()
+#define local_irq_save(f)	do { (f) = 0; pamt_sim_enter_atomic(); } while (0)
+#define local_irq_restore(f)	do { (void)(f); pamt_sim_exit_atomic(); } while (0)
 #define preempt_enable()	pamt_sim_exit_atomic()
 #define might_sleep()							\
 	do {								\

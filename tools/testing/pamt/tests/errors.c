@@ -275,3 +275,77 @@ PAMT_TEST(err_fake_catches_remove_in_use)
 	EXPECT_EQ(pamt_fake_page_remove(slot_pfn(5, 100)), TDX_PAMT_SUCCESS);
 	env.expect_violations = 1;
 }
+
+/* The SEAMCALL did not run (no VMX on this CPU): not a leak, retry later. */
+PAMT_TEST(err_remove_sw_error_is_transient)
+{
+	pamt_env_up_default();
+	ASSERT(!tdx_pamt_get(slot_pfn(4, 0), NULL));
+	ASSERT(!tdx_pamt_put(slot_pfn(4, 0)));
+	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_SW_ERROR | 6, 1, 0);
+	EXPECT_EQ(tdx_pamt_evict(slot_pfn(4, 0)), -EIO);
+	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_LEAKED), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 1);
+	EXPECT_EQ(tdx_pamt_evict(slot_pfn(4, 0)), 0);
+}
+
+/*
+ * The module says the range has no pair, or the backend could not name
+ * the pages REMOVE handed back: the range is EMPTY, the pages are lost.
+ */
+static void expect_pair_lost(u64 status)
+{
+	struct tdx_pamt_pair p;
+
+	pamt_env_up_default();
+	ASSERT(!tdx_pamt_get(slot_pfn(4, 0), NULL));
+	ASSERT(!tdx_pamt_put(slot_pfn(4, 0)));
+	pamt_fake_inject(PAMT_FAKE_REMOVE, status, 1, 0);
+	EXPECT_EQ(tdx_pamt_evict(slot_pfn(4, 0)), -EIO);
+	EXPECT_EQ(slot_word(4), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_LEAKED), 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_INSTALLED), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 0);
+	/* A get now ADDs again rather than trusting a pair that is gone. */
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(4, 0), NULL), -EIO);
+	EXPECT_EQ(atomic64_read(&pamt_fake.violations), 1);
+	env.expect_violations = 1;
+	env.expect_warnings = 1;
+	/* The injection left the fake holding the pair: take it back. */
+	EXPECT_EQ(pamt_fake_ops.remove(slot_pfn(4, 0), &p), 0);
+	__free_page(pfn_to_page(p.pfn[0]));
+	__free_page(pfn_to_page(p.pfn[1]));
+	pamt_stat_add(PAGE_FREE, 2);
+}
+
+PAMT_TEST(err_remove_no_pair_empties_slot)
+{
+	expect_pair_lost(TDX_PAMT_NO_PAGE_PAIR);
+}
+
+PAMT_TEST(err_remove_pair_lost_empties_slot)
+{
+	expect_pair_lost(TDX_PAMT_SW_PAIR_LOST);
+}
+
+/* A failed ADD gives a reserved pair back to the reserve it came from. */
+PAMT_TEST(err_add_failure_keeps_the_reserve)
+{
+	struct tdx_pamt_reserve res = { 0 };
+
+	pamt_env_up_default();
+	ASSERT(!tdx_pamt_reserve_topup(&res, 1, GFP_KERNEL));
+	env.held_pairs = 1;
+	pamt_fake_inject(PAMT_FAKE_ADD, TDX_PAMT_PAGE_NOT_FREE, 1, 0);
+	pamt_sim_fail_set(&pamt_sim_fail_page, 0, 0);
+	pamt_sim_enter_atomic();
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(2, 0), &res), -EIO);
+	EXPECT_EQ(res.nr, 1);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(2, 0), &res), 0);
+	pamt_sim_exit_atomic();
+	env.held_pairs = 0;
+	pamt_sim_fail_set(&pamt_sim_fail_page, -1, 0);
+	EXPECT_EQ(res.nr, 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(2, 0)), 0);
+}

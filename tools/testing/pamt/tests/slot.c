@@ -123,6 +123,16 @@ PAMT_TEST(slot_off_is_a_noop)
 	EXPECT_EQ(tdx_pamt_put(0x1234), 0);
 	EXPECT_EQ(tdx_pamt_evict(0x1234), 0);
 	EXPECT_EQ(tdx_pamt_shrink_count(), 0);
+	{
+		struct tdx_pamt_reserve res = { 0 };
+		struct tdx_pamt_pair p;
+
+		EXPECT_EQ(tdx_pamt_reserve_topup(&res, 2, GFP_KERNEL), 0);
+		EXPECT_EQ(res.nr, 0);
+		tdx_pamt_reserve_drain(&res);
+		EXPECT_EQ(tdx_pamt_pair_take(&p, &res, GFP_KERNEL), -EOPNOTSUPP);
+		EXPECT_EQ(tdx_pamt_drain(), 0);
+	}
 }
 
 PAMT_TEST(slot_hole_is_not_covered)

@@ -581,7 +581,7 @@ static void pk_eager_remove_errors(struct kunit *test)
 	b = pk_slot_pfn(test, 19);
 	KUNIT_ASSERT_EQ(test, pk_get(a), 0);
 	KUNIT_ASSERT_EQ(test, pk_get(b), 0);
-	PK_INJECT(PAMT_FAKE_REMOVE, TDX_PAMT_NO_PAGE_PAIR, 1);
+	PK_INJECT(PAMT_FAKE_REMOVE, TDX_PAMT_PAGE_NOT_EMPTY, 1);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_put(a), 0);
 	KUNIT_EXPECT_EQ(test, pk_word(a), W_INST | PAMT_SLOT_LEAKED);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_LEAKED), 1ULL);
@@ -642,6 +642,13 @@ static void pk_disabled_noop(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 0UL);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_scan(10, NULL), 0UL);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_drain(), 0UL);
+	/* Without Dynamic PAMT, DEMOTE takes no pair. */
+	{
+		struct tdx_pamt_pair p;
+
+		KUNIT_EXPECT_EQ(test, tdx_pamt_pair_take(&p, &res, GFP_KERNEL),
+				-EOPNOTSUPP);
+	}
 }
 
 /* tdx_pamt_init() refuses bad configurations and a second init. */

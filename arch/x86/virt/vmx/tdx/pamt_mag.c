@@ -493,6 +493,9 @@ EXPORT_SYMBOL_GPL(tdx_pamt_reserve_topup);
  */
 void tdx_pamt_reserve_drain(struct tdx_pamt_reserve *res)
 {
+	/* A reserve stays empty while the cache is off. */
+	if (WARN_ON_ONCE(!pamt.enabled && res->nr))
+		return;
 	while (res->nr)
 		pamt_mag_push(&res->pairs[--res->nr]);
 }
@@ -504,12 +507,15 @@ EXPORT_SYMBOL_GPL(tdx_pamt_reserve_drain);
  * @res: reserve to fall back on, or NULL
  * @gfp: allocation flags for when both run dry
  *
- * Return: 0 or -ENOMEM.
+ * Return: 0; -ENOMEM; -EOPNOTSUPP while the cache is off, when DEMOTE
+ * takes no pair.
  */
 int tdx_pamt_pair_take(struct tdx_pamt_pair *pair,
 		       struct tdx_pamt_reserve *res, gfp_t gfp)
 {
 	might_alloc(gfp);
+	if (!pamt.enabled)
+		return -EOPNOTSUPP;
 	if (pamt_mag_pop(pair))
 		return 0;
 	if (res && res->nr) {
@@ -526,6 +532,9 @@ EXPORT_SYMBOL_GPL(tdx_pamt_pair_take);
  */
 void tdx_pamt_pair_give(const struct tdx_pamt_pair *pair)
 {
+	/* No pair can be taken while the cache is off. */
+	if (WARN_ON_ONCE(!pamt.enabled))
+		return;
 	pamt_mag_push(pair);
 }
 EXPORT_SYMBOL_GPL(tdx_pamt_pair_give);

@@ -91,7 +91,8 @@ u64 pamt_sc_remove_result(u64 status, const struct tdx_module_args *args,
 	u64 pa[2] = { args->rdx, args->r8 };
 	int i;
 
-	if (status != TDX_SUCCESS)
+	/* The core's test of success: the status bits, not the operand id. */
+	if ((status & TDX_PAMT_STATUS_MASK) != TDX_PAMT_SUCCESS)
 		return status;
 	for (i = 0; i < 2; i++) {
 		if (WARN_ONCE(!pa[i] || !PAGE_ALIGNED(pa[i]) ||

@@ -18,7 +18,7 @@
  * Software status for a REMOVE whose outputs are not two page addresses.
  * The core maps it to -EIO and leaves the range alone.
  */
-#define PAMT_SC_BAD_OUTPUT	(TDX_SW_ERROR | 0xBADULL)
+#define PAMT_SC_BAD_OUTPUT	TDX_PAMT_SW_PAIR_LOST
 
 extern const struct tdx_pamt_ops tdx_pamt_seamcall_ops;
 

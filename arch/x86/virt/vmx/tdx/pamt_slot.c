@@ -48,6 +48,11 @@ static bool pamt_status_busy(u64 status)
 	return (status & TDX_PAMT_STATUS_MASK) == TDX_PAMT_OPERAND_BUSY;
 }
 
+static bool pamt_status_sw_error(u64 status)
+{
+	return (status & TDX_PAMT_SW_ERROR) == TDX_PAMT_SW_ERROR;
+}
+
 /* Off (no Dynamic PAMT): every call succeeds; on: an uncovered pfn. */
 static int pamt_slot_miss(void)
 {
@@ -88,15 +93,24 @@ static u64 pamt_slot_call(unsigned int leaf, unsigned long base,
 	unsigned long flags;
 	u64 status;
 
+	/*
+	 * IRQs off while counted: a softirq that ran here and then waited
+	 * for the fallback's lock would keep this count up, and the
+	 * fallback would wait for it with IRQs off.  A SEAMCALL runs with
+	 * IRQs blocked anyway.
+	 */
+	local_irq_save(flags);
 	this_cpu_inc(pamt.pcpu->in_flight);
 	/* Count, then look; pamt_slot_seamcall() sets, then counts. */
 	smp_mb();
 	if (likely(!atomic_read(&pamt.serializing))) {
 		status = pamt_slot_call_raw(leaf, base, pair);
 		this_cpu_dec(pamt.pcpu->in_flight);
+		local_irq_restore(flags);
 		return status;
 	}
 	this_cpu_dec(pamt.pcpu->in_flight);
+	local_irq_restore(flags);
 
 	spin_lock_irqsave(&pamt.seamcall_lock, flags);
 	pamt_stat_inc(GLOBAL_LOCK);
@@ -183,14 +197,19 @@ static int pamt_slot_add(atomic_long_t *slot, unsigned long idx,
 			 struct tdx_pamt_reserve *res)
 {
 	struct tdx_pamt_pair pair;
+	bool from_res = false;
 	u64 status;
 	int ret;
 
 	/* Magazines, then @res, then the page allocator without sleeping. */
-	ret = tdx_pamt_pair_take(&pair, res, GFP_NOWAIT | __GFP_NOWARN);
-	if (ret) {
-		atomic_long_set_release(slot, 0);
-		return ret;
+	if (!pamt_mag_pop(&pair)) {
+		if (res && res->nr) {
+			pair = res->pairs[--res->nr];
+			from_res = true;
+		} else if (pamt_pair_alloc(&pair, GFP_NOWAIT | __GFP_NOWARN)) {
+			atomic_long_set_release(slot, 0);
+			return -ENOMEM;
+		}
 	}
 
 	status = pamt_slot_seamcall(TDH_PHYMEM_PAMT_ADD, idx, &pair);
@@ -202,7 +221,11 @@ static int pamt_slot_add(atomic_long_t *slot, unsigned long idx,
 			  "tdx-pamt: PAMT.ADD on pfn %#lx: range already has a pair\n",
 			  pamt_slot_base_pfn(idx));
 		atomic_long_set_release(slot, 0);
-		pamt_mag_push(&pair);
+		/* Nothing changed: not even the caller's reserve. */
+		if (from_res)
+			res->pairs[res->nr++] = pair;
+		else
+			pamt_mag_push(&pair);
 		return ret;
 	}
 
@@ -234,10 +257,25 @@ int pamt_slot_remove(atomic_long_t *slot, unsigned long idx,
 
 	status = pamt_slot_seamcall(TDH_PHYMEM_PAMT_REMOVE, idx, &pair);
 	ret = pamt_status_errno(status);
-	if (ret == -EBUSY) {
-		/* No cap check here: the caller is already reclaiming. */
+	if (ret == -EBUSY || (pamt_status_sw_error(status) &&
+			      status != TDX_PAMT_SW_PAIR_LOST)) {
+		/*
+		 * Try again later: the module was busy, or the SEAMCALL did
+		 * not run at all (a shrinker on a CPU out of VMX operation).
+		 * No cap check here: the caller is already reclaiming.
+		 */
 		atomic_long_inc(&pamt.idle);
 		atomic_long_set_release(slot, PAMT_SLOT_INSTALLED);
+		return ret;
+	}
+	if ((status & TDX_PAMT_STATUS_MASK) == TDX_PAMT_NO_PAGE_PAIR ||
+	    status == TDX_PAMT_SW_PAIR_LOST) {
+		/* The module holds no pair: the range is EMPTY, pages lost. */
+		pr_warn_once("tdx-pamt: PAMT.REMOVE on pfn %#lx: %#llx, pair pages lost\n",
+			     pamt_slot_base_pfn(idx), status);
+		pamt_stat_inc(LEAKED);
+		atomic_long_dec(&pamt.installed);
+		atomic_long_set_release(slot, 0);
 		return ret;
 	}
 	if (ret) {
@@ -276,13 +314,13 @@ static bool pamt_slot_wait(atomic_long_t *slot, unsigned long *old,
 	if (!*deadline)
 		*deadline = ktime_get_ns() + PAMT_WAIT_NS;
 	for (;;) {
-		if (ktime_get_ns() > *deadline)
-			return false;
 		word = atomic_long_read_acquire(slot);
 		if (!(word & PAMT_SLOT_TRANSIT)) {
 			*old = word;
 			return true;
 		}
+		if (ktime_get_ns() > *deadline)
+			return false;
 		cpu_relax();
 	}
 }
@@ -339,8 +377,10 @@ static noinline int pamt_slot_get_slow(atomic_long_t *slot, unsigned long idx,
  * @pfn: the page
  * @res: pairs to fall back on when this CPU's magazines are empty, or NULL
  *
- * Never sleeps; may be called with a spinlock held.  With a non-empty
- * @res it cannot fail with -ENOMEM.  Without one it falls back on the
+ * Task context; never sleeps, so it may be called with a spinlock held.
+ * Not from softirq: a softirq that interrupted the owner of a transition
+ * would wait for it in vain.  With a non-empty @res it cannot fail with
+ * -ENOMEM.  Without one it falls back on the
  * page allocator with GFP_NOWAIT.
  *
  * Return: 0; -EINVAL if @pfn is not covered; -ENOMEM if no pair could be
