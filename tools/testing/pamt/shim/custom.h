@@ -146,6 +146,7 @@ static inline bool test_and_clear_bit(unsigned long nr, volatile unsigned long *
 			pamt_sim_fatal("sleeping function called from invalid context", \
 				       __FILE__, __LINE__);		\
 	} while (0)
+#define cond_resched()		might_sleep()
 #define might_alloc(gfp)						\
 	do {								\
 		if (gfpflags_allow_blocking(gfp))			\

@@ -140,7 +140,7 @@ int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
  */
 void tdx_pamt_exit(void)
 {
-	unsigned long idx, word, in_use = 0, leaked = 0;
+	unsigned long idx, word, in_use = 0, stuck = 0;
 
 	might_sleep();
 	if (!pamt.enabled)
@@ -149,14 +149,14 @@ void tdx_pamt_exit(void)
 	pamt_shrink_remove_all_idle();
 	for (idx = 0; idx < pamt.nr_slots; idx++) {
 		word = atomic_long_read(&pamt.slots[idx]);
-		if (word & PAMT_SLOT_LEAKED)
-			leaked++;
-		else if (word & PAMT_SLOT_INSTALLED)
+		if (pamt_slot_refs(word))
 			in_use++;
+		else if (word & PAMT_SLOT_INSTALLED)
+			stuck++;	/* LEAKED, or REMOVE stayed BUSY */
 	}
 	WARN(in_use, "tdx-pamt: %lu ranges still in use at exit\n", in_use);
-	if (leaked)
-		pr_warn("tdx-pamt: %lu PAMT pairs stay in the module\n", leaked);
+	if (stuck)
+		pr_warn("tdx-pamt: %lu PAMT pairs stay in the module\n", stuck);
 
 	pamt.enabled = false;
 	pamt.nr_slots = 0;

@@ -12,6 +12,7 @@
 #include <linux/errno.h>
 #include <linux/limits.h>
 #include <linux/preempt.h>
+#include <linux/sched.h>
 #include "pamt_internal.h"
 #include "pamt_trace.h"
 
@@ -131,6 +132,8 @@ void pamt_shrink_idle_inc(void)
 /**
  * pamt_shrink_remove_all_idle() - REMOVE every IDLE slot, referenced or not
  *
+ * Context: process context; may sleep.
+ *
  * Return: slots whose pair was freed.
  */
 unsigned long pamt_shrink_remove_all_idle(void)
@@ -144,6 +147,9 @@ unsigned long pamt_shrink_remove_all_idle(void)
 			pamt_stat_inc(SHRINK);
 			freed++;
 		}
+		/* Up to a SEAMCALL per slot, over all of memory. */
+		if (!(idx % 256))
+			cond_resched();
 	}
 	return freed;
 }
