@@ -77,43 +77,12 @@ if [ -d "$REPO/Documentation/arch/x86" ]; then
 	done
 fi
 
-# Hooks into existing files, appended once.
-append_once() {
-	local file=$TREE/$1 line=$2
-
-	grep -qxF "$line" "$file" || { printf '%s\n' "$line" >> "$file"; log "hooked $1"; }
-}
-
-append_once arch/x86/Kconfig 'source "arch/x86/virt/vmx/tdx/Kconfig"'
-append_once $TDX/Makefile \
-	'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_core.o pamt_slot.o pamt_mag.o pamt_shrink.o pamt_glue.o'
-# The suites use the core's internals, which are not exported: they are
-# linked into vmlinux whether the symbol is y or m.
-append_once $TDX/Makefile \
-	'obj-$(if $(CONFIG_INTEL_TDX_PAMT_KUNIT_TEST),y) += pamt_kunit.o'
-# The suites' composite object: the fake module and every pamt_kunit_*.c
-# of the repo, main first (the suites' shared code) and canary last (its
-# WARN tests must run after every other suite).  Rewritten when the list
-# changes.
-kunit_objs="pamt_fake.o pamt_kunit_main.o"
-for f in "$REPO"/$TDX/pamt_kunit_*.c; do
-	o=$(basename "${f%.c}").o
-	case $o in pamt_kunit_main.o|pamt_kunit_canary.o) continue ;; esac
-	kunit_objs="$kunit_objs $o"
-done
-kunit_objs="$kunit_objs pamt_kunit_canary.o"
-kline="pamt_kunit-y := $kunit_objs"
-if ! grep -qxF "$kline" "$TREE/$TDX/Makefile"; then
-	sed -i '/^pamt_kunit-y :=/d' "$TREE/$TDX/Makefile"
-	printf '%s\n' "$kline" >> "$TREE/$TDX/Makefile"
-	log "hooked $TDX/Makefile: $kline"
-fi
-
-# The kernel integration: KVM glue, and the hooks of hooks.sh (tracepoints,
-# backend, tdx.c, debugfs, kvm-intel, x86 doc index).
+# The KVM glue, then every edit to existing files, each applied once by
+# hooks.sh (Kconfig and Makefile lines, the KUnit object list, tdx.c,
+# kvm-intel, the x86 doc index).
 put arch/x86/kvm/vmx/tdx_pamt.c
 put arch/x86/kvm/vmx/tdx_pamt.h
 "$REPO/tools/testing/pamt/kernel/hooks.sh" "$TREE" \
-	core backend enable debugfs kvm docs
+	kconfig core backend enable debugfs kvm kunit docs
 
 echo "$TREE"
