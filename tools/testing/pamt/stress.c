@@ -46,7 +46,7 @@ struct stress_thread {
 	unsigned long held[STRESS_HELD];
 	bool augged[STRESS_HELD];
 	unsigned int nr_held;
-	struct tdx_pamt_reserve res;
+	struct tdx_pamt_cache res;
 	unsigned long counts[R_NR];
 };
 
@@ -140,7 +140,7 @@ static void stress_one(struct stress_thread *t)
 		/* KVM's fault path: top up, then get under mmu_lock. */
 		if (t->nr_held == STRESS_HELD)
 			return stress_release(t, get_random_u32_below(t->nr_held));
-		ret = tdx_pamt_reserve_topup(&t->res, 2, GFP_KERNEL);
+		ret = __tdx_topup_pamt_cache(&t->res, 2, GFP_KERNEL);
 		if (ret && ret != -ENOMEM)
 			pamt_sim_fatal("topup", __FILE__, __LINE__);
 		pfn = stress_pfn(t, stress_pick_slot(t));
@@ -189,7 +189,7 @@ static void *stress_thread_fn(void *arg)
 		stress_one(t);
 	while (t->nr_held)
 		stress_release(t, t->nr_held - 1);
-	tdx_pamt_reserve_drain(&t->res);
+	tdx_free_pamt_cache(&t->res);
 	return NULL;
 }
 

@@ -103,18 +103,20 @@ struct tdx_pamt_config {
 	const struct tdx_pamt_ops *ops;
 };
 
-#define TDX_PAMT_RESERVE_MAX	8
+#define TDX_PAMT_CACHE_MAX	8
 
 /**
- * struct tdx_pamt_reserve - pairs set aside for use in atomic context
+ * struct tdx_pamt_cache - pairs set aside for use in atomic context
  * @nr: pairs held
  * @pairs: the pairs; only @pairs[0..@nr) are valid
  *
- * Owned by one caller (for example a vCPU); never shared without a lock.
+ * Owned by one caller (KVM: one per vCPU, topped up before mmu_lock);
+ * never shared without a lock.  Named as in the upstream DPAMT series;
+ * it holds ready pairs rather than loose pages.
  */
-struct tdx_pamt_reserve {
+struct tdx_pamt_cache {
 	unsigned int nr;
-	struct tdx_pamt_pair pairs[TDX_PAMT_RESERVE_MAX];
+	struct tdx_pamt_pair pairs[TDX_PAMT_CACHE_MAX];
 };
 
 /* Counters, folded across CPUs by tdx_pamt_read_stats(). */
@@ -152,20 +154,27 @@ int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
 void tdx_pamt_exit(void);
 bool tdx_pamt_enabled(void);
 
-int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_reserve *res);
+int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_cache *cache);
 int tdx_pamt_put(unsigned long pfn);
 int tdx_pamt_evict(unsigned long pfn);
 
-int tdx_pamt_reserve_topup(struct tdx_pamt_reserve *res, unsigned int nr,
+static inline void tdx_init_pamt_cache(struct tdx_pamt_cache *cache)
+{
+	cache->nr = 0;
+}
+
+int __tdx_topup_pamt_cache(struct tdx_pamt_cache *cache, unsigned int nr,
 			   gfp_t gfp);
-void tdx_pamt_reserve_drain(struct tdx_pamt_reserve *res);
+int tdx_topup_pamt_cache(struct tdx_pamt_cache *cache, unsigned int nr);
+void tdx_free_pamt_cache(struct tdx_pamt_cache *cache);
 
 int tdx_pamt_pair_take(struct tdx_pamt_pair *pair,
-		       struct tdx_pamt_reserve *res, gfp_t gfp);
+		       struct tdx_pamt_cache *res, gfp_t gfp);
 void tdx_pamt_pair_give(const struct tdx_pamt_pair *pair);
 
-struct page *tdx_pamt_alloc_control_page(gfp_t gfp);
-void tdx_pamt_free_control_page(struct page *page);
+struct page *__tdx_alloc_control_page(gfp_t gfp);
+struct page *tdx_alloc_control_page(void);
+void tdx_free_control_page(struct page *page);
 
 unsigned long tdx_pamt_shrink_count(void);
 unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,

@@ -35,9 +35,9 @@
 int tdx_pamt_vcpu_topup(struct tdx_pamt_vcpu *pv, int ept_levels)
 {
 	if (ept_levels < 2 ||
-	    TDX_PAMT_FAULT_PAIRS(ept_levels) > TDX_PAMT_RESERVE_MAX)
+	    TDX_PAMT_FAULT_PAIRS(ept_levels) > TDX_PAMT_CACHE_MAX)
 		return -EINVAL;
-	return tdx_pamt_reserve_topup(&pv->reserve,
+	return __tdx_topup_pamt_cache(&pv->reserve,
 				      TDX_PAMT_FAULT_PAIRS(ept_levels),
 				      GFP_KERNEL_ACCOUNT);
 }
@@ -86,7 +86,7 @@ void tdx_pamt_vcpu_unmap(unsigned long pfn, bool huge)
  */
 void tdx_pamt_vcpu_free(struct tdx_pamt_vcpu *pv)
 {
-	tdx_pamt_reserve_drain(&pv->reserve);
+	tdx_free_pamt_cache(&pv->reserve);
 }
 
 /**
@@ -100,7 +100,7 @@ void tdx_pamt_vcpu_free(struct tdx_pamt_vcpu *pv)
  */
 struct page *tdx_pamt_td_alloc_control(void)
 {
-	return tdx_pamt_alloc_control_page(GFP_KERNEL_ACCOUNT);
+	return __tdx_alloc_control_page(GFP_KERNEL_ACCOUNT);
 }
 
 /**
@@ -109,5 +109,5 @@ struct page *tdx_pamt_td_alloc_control(void)
  */
 void tdx_pamt_td_free_control(struct page *page)
 {
-	tdx_pamt_free_control_page(page);
+	tdx_free_control_page(page);
 }

@@ -24,7 +24,7 @@ struct page;
  *	only by the vCPU's own thread
  */
 struct tdx_pamt_vcpu {
-	struct tdx_pamt_reserve reserve;
+	struct tdx_pamt_cache reserve;
 };
 
 int tdx_pamt_vcpu_topup(struct tdx_pamt_vcpu *pv, int ept_levels);

@@ -116,7 +116,7 @@ static inline void rec_get_done(struct rec *r, u64 ns, int slow)
 }
 
 static int timed_get(struct rec *r, unsigned long pfn,
-		     struct tdx_pamt_reserve *res)
+		     struct tdx_pamt_cache *res)
 {
 	int slow = run.ops->refs(pfn) == 0;
 	u64 t0, t1;
@@ -163,7 +163,7 @@ struct td;
 struct vcpu {
 	struct td *td;
 	unsigned int id;
-	struct tdx_pamt_reserve res;
+	struct tdx_pamt_cache res;
 	struct pool_cursor cur;
 	u64 rng;
 	unsigned long nguest;	/* guest pages to fault */
@@ -588,7 +588,7 @@ static u64 storm_iters;
 static void *storm_fn(void *arg)
 {
 	struct rec *r = &run.recs[REC_STORM(run.nworkers)];
-	struct tdx_pamt_reserve res = { .nr = 0 };
+	struct tdx_pamt_cache res = { .nr = 0 };
 	struct td *td = arg;
 	unsigned long *pfn = calloc(bo.conv_pages, sizeof(*pfn));
 	unsigned long *rej = calloc(bo.conv_pages * 512 + 1, sizeof(*rej));

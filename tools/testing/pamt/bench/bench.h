@@ -46,10 +46,10 @@ struct strat_ops {
 	const char *name;
 	int (*init)(const struct tdx_pamt_range *range);
 	void (*exit)(void);
-	int (*topup)(struct tdx_pamt_reserve *res);
-	int (*get)(unsigned long pfn, struct tdx_pamt_reserve *res);
+	int (*topup)(struct tdx_pamt_cache *res);
+	int (*get)(unsigned long pfn, struct tdx_pamt_cache *res);
 	int (*put)(unsigned long pfn);
-	void (*drain)(struct tdx_pamt_reserve *res);
+	void (*drain)(struct tdx_pamt_cache *res);
 	struct page *(*ctl_alloc)(void);
 	void (*ctl_free)(struct page *page);
 	unsigned long (*refs)(unsigned long pfn);

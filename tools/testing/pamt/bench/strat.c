@@ -125,7 +125,7 @@ static void ref_pair_free(const struct tdx_pamt_pair *pair, bool reset)
 }
 
 static int ref_pair_take(struct tdx_pamt_pair *pair,
-			 struct tdx_pamt_reserve *res)
+			 struct tdx_pamt_cache *res)
 {
 	if (res && res->nr) {
 		*pair = res->pairs[--res->nr];
@@ -136,9 +136,9 @@ static int ref_pair_take(struct tdx_pamt_pair *pair,
 
 /* Give an unused pair back to where it came from. */
 static void ref_pair_untake(const struct tdx_pamt_pair *pair,
-			    struct tdx_pamt_reserve *res)
+			    struct tdx_pamt_cache *res)
 {
-	if (res && res->nr < TDX_PAMT_RESERVE_MAX)
+	if (res && res->nr < TDX_PAMT_CACHE_MAX)
 		res->pairs[res->nr++] = *pair;
 	else
 		ref_pair_free(pair, false);
@@ -170,7 +170,7 @@ static u64 ref_remove(unsigned long pfn, struct tdx_pamt_pair *pair)
 	}
 }
 
-static int ref_topup(struct tdx_pamt_reserve *res)
+static int ref_topup(struct tdx_pamt_cache *res)
 {
 	might_sleep();
 	while (res->nr < BENCH_TOPUP) {
@@ -181,14 +181,14 @@ static int ref_topup(struct tdx_pamt_reserve *res)
 	return 0;
 }
 
-static void ref_drain(struct tdx_pamt_reserve *res)
+static void ref_drain(struct tdx_pamt_cache *res)
 {
 	while (res->nr)
 		ref_pair_free(&res->pairs[--res->nr], false);
 }
 
 /* v6 patch 05: everything under pamt_lock. */
-static int lock_get(unsigned long pfn, struct tdx_pamt_reserve *res)
+static int lock_get(unsigned long pfn, struct tdx_pamt_cache *res)
 {
 	struct tdx_pamt_pair pair;
 	atomic_t *slot = ref_slot(pfn);
@@ -241,7 +241,7 @@ static int lock_put(unsigned long pfn)
  * the same care as the core.
  */
 static __attribute__((__noinline__)) int
-atomic_get_slow(atomic_t *slot, unsigned long pfn, struct tdx_pamt_reserve *res)
+atomic_get_slow(atomic_t *slot, unsigned long pfn, struct tdx_pamt_cache *res)
 {
 	struct tdx_pamt_pair pair;
 	int ret = 0;
@@ -268,7 +268,7 @@ atomic_get_slow(atomic_t *slot, unsigned long pfn, struct tdx_pamt_reserve *res)
 	return ret;
 }
 
-static int atomic_get(unsigned long pfn, struct tdx_pamt_reserve *res)
+static int atomic_get(unsigned long pfn, struct tdx_pamt_cache *res)
 {
 	atomic_t *slot = ref_slot(pfn);
 
@@ -395,14 +395,14 @@ static int mag_init(const struct tdx_pamt_range *range)
 	return core_init(range, TDX_PAMT_MODE_MAGAZINE);
 }
 
-static int core_topup(struct tdx_pamt_reserve *res)
+static int core_topup(struct tdx_pamt_cache *res)
 {
-	return tdx_pamt_reserve_topup(res, BENCH_TOPUP, GFP_KERNEL);
+	return __tdx_topup_pamt_cache(res, BENCH_TOPUP, GFP_KERNEL);
 }
 
 static struct page *core_ctl_alloc(void)
 {
-	return tdx_pamt_alloc_control_page(GFP_KERNEL);
+	return __tdx_alloc_control_page(GFP_KERNEL);
 }
 
 static unsigned long core_refs(unsigned long pfn)

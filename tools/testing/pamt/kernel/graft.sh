@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Graft the TDX PAMT cache into a Linux 6.12 tree outside this repo.
+# Graft the TDX PAMT cache into a Linux 7.3 tree outside this repo.
 #
 # Idempotent: installs what is missing, unpacks the tree once, copies our
 # files only when they changed (so kernel rebuilds stay incremental) and
@@ -14,9 +14,8 @@ set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/../../../.." && pwd)
 CACHE=${PAMT_CACHE:-/var/cache/tdx-pamt}
-TREE=${PAMT_TREE:-$CACHE/linux-6.12}
-TARBALL=/usr/src/linux-source-6.12.tar.xz
-PKGS="linux-source-6.12 build-essential flex bison bc libelf-dev libssl-dev
+TREE=${PAMT_TREE:-$CACHE/linux-7.3}
+PKGS="build-essential flex bison bc libelf-dev libssl-dev
 python3 qemu-system-x86 xz-utils cpio kmod dwarves rsync sparse"
 
 log() { echo "graft: $*" >&2; }
@@ -36,6 +35,7 @@ if [ -n "$missing" ]; then
 fi
 
 mkdir -p "$CACHE"
+TARBALL=$("$(dirname "$0")/get-source.sh" kernel)
 if [ ! -f "$TREE/Makefile" ] || [ ! -f "$TREE/arch/x86/virt/vmx/tdx/tdx.c" ]; then
 	log "unpacking $TARBALL into $TREE"
 	rm -rf "$TREE.tmp"
@@ -84,5 +84,7 @@ put arch/x86/kvm/vmx/tdx_pamt.c
 put arch/x86/kvm/vmx/tdx_pamt.h
 "$REPO/tools/testing/pamt/kernel/hooks.sh" "$TREE" \
 	kconfig core backend enable debugfs kvm kunit docs
+# Our hunks in existing C files (tdx.c, KVM): edits/*.patch.
+"$REPO/tools/testing/pamt/kernel/edits.sh" apply "$TREE"
 
 echo "$TREE"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The edits the PAMT cache makes to existing 6.12 files, each applied at
+# The edits the PAMT cache makes to existing 7.3 files, each applied at
 # most once, so that a tree can be hooked again and again.  Used by
 # graft.sh and by make-patches.sh, which applies them one logical commit
 # at a time.
@@ -57,9 +57,8 @@ for hook in "$@"; do
 	enable)
 		append_once $TDX/Makefile \
 			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_enable.o'
-		insert_once $TDX/tdx.c '^#include "tdx.h"$' '#include "pamt_enable.h"'
-		insert_once $TDX/tdx.c '^	tdx_module_status = TDX_MODULE_INITIALIZED;$' \
-			'	tdx_pamt_module_ready(&tdx_tdmr_list, read_sys_metadata_field);' ;;
+		# tdx.c itself: edits/10-*.patch, applied by edits.sh.
+		;;
 	debugfs)
 		append_once $TDX/Makefile \
 			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_debugfs.o' ;;

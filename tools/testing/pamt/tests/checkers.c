@@ -8,12 +8,12 @@
 
 static void sleep_in_atomic(void)
 {
-	struct tdx_pamt_reserve res = { 0 };
+	struct tdx_pamt_cache res = { 0 };
 
 	pamt_env_up_default();
 	pamt_sim_enter_atomic();
 	/* GFP_KERNEL may sleep: forbidden under a spinlock. */
-	tdx_pamt_reserve_topup(&res, 1, GFP_KERNEL);
+	__tdx_topup_pamt_cache(&res, 1, GFP_KERNEL);
 }
 
 PAMT_TEST(checker_sleep_in_atomic_aborts)

@@ -332,10 +332,10 @@ PAMT_TEST(err_remove_pair_lost_empties_slot)
 /* A failed ADD gives a reserved pair back to the reserve it came from. */
 PAMT_TEST(err_add_failure_keeps_the_reserve)
 {
-	struct tdx_pamt_reserve res = { 0 };
+	struct tdx_pamt_cache res = { 0 };
 
 	pamt_env_up_default();
-	ASSERT(!tdx_pamt_reserve_topup(&res, 1, GFP_KERNEL));
+	ASSERT(!__tdx_topup_pamt_cache(&res, 1, GFP_KERNEL));
 	env.held_pairs = 1;
 	pamt_fake_inject(PAMT_FAKE_ADD, TDX_PAMT_PAGE_NOT_FREE, 1, 0);
 	pamt_sim_fail_set(&pamt_sim_fail_page, 0, 0);

@@ -21,7 +21,7 @@ PAMT_TEST(kvm_topup_sized_for_one_fault)
 	EXPECT_EQ(tdx_pamt_vcpu_topup(&pv, EPT_LEVELS), 0);
 	EXPECT_EQ(pv.reserve.nr, 5);
 	EXPECT_EQ(tdx_pamt_vcpu_topup(&pv, 1), -EINVAL);
-	EXPECT_EQ(tdx_pamt_vcpu_topup(&pv, TDX_PAMT_RESERVE_MAX + 1), -EINVAL);
+	EXPECT_EQ(tdx_pamt_vcpu_topup(&pv, TDX_PAMT_CACHE_MAX + 1), -EINVAL);
 	tdx_pamt_vcpu_free(&pv);
 	EXPECT_EQ(pv.reserve.nr, 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 5);

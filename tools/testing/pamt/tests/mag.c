@@ -103,10 +103,10 @@ PAMT_TEST(mag_idle_cap_bounds_the_depot)
 
 PAMT_TEST(reserve_get_cannot_fail_with_enomem)
 {
-	struct tdx_pamt_reserve res = { 0 };
+	struct tdx_pamt_cache res = { 0 };
 
 	pamt_env_up_default();
-	EXPECT_EQ(tdx_pamt_reserve_topup(&res, 2, GFP_KERNEL), 0);
+	EXPECT_EQ(__tdx_topup_pamt_cache(&res, 2, GFP_KERNEL), 0);
 	EXPECT_EQ(res.nr, 2);
 	/* Give the reserved pairs a home in the accounting. */
 	env.held_pairs = 2;
@@ -127,19 +127,19 @@ PAMT_TEST(reserve_get_cannot_fail_with_enomem)
 
 PAMT_TEST(reserve_prefers_magazine)
 {
-	struct tdx_pamt_reserve res = { 0 };
+	struct tdx_pamt_cache res = { 0 };
 	struct tdx_pamt_pair p;
 
 	pamt_env_up_default();
 	take_pairs(&p, 1);
 	give_pairs(&p, 1);
-	EXPECT_EQ(tdx_pamt_reserve_topup(&res, 1, GFP_KERNEL), 0);
+	EXPECT_EQ(__tdx_topup_pamt_cache(&res, 1, GFP_KERNEL), 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_ALLOC), 2);	/* from the magazine */
 	take_pairs(&p, 1);				/* allocator */
 	give_pairs(&p, 1);
 	EXPECT_EQ(tdx_pamt_get(slot_pfn(1, 0), &res), 0);
 	EXPECT_EQ(res.nr, 1);		/* the magazine served the get */
-	tdx_pamt_reserve_drain(&res);
+	tdx_free_pamt_cache(&res);
 	EXPECT_EQ(res.nr, 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 1);
 	EXPECT_EQ(tdx_pamt_put(slot_pfn(1, 0)), 0);
@@ -147,20 +147,20 @@ PAMT_TEST(reserve_prefers_magazine)
 
 PAMT_TEST(reserve_topup_limits)
 {
-	struct tdx_pamt_reserve res = { 0 };
+	struct tdx_pamt_cache res = { 0 };
 
 	pamt_env_up_default();
-	EXPECT_EQ(tdx_pamt_reserve_topup(&res, TDX_PAMT_RESERVE_MAX + 1,
+	EXPECT_EQ(__tdx_topup_pamt_cache(&res, TDX_PAMT_CACHE_MAX + 1,
 					 GFP_KERNEL), -EINVAL);
 	EXPECT_EQ(res.nr, 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_ALLOC), 0);
 	/* Fails on the 5th page: two whole pairs stay, nothing else. */
 	pamt_sim_fail_set(&pamt_sim_fail_page, 4, 0);
-	EXPECT_EQ(tdx_pamt_reserve_topup(&res, 3, GFP_KERNEL), -ENOMEM);
+	EXPECT_EQ(__tdx_topup_pamt_cache(&res, 3, GFP_KERNEL), -ENOMEM);
 	EXPECT_EQ(res.nr, 2);
 	EXPECT_EQ(pamt_sim_pages_in_use(), 4);
 	env.held_pairs = 2;
-	tdx_pamt_reserve_drain(&res);
+	tdx_free_pamt_cache(&res);
 	env.held_pairs = 0;
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 2);
 }
@@ -179,11 +179,11 @@ PAMT_TEST(get_in_atomic_without_reserve_never_sleeps)
 
 PAMT_TEST(pair_take_and_give_for_demote_promote)
 {
-	struct tdx_pamt_reserve res = { 0 };
+	struct tdx_pamt_cache res = { 0 };
 	struct tdx_pamt_pair p;
 
 	pamt_env_up_default();
-	EXPECT_EQ(tdx_pamt_reserve_topup(&res, 1, GFP_KERNEL), 0);
+	EXPECT_EQ(__tdx_topup_pamt_cache(&res, 1, GFP_KERNEL), 0);
 	pamt_sim_fail_set(&pamt_sim_fail_page, 0, 1000000);
 	EXPECT_EQ(tdx_pamt_pair_take(&p, &res, GFP_NOWAIT), 0);
 	EXPECT_EQ(res.nr, 0);
@@ -199,34 +199,34 @@ PAMT_TEST(control_page_alloc_and_free)
 	unsigned long slot;
 
 	pamt_env_up_default();
-	page = tdx_pamt_alloc_control_page(GFP_KERNEL);
+	page = __tdx_alloc_control_page(GFP_KERNEL);
 	ASSERT(page);
 	env.held_pages = 1;
 	slot = (page_to_pfn(page) - env.base_pfn) / 512;
 	EXPECT_EQ(slot_word(slot), PAMT_SLOT_INSTALLED | 1);
-	tdx_pamt_free_control_page(page);
+	tdx_free_control_page(page);
 	env.held_pages = 0;
 	EXPECT_EQ(pamt_slot_state(slot_word(slot)), PAMT_SLOT_IDLE);
-	tdx_pamt_free_control_page(NULL);
+	tdx_free_control_page(NULL);
 }
 
 PAMT_TEST(control_page_enomem_leaves_nothing)
 {
 	pamt_env_up_default();
 	pamt_sim_fail_set(&pamt_sim_fail_page, 0, 0);
-	EXPECT(!tdx_pamt_alloc_control_page(GFP_KERNEL));
+	EXPECT(!__tdx_alloc_control_page(GFP_KERNEL));
 	/* The page comes, the pair does not: the page goes back. */
 	pamt_sim_fail_set(&pamt_sim_fail_page, 1, 0);
-	EXPECT(!tdx_pamt_alloc_control_page(GFP_KERNEL));
+	EXPECT(!__tdx_alloc_control_page(GFP_KERNEL));
 	EXPECT_EQ(pamt_sim_pages_in_use(), 0);
 	/* GFP_NOWAIT fails, the GFP_KERNEL top-up succeeds. */
 	pamt_sim_fail_set(&pamt_sim_fail_page, 0, 0);
 	pamt_sim_fail_page.nonblocking_only = true;
 	{
-		struct page *page = tdx_pamt_alloc_control_page(GFP_KERNEL);
+		struct page *page = __tdx_alloc_control_page(GFP_KERNEL);
 
 		EXPECT(page);
-		tdx_pamt_free_control_page(page);
+		tdx_free_control_page(page);
 	}
 }
 

@@ -124,12 +124,12 @@ PAMT_TEST(slot_off_is_a_noop)
 	EXPECT_EQ(tdx_pamt_evict(0x1234), 0);
 	EXPECT_EQ(tdx_pamt_shrink_count(), 0);
 	{
-		struct tdx_pamt_reserve res = { 0 };
+		struct tdx_pamt_cache res = { 0 };
 		struct tdx_pamt_pair p;
 
-		EXPECT_EQ(tdx_pamt_reserve_topup(&res, 2, GFP_KERNEL), 0);
+		EXPECT_EQ(__tdx_topup_pamt_cache(&res, 2, GFP_KERNEL), 0);
 		EXPECT_EQ(res.nr, 0);
-		tdx_pamt_reserve_drain(&res);
+		tdx_free_pamt_cache(&res);
 		EXPECT_EQ(tdx_pamt_pair_take(&p, &res, GFP_KERNEL), -EOPNOTSUPP);
 		EXPECT_EQ(tdx_pamt_drain(), 0);
 	}

@@ -7,6 +7,7 @@
 #include <linux/bug.h>
 #include <linux/errno.h>
 #include <linux/export.h>
+#include <linux/kvm_types.h>
 #include <linux/gfp.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -174,7 +175,7 @@ bool tdx_pamt_enabled(void)
 {
 	return pamt.enabled;
 }
-EXPORT_SYMBOL_GPL(tdx_pamt_enabled);
+EXPORT_SYMBOL_FOR_KVM(tdx_pamt_enabled);
 
 /**
  * tdx_pamt_read_stats() - fold the counters of every CPU
@@ -204,16 +205,16 @@ void tdx_pamt_read_stats(u64 *vals)
 }
 
 /**
- * tdx_pamt_alloc_control_page() - allocate a TD control page with its PAMT
+ * __tdx_alloc_control_page() - allocate a TD control page with its PAMT
  * @gfp: allocation flags, for the page and, if needed, for a pair
  *
  * For TDR, TDCS, TDVPR and TDCX pages, allocated in ioctl context.
  *
  * Return: the page, with a reference on its range's pair, or NULL.
  */
-struct page *tdx_pamt_alloc_control_page(gfp_t gfp)
+struct page *__tdx_alloc_control_page(gfp_t gfp)
 {
-	struct tdx_pamt_reserve res = { .nr = 0 };
+	struct tdx_pamt_cache res = { .nr = 0 };
 	struct page *page;
 	int ret;
 
@@ -224,10 +225,10 @@ struct page *tdx_pamt_alloc_control_page(gfp_t gfp)
 	ret = tdx_pamt_get(page_to_pfn(page), NULL);
 	if (ret == -ENOMEM) {
 		/* The magazines and GFP_NOWAIT failed; @gfp may do better. */
-		ret = tdx_pamt_reserve_topup(&res, 1, gfp);
+		ret = __tdx_topup_pamt_cache(&res, 1, gfp);
 		if (!ret)
 			ret = tdx_pamt_get(page_to_pfn(page), &res);
-		tdx_pamt_reserve_drain(&res);
+		tdx_free_pamt_cache(&res);
 	}
 	if (ret) {
 		__free_page(page);
@@ -235,17 +236,32 @@ struct page *tdx_pamt_alloc_control_page(gfp_t gfp)
 	}
 	return page;
 }
-EXPORT_SYMBOL_GPL(tdx_pamt_alloc_control_page);
 
 /**
- * tdx_pamt_free_control_page() - undo tdx_pamt_alloc_control_page()
+ * tdx_alloc_control_page() - allocate a TD control page, for KVM
+ *
+ * As __tdx_alloc_control_page() with GFP_KERNEL_ACCOUNT, as the upstream
+ * DPAMT series does: TD control pages are charged to the VM's memcg.
+ *
+ * Context: process context; may sleep.
+ *
+ * Return: the page, with a reference on its range's pair, or NULL.
+ */
+struct page *tdx_alloc_control_page(void)
+{
+	return __tdx_alloc_control_page(GFP_KERNEL_ACCOUNT);
+}
+EXPORT_SYMBOL_FOR_KVM(tdx_alloc_control_page);
+
+/**
+ * tdx_free_control_page() - undo __tdx_alloc_control_page()
  * @page: the page, already reclaimed from the TD; NULL is ignored
  */
-void tdx_pamt_free_control_page(struct page *page)
+void tdx_free_control_page(struct page *page)
 {
 	if (!page)
 		return;
 	tdx_pamt_put(page_to_pfn(page));
 	__free_page(page);
 }
-EXPORT_SYMBOL_GPL(tdx_pamt_free_control_page);
+EXPORT_SYMBOL_FOR_KVM(tdx_free_control_page);

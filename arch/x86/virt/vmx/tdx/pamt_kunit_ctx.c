@@ -33,14 +33,14 @@ static unsigned long pk_ctx_pfn(struct kunit *test, int i)
 /* A get under a spinlock or a read-held rwlock, with a reserve. */
 static void pk_ctx_get_under_locks(struct kunit *test)
 {
-	struct tdx_pamt_reserve res = { .nr = 0 };
+	struct tdx_pamt_cache res = { .nr = 0 };
 	unsigned long pfn[8];
 	int ret[8], i;
 
 	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
 	for (i = 0; i < 8; i++)
 		pfn[i] = pk_ctx_pfn(test, i);
-	KUNIT_ASSERT_EQ(test, tdx_pamt_reserve_topup(&res, TDX_PAMT_RESERVE_MAX,
+	KUNIT_ASSERT_EQ(test, __tdx_topup_pamt_cache(&res, TDX_PAMT_CACHE_MAX,
 						     GFP_KERNEL), 0);
 	spin_lock(&pk_ctx_lock);
 	for (i = 0; i < 4; i++)
@@ -60,7 +60,7 @@ static void pk_ctx_get_under_locks(struct kunit *test)
 	for (i = 0; i < 8; i++)
 		KUNIT_EXPECT_EQ(test, tdx_pamt_put(pfn[i]), 0);
 	write_unlock(&pk_ctx_rwlock);
-	tdx_pamt_reserve_drain(&res);
+	tdx_free_pamt_cache(&res);
 	pk_check_accounting(test, 0);
 }
 
@@ -148,7 +148,7 @@ static enum hrtimer_restart pk_softirq_timer(struct hrtimer *t)
 static void pk_ctx_softirq_put(struct kunit *test, enum tdx_pamt_mode mode,
 			       unsigned int mag_size)
 {
-	struct tdx_pamt_reserve res = { .nr = 0 };
+	struct tdx_pamt_cache res = { .nr = 0 };
 	unsigned long deadline, gets = 0, errs = 0;
 	struct pk_softirq *s;
 	int i, ret;
@@ -160,8 +160,8 @@ static void pk_ctx_softirq_put(struct kunit *test, enum tdx_pamt_mode mode,
 		s->pfn[i] = pk_ctx_pfn(test, i);
 
 	migrate_disable();
-	hrtimer_init(&s->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_SOFT);
-	s->timer.function = pk_softirq_timer;
+	hrtimer_setup(&s->timer, pk_softirq_timer, CLOCK_MONOTONIC,
+		      HRTIMER_MODE_REL_PINNED_SOFT);
 	hrtimer_start(&s->timer, ns_to_ktime(50 * NSEC_PER_USEC),
 		      HRTIMER_MODE_REL_PINNED_SOFT);
 	deadline = jiffies + HZ;
@@ -169,7 +169,7 @@ static void pk_ctx_softirq_put(struct kunit *test, enum tdx_pamt_mode mode,
 		bool bh = gets & 1024;
 
 		if (res.nr < 2 &&
-		    tdx_pamt_reserve_topup(&res, 4, GFP_NOWAIT | __GFP_NOWARN))
+		    __tdx_topup_pamt_cache(&res, 4, GFP_NOWAIT | __GFP_NOWARN))
 			errs++;
 		i = get_random_u32_below(PK_CTX_SLOTS);
 		if (bh)
@@ -194,7 +194,7 @@ static void pk_ctx_softirq_put(struct kunit *test, enum tdx_pamt_mode mode,
 	kunit_info(test, "%lu gets, %ld puts from softirq\n", gets,
 		   atomic_long_read(&s->puts));
 	pk_check_accounting(test, res.nr);
-	tdx_pamt_reserve_drain(&res);
+	tdx_free_pamt_cache(&res);
 	pk_check_accounting(test, 0);
 }
 
@@ -235,7 +235,7 @@ static void pk_ctx_rcu_put(struct kunit *test)
 	atomic_long_set(&pk_rcu_bad, 0);
 	for (i = 0; i < 2000; i++) {
 		pfn = pk_ctx_pfn(test, i % PK_CTX_SLOTS);
-		p = kmalloc(sizeof(*p), GFP_KERNEL);
+		p = kmalloc_obj(*p, GFP_KERNEL);
 		if (!p || tdx_pamt_get(pfn, NULL)) {
 			kfree(p);
 			errs++;

@@ -631,13 +631,13 @@ static void pk_bad_pfn(struct kunit *test)
 /* Without the cache (no Dynamic PAMT) every call is a no-op success. */
 static void pk_disabled_noop(struct kunit *test)
 {
-	struct tdx_pamt_reserve res = { .nr = 0 };
+	struct tdx_pamt_cache res = { .nr = 0 };
 
 	KUNIT_ASSERT_FALSE(test, tdx_pamt_enabled());
 	KUNIT_EXPECT_EQ(test, pk_get(1234), 0);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_put(1234), 0);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_evict(1234), 0);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_reserve_topup(&res, 2, GFP_KERNEL), 0);
+	KUNIT_EXPECT_EQ(test, __tdx_topup_pamt_cache(&res, 2, GFP_KERNEL), 0);
 	KUNIT_EXPECT_EQ(test, res.nr, 0U);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 0UL);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_scan(10, NULL), 0UL);
@@ -741,7 +741,7 @@ static void pk_hog_free(struct pk_hog *hog)
  */
 static void pk_enomem(struct kunit *test)
 {
-	struct tdx_pamt_reserve res = { .nr = 0 }, res2 = { .nr = 0 };
+	struct tdx_pamt_cache res = { .nr = 0 }, res2 = { .nr = 0 };
 	struct pk_hog hog = { .pages = LIST_HEAD_INIT(hog.pages) };
 	unsigned long a, b;
 	struct page *page;
@@ -750,7 +750,7 @@ static void pk_enomem(struct kunit *test)
 	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
 	a = pk_slot_pfn(test, 22);
 	b = pk_slot_pfn(test, 23);
-	KUNIT_ASSERT_EQ(test, tdx_pamt_reserve_topup(&res, 1, GFP_KERNEL), 0);
+	KUNIT_ASSERT_EQ(test, __tdx_topup_pamt_cache(&res, 1, GFP_KERNEL), 0);
 
 	migrate_disable();
 	pk_hog_more(&hog);
@@ -760,9 +760,9 @@ static void pk_enomem(struct kunit *test)
 	ret_b = tdx_pamt_get(b, &res);
 	spin_unlock(&pk_lock);
 	pk_hog_more(&hog);
-	ret_topup = tdx_pamt_reserve_topup(&res2, 2, GFP_NOWAIT | __GFP_NOWARN);
+	ret_topup = __tdx_topup_pamt_cache(&res2, 2, GFP_NOWAIT | __GFP_NOWARN);
 	pk_hog_more(&hog);
-	page = tdx_pamt_alloc_control_page(GFP_NOWAIT | __GFP_NOWARN);
+	page = __tdx_alloc_control_page(GFP_NOWAIT | __GFP_NOWARN);
 	pk_hog_free(&hog);
 	migrate_enable();
 
@@ -776,7 +776,7 @@ static void pk_enomem(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, page);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_INSTALLED), 1ULL);
 	pk_check_accounting(test, 0);
-	tdx_pamt_free_control_page(page);
+	tdx_free_control_page(page);
 	tdx_pamt_put(b);
 	pk_check_accounting(test, 0);
 }
@@ -784,18 +784,18 @@ static void pk_enomem(struct kunit *test)
 /* Reserves: top-up, the bound, drain back into the magazines. */
 static void pk_reserve_topup_drain(struct kunit *test)
 {
-	struct tdx_pamt_reserve res = { .nr = 0 };
+	struct tdx_pamt_cache res = { .nr = 0 };
 
 	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_reserve_topup(&res, 3, GFP_KERNEL), 0);
+	KUNIT_EXPECT_EQ(test, __tdx_topup_pamt_cache(&res, 3, GFP_KERNEL), 0);
 	KUNIT_EXPECT_EQ(test, res.nr, 3U);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_reserve_topup(&res, 2, GFP_KERNEL), 0);
+	KUNIT_EXPECT_EQ(test, __tdx_topup_pamt_cache(&res, 2, GFP_KERNEL), 0);
 	KUNIT_EXPECT_EQ(test, res.nr, 3U);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_reserve_topup(&res, TDX_PAMT_RESERVE_MAX + 1,
+	KUNIT_EXPECT_EQ(test, __tdx_topup_pamt_cache(&res, TDX_PAMT_CACHE_MAX + 1,
 						     GFP_KERNEL), -EINVAL);
 	KUNIT_EXPECT_NE(test, res.pairs[0].pfn[0], res.pairs[0].pfn[1]);
 	pk_check_accounting(test, res.nr);
-	tdx_pamt_reserve_drain(&res);
+	tdx_free_pamt_cache(&res);
 	KUNIT_EXPECT_EQ(test, res.nr, 0U);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 3ULL);
 	pk_check_accounting(test, 0);
@@ -804,13 +804,13 @@ static void pk_reserve_topup_drain(struct kunit *test)
 /* With empty magazines, a get under a spinlock takes from the reserve. */
 static void pk_reserve_used_under_lock(struct kunit *test)
 {
-	struct tdx_pamt_reserve res = { .nr = 0 };
+	struct tdx_pamt_cache res = { .nr = 0 };
 	unsigned long pfn;
 	int ret;
 
 	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
 	pfn = pk_slot_pfn(test, 24);
-	KUNIT_ASSERT_EQ(test, tdx_pamt_reserve_topup(&res, 2, GFP_KERNEL), 0);
+	KUNIT_ASSERT_EQ(test, __tdx_topup_pamt_cache(&res, 2, GFP_KERNEL), 0);
 	spin_lock(&pk_lock);
 	ret = tdx_pamt_get(pfn, &res);
 	spin_unlock(&pk_lock);
@@ -819,14 +819,14 @@ static void pk_reserve_used_under_lock(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_PAGE_ALLOC), 4ULL);
 	pk_check_accounting(test, res.nr);
 	tdx_pamt_put(pfn);
-	tdx_pamt_reserve_drain(&res);
+	tdx_free_pamt_cache(&res);
 	pk_check_accounting(test, 0);
 }
 
 /* DEMOTE takes a pair, PROMOTE gives one back; LIFO on one CPU. */
 static void pk_pair_take_give(struct kunit *test)
 {
-	struct tdx_pamt_reserve res = { .nr = 0 };
+	struct tdx_pamt_cache res = { .nr = 0 };
 	struct tdx_pamt_pair p, q;
 
 	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
@@ -844,7 +844,7 @@ static void pk_pair_take_give(struct kunit *test)
 	migrate_enable();
 
 	/* Empty magazines: the reserve is next, then the allocator. */
-	KUNIT_ASSERT_EQ(test, tdx_pamt_reserve_topup(&res, 1, GFP_KERNEL), 0);
+	KUNIT_ASSERT_EQ(test, __tdx_topup_pamt_cache(&res, 1, GFP_KERNEL), 0);
 	p = res.pairs[0];
 	KUNIT_EXPECT_EQ(test, tdx_pamt_pair_take(&q, &res, GFP_NOWAIT), 0);
 	KUNIT_EXPECT_EQ(test, q.pfn[0], p.pfn[0]);
@@ -862,7 +862,7 @@ static void pk_control_pages(struct kunit *test)
 	unsigned long pfn;
 
 	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
-	page = tdx_pamt_alloc_control_page(GFP_KERNEL);
+	page = __tdx_alloc_control_page(GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, page);
 	pfn = page_to_pfn(page);
 	KUNIT_EXPECT_EQ(test, pamt_slot_state(pk_word(pfn)), PAMT_SLOT_ACTIVE);
@@ -872,15 +872,15 @@ static void pk_control_pages(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pamt_fake_page_aug(pfn), TDX_PAMT_SUCCESS);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_evict(pfn), -EBUSY);
 	KUNIT_EXPECT_EQ(test, pamt_fake_page_remove(pfn), TDX_PAMT_SUCCESS);
-	tdx_pamt_free_control_page(page);
-	tdx_pamt_free_control_page(NULL);
+	tdx_free_control_page(page);
+	tdx_free_control_page(NULL);
 	KUNIT_EXPECT_EQ(test, pamt_slot_state(pk_word(pfn)), PAMT_SLOT_IDLE);
 	pk_check_accounting(test, 0);
 
 	/* ADD failing: no page, no reference, nothing leaked. */
 	tdx_pamt_drain();
 	PK_INJECT(PAMT_FAKE_ADD, TDX_PAMT_PAGE_NOT_FREE, 1);
-	page = tdx_pamt_alloc_control_page(GFP_KERNEL);
+	page = __tdx_alloc_control_page(GFP_KERNEL);
 	KUNIT_EXPECT_NULL(test, page);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_INSTALLED), 0ULL);
 	pk_check_accounting(test, 0);

@@ -32,7 +32,7 @@ struct pk_stress;
 struct pk_worker {
 	struct pk_stress *s;
 	spinlock_t lock;	/* see @lock above */
-	struct tdx_pamt_reserve res;
+	struct tdx_pamt_cache res;
 	struct tdx_pamt_pair pairs[PK_STRESS_PAIRS];
 	unsigned int nr_pairs;
 	unsigned int refs[PK_STRESS_SLOTS];
@@ -53,7 +53,7 @@ static void pk_worker_get(struct pk_worker *w, unsigned int i)
 	bool locked = get_random_u32_below(4) == 0;
 	int ret;
 
-	if (w->res.nr < 2 && tdx_pamt_reserve_topup(&w->res, 4, GFP_KERNEL))
+	if (w->res.nr < 2 && __tdx_topup_pamt_cache(&w->res, 4, GFP_KERNEL))
 		w->bad++;
 	/* A quarter of the gets in atomic context, as the fault path does. */
 	if (locked) {
@@ -112,7 +112,7 @@ static void pk_worker_op(struct pk_worker *w)
 	} else if (op < 998) {
 		tdx_pamt_set_idle_cap(4 + get_random_u32_below(64));
 	} else if (op < 999) {
-		tdx_pamt_reserve_drain(&w->res);
+		tdx_free_pamt_cache(&w->res);
 	} else {
 		tdx_pamt_drain();
 	}
@@ -207,7 +207,7 @@ static void pk_stress(struct kunit *test, enum tdx_pamt_mode mode,
 		w = &s->w[i];
 		while (w->nr_pairs)
 			tdx_pamt_pair_give(&w->pairs[--w->nr_pairs]);
-		tdx_pamt_reserve_drain(&w->res);
+		tdx_free_pamt_cache(&w->res);
 		for (refs = 0; refs < PK_STRESS_SLOTS; refs++)
 			while (w->refs[refs])
 				pk_worker_put(w, refs);

@@ -17,6 +17,7 @@
  * Lock order: Documentation/arch/x86/tdx-dpamt.rst.
  */
 #include <linux/export.h>
+#include <linux/kvm_types.h>
 #include <linux/gfp.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
@@ -459,9 +460,9 @@ void pamt_mag_exit(void)
 }
 
 /**
- * tdx_pamt_reserve_topup() - fill @res up to @nr pairs
+ * __tdx_topup_pamt_cache() - fill @res up to @nr pairs
  * @res: the caller's reserve
- * @nr: pairs wanted, at most TDX_PAMT_RESERVE_MAX
+ * @nr: pairs wanted, at most TDX_PAMT_CACHE_MAX
  * @gfp: allocation flags for when the magazines run dry
  *
  * Context: as @gfp allows; GFP_KERNEL may sleep.
@@ -469,11 +470,11 @@ void pamt_mag_exit(void)
  * Return: 0; -EINVAL if @nr is too large; -ENOMEM if the page allocator
  * failed, in which case @res keeps what it got.
  */
-int tdx_pamt_reserve_topup(struct tdx_pamt_reserve *res, unsigned int nr,
+int __tdx_topup_pamt_cache(struct tdx_pamt_cache *res, unsigned int nr,
 			   gfp_t gfp)
 {
 	might_alloc(gfp);
-	if (nr > TDX_PAMT_RESERVE_MAX)
+	if (nr > TDX_PAMT_CACHE_MAX)
 		return -EINVAL;
 	if (!pamt.enabled)
 		return 0;
@@ -485,13 +486,31 @@ int tdx_pamt_reserve_topup(struct tdx_pamt_reserve *res, unsigned int nr,
 	}
 	return 0;
 }
-EXPORT_SYMBOL_GPL(tdx_pamt_reserve_topup);
 
 /**
- * tdx_pamt_reserve_drain() - give every pair of @res back to the cache
+ * tdx_topup_pamt_cache() - fill @cache up to @nr pairs, for KVM
+ * @cache: the vCPU's cache
+ * @nr: pairs wanted, at most TDX_PAMT_CACHE_MAX
+ *
+ * As __tdx_topup_pamt_cache() with GFP_KERNEL_ACCOUNT: a pair allocated
+ * here is charged to the caller's memcg (Documentation/arch/x86/
+ * tdx-dpamt.rst, "Memory accounting").
+ *
+ * Context: process context; may sleep.
+ *
+ * Return: as __tdx_topup_pamt_cache().
+ */
+int tdx_topup_pamt_cache(struct tdx_pamt_cache *cache, unsigned int nr)
+{
+	return __tdx_topup_pamt_cache(cache, nr, GFP_KERNEL_ACCOUNT);
+}
+EXPORT_SYMBOL_FOR_KVM(tdx_topup_pamt_cache);
+
+/**
+ * tdx_free_pamt_cache() - give every pair of @res back to the cache
  * @res: the reserve; empty on return
  */
-void tdx_pamt_reserve_drain(struct tdx_pamt_reserve *res)
+void tdx_free_pamt_cache(struct tdx_pamt_cache *res)
 {
 	/* A reserve stays empty while the cache is off. */
 	if (WARN_ON_ONCE(!pamt.enabled && res->nr))
@@ -499,7 +518,7 @@ void tdx_pamt_reserve_drain(struct tdx_pamt_reserve *res)
 	while (res->nr)
 		pamt_mag_push(&res->pairs[--res->nr]);
 }
-EXPORT_SYMBOL_GPL(tdx_pamt_reserve_drain);
+EXPORT_SYMBOL_FOR_KVM(tdx_free_pamt_cache);
 
 /**
  * tdx_pamt_pair_take() - take a free pair, for TDH.MEM.PAGE.DEMOTE
@@ -511,7 +530,7 @@ EXPORT_SYMBOL_GPL(tdx_pamt_reserve_drain);
  * takes no pair.
  */
 int tdx_pamt_pair_take(struct tdx_pamt_pair *pair,
-		       struct tdx_pamt_reserve *res, gfp_t gfp)
+		       struct tdx_pamt_cache *res, gfp_t gfp)
 {
 	might_alloc(gfp);
 	if (!pamt.enabled)
@@ -524,7 +543,7 @@ int tdx_pamt_pair_take(struct tdx_pamt_pair *pair,
 	}
 	return pamt_pair_alloc(pair, gfp);
 }
-EXPORT_SYMBOL_GPL(tdx_pamt_pair_take);
+EXPORT_SYMBOL_FOR_KVM(tdx_pamt_pair_take);
 
 /**
  * tdx_pamt_pair_give() - give back a pair, for example after PROMOTE
@@ -537,4 +556,4 @@ void tdx_pamt_pair_give(const struct tdx_pamt_pair *pair)
 		return;
 	pamt_mag_push(pair);
 }
-EXPORT_SYMBOL_GPL(tdx_pamt_pair_give);
+EXPORT_SYMBOL_FOR_KVM(tdx_pamt_pair_give);

@@ -18,6 +18,7 @@
 #include <linux/pfn.h>
 #include <asm/special_insns.h>
 #include <kunit/static_stub.h>
+#include "seamcall_internal.h"
 #include "pamt_internal.h"
 #include "pamt_seamcall.h"
 

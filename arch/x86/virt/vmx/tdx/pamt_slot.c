@@ -14,6 +14,7 @@
 #include <linux/delay.h>
 #include <linux/errno.h>
 #include <linux/export.h>
+#include <linux/kvm_types.h>
 #include <linux/gfp.h>
 #include <linux/preempt.h>
 #include <linux/processor.h>
@@ -194,7 +195,7 @@ static u64 pamt_slot_seamcall(unsigned int leaf, unsigned long idx,
  * Returns with the slot ACTIVE (count 1) on success, EMPTY on failure.
  */
 static int pamt_slot_add(atomic_long_t *slot, unsigned long idx,
-			 struct tdx_pamt_reserve *res)
+			 struct tdx_pamt_cache *res)
 {
 	struct tdx_pamt_pair pair;
 	bool from_res = false;
@@ -327,7 +328,7 @@ static bool pamt_slot_wait(atomic_long_t *slot, unsigned long *old,
 
 /* Out of line, so the fast paths stay free of its register spills. */
 static noinline int pamt_slot_get_slow(atomic_long_t *slot, unsigned long idx,
-				       struct tdx_pamt_reserve *res)
+				       struct tdx_pamt_cache *res)
 {
 	unsigned long old = atomic_long_read(slot);
 	u64 deadline = 0;
@@ -388,7 +389,7 @@ static noinline int pamt_slot_get_slow(atomic_long_t *slot, unsigned long idx,
  * busy, or a concurrent transition did not finish in time; -EIO if
  * PAMT.ADD failed.  On error nothing changed.
  */
-int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_reserve *res)
+int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_cache *res)
 {
 	unsigned long idx = pamt_slot_index(pfn), old;
 	atomic_long_t *slot;
@@ -410,7 +411,7 @@ int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_reserve *res)
 	pamt_stat_inc(GET_FAST);
 	return 0;
 }
-EXPORT_SYMBOL_GPL(tdx_pamt_get);
+EXPORT_SYMBOL_FOR_KVM(tdx_pamt_get);
 
 static noinline int pamt_slot_put_slow(atomic_long_t *slot,
 				       unsigned long idx)
@@ -492,7 +493,7 @@ int tdx_pamt_put(unsigned long pfn)
 	pamt_stat_inc(PUT_FAST);
 	return 0;
 }
-EXPORT_SYMBOL_GPL(tdx_pamt_put);
+EXPORT_SYMBOL_FOR_KVM(tdx_pamt_put);
 
 /**
  * tdx_pamt_evict() - remove the pair of an idle range, for a 2M mapping
@@ -543,4 +544,4 @@ int tdx_pamt_evict(unsigned long pfn)
 		return ret;
 	}
 }
-EXPORT_SYMBOL_GPL(tdx_pamt_evict);
+EXPORT_SYMBOL_FOR_KVM(tdx_pamt_evict);
