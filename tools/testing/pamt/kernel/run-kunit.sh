@@ -22,7 +22,7 @@ set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 CACHE=${PAMT_CACHE:-/var/cache/tdx-pamt}
-CONFIGS="lockdep kasan"
+CONFIGS="lockdep kasan rt"
 GLOB='tdx_pamt_*'
 CANARY=1
 JOBS=$(nproc)
@@ -76,6 +76,7 @@ cfg_args() {
 	case $1 in
 	lockdep) ;;
 	kasan) echo "--kconfig_add CONFIG_KASAN=y --kconfig_add CONFIG_KASAN_INLINE=y" ;;
+	rt) echo "--kconfig_add CONFIG_EXPERT=y --kconfig_add CONFIG_PREEMPT_RT=y" ;;
 	*) echo "unknown configuration $1" >&2; exit 2 ;;
 	esac
 }
