@@ -1,21 +1,29 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build the grafted 7.3 tree and run the PAMT KUnit suites under qemu in
-# two configurations (lockdep + DEBUG_ATOMIC_SLEEP; the same + KASAN),
-# then prove each checker fires with the canaries.
+# Build the grafted 7.3 tree and run every PAMT KUnit suite under qemu in
+# three configurations, then prove each checker fires with the canaries:
+#   lockdep  PROVE_LOCKING + DEBUG_ATOMIC_SLEEP + PREEMPT
+#   kasan    the same + KASAN (inline)
+#   rt       the same + PREEMPT_RT (+ PROVE_RAW_LOCK_NESTING)
 #
-# Usage: run-kunit.sh [-c lockdep|kasan] [-s SUITE_GLOB] [-n]
-#   -c  only this configuration (default: both)
+# Usage: run-kunit.sh [-c "lockdep kasan rt"] [-s SUITE_GLOB] [-n]
+#   -c  only these configurations (default: all three)
 #   -s  only the suites matching this glob, e.g. tdx_pamt_func or
 #       'tdx_pamt_func.pk_evict*' (default: tdx_pamt_*)
 #   -n  skip the canaries
 # Env: PAMT_CACHE (default /var/cache/tdx-pamt) holds the tree, the build
-# folders build-lockdep and build-kasan, and the logs (logs/).
+# folders build-<config>, and the logs: every run gets its own folder
+# logs/run-<time>/ (build and console logs of each configuration), never
+# overwritten; logs/latest and logs/last-failed point at the newest run
+# and at the newest run that failed.  The 20 newest runs are kept, and the
+# last failed one whatever its age.
 #
-# Fails on any failed case, and on WARNING:, BUG:, a lockdep report or a
-# sleep-in-atomic report anywhere in a console log, except between the
-# markers that the WARN tests print around their one expected warning.
+# Fails on any failed case, on a configuration whose console log does not
+# reach the end of the run (a kunit.py/qemu timeout is reported as such),
+# and on WARNING:, BUG:, a lockdep report or a sleep-in-atomic report
+# anywhere in a console log, except between the markers that the WARN
+# tests print around their one expected warning.
 # Last line: "N passed, N failed" over KUnit cases (a caught canary
 # counts as passed, one that was not caught as failed).
 set -uo pipefail
@@ -38,8 +46,12 @@ done
 
 T0=$(date +%s)
 TREE=$("$HERE/graft.sh") || { echo "graft failed"; echo "0 passed, 1 failed"; exit 1; }
-LOGS=$CACHE/logs
+STAMP=$(date +%Y%m%d-%H%M%S)
+LOGS=$CACHE/logs/run-$STAMP
 mkdir -p "$LOGS"
+ln -sfn "run-$STAMP" "$CACHE/logs/latest"
+# qemu's own limit per boot, passed to kunit.py --timeout.
+EXEC_TIMEOUT=${PAMT_KUNIT_TIMEOUT:-1200}
 KUNITCONFIG=$TREE/arch/x86/virt/vmx/tdx/.kunitconfig
 
 # 7.3's kunit.py asks qemu for "-accel kvm -accel hvf -accel tcg".  Where
@@ -76,7 +88,8 @@ cfg_args() {
 	case $1 in
 	lockdep) ;;
 	kasan) echo "--kconfig_add CONFIG_KASAN=y --kconfig_add CONFIG_KASAN_INLINE=y" ;;
-	rt) echo "--kconfig_add CONFIG_EXPERT=y --kconfig_add CONFIG_PREEMPT_RT=y" ;;
+	rt) echo "--kconfig_add CONFIG_EXPERT=y --kconfig_add CONFIG_PREEMPT_RT=y" \
+		 "--kconfig_add CONFIG_PROVE_RAW_LOCK_NESTING=y" ;;
 	*) echo "unknown configuration $1" >&2; exit 2 ;;
 	esac
 }
@@ -131,19 +144,40 @@ for cfg in $CONFIGS; do
 	B=$CACHE/build-$cfg
 	LOG=$LOGS/kunit-$cfg.log
 	t=$(date +%s)
-	echo "== $cfg: build and run ($B)"
+	echo "== $cfg: build ($B)"
 	# shellcheck disable=SC2046
-	$KUNIT run --arch=x86_64 --kunitconfig="$KUNITCONFIG" --build_dir="$B" \
-		--jobs "$JOBS" --qemu_args "$QEMU_ARGS" --timeout 900 \
-		--raw_output=all $(cfg_args "$cfg") "$GLOB" > "$LOG" 2>&1
+	if ! $KUNIT build --arch=x86_64 --kunitconfig="$KUNITCONFIG" \
+		--build_dir="$B" --jobs "$JOBS" $(cfg_args "$cfg") \
+		> "$LOGS/build-$cfg.log" 2>&1; then
+		echo "   build FAILED, $(( $(date +%s) - t ))s, log $LOGS/build-$cfg.log"
+		tail -30 "$LOGS/build-$cfg.log" | sed 's/^/     /'
+		FAILED=$((FAILED + 1))
+		continue
+	fi
+	echo "   built in $(( $(date +%s) - t ))s"
+	t=$(date +%s)
+	$KUNIT exec --arch=x86_64 --build_dir="$B" --qemu_args "$QEMU_ARGS" \
+		--timeout "$EXEC_TIMEOUT" --raw_output=all "$GLOB" > "$LOG" 2>&1
 	rc=$?
-	echo "   kunit.py exit $rc, $(( $(date +%s) - t ))s, log $LOG"
+	el=$(( $(date +%s) - t ))
+	echo "   run: kunit.py exit $rc, ${el}s, log $LOG"
 	res=$(count_cases "$LOG" "$cfg")
 	echo "$res" | sed '$d'
 	read -r p f s <<< "$(echo "$res" | tail -1)"
 	PASSED=$((PASSED + p)); FAILED=$((FAILED + f)); SKIPPED=$((SKIPPED + s))
 	if ! grep -q "kunit executor\|KTAP version" "$LOG"; then
-		echo "   no kernel output; build or boot failed:"; tail -30 "$LOG"
+		echo "   no kernel output; boot failed:"; tail -30 "$LOG"
+		FAILED=$((FAILED + 1))
+	elif [ "$GLOB" = 'tdx_pamt_*' ] &&
+	     ! grep -qE "^(\[[^]]*\] *)?(ok|not ok) [0-9]+ tdx_pamt_canary" "$LOG"; then
+		# The canary suite runs last: without its result line, the
+		# console log stops early.
+		if [ "$el" -ge $((EXEC_TIMEOUT - 5)) ]; then
+			echo "   TIMEOUT: qemu ran past kunit.py --timeout $EXEC_TIMEOUT s; results above are partial"
+		else
+			echo "   INCOMPLETE: the console log stops before the last suite (crash or qemu exit, not a timeout: ${el}s)"
+		fi
+		tail -5 "$LOG" | sed 's/^/     /'
 		FAILED=$((FAILED + 1))
 	fi
 	if ! scan_log "$LOG" > "$LOGS/problems-$cfg.txt"; then
@@ -158,7 +192,7 @@ canary() {
 	local cfg=$1 test=$2 pattern=$3 log=$LOGS/canary-$1-$2.log
 
 	$KUNIT exec --arch=x86_64 --build_dir="$CACHE/build-$cfg" \
-		--qemu_args "$QEMU_ARGS" --timeout 300 --raw_output=all \
+		--qemu_args "$QEMU_ARGS" --timeout 600 --raw_output=all \
 		--kernel_args pamt_kunit.canary=1 \
 		"tdx_pamt_canary.$test" > "$log" 2>&1
 	if grep -qE "^(\[[^]]*\] *)? *not ok [0-9]+ $test" "$log" && grep -q "$pattern" "$log"; then
@@ -178,14 +212,30 @@ if [ "$CANARY" = 1 ]; then
 		lockdep)
 			canary lockdep pk_canary_lock_inversion "possible circular locking dependency detected"
 			canary lockdep pk_canary_sleep_in_atomic "BUG: sleeping function called from invalid context"
+			canary lockdep pk_canary_raw_nesting "BUG: Invalid wait context"
 			;;
 		kasan)
 			canary kasan pk_canary_use_after_free "BUG: KASAN: slab-use-after-free"
+			;;
+		rt)
+			canary rt pk_canary_lock_inversion "possible circular locking dependency detected"
+			canary rt pk_canary_sleep_in_atomic "BUG: sleeping function called from invalid context"
+			canary rt pk_canary_raw_nesting "BUG: Invalid wait context"
 			;;
 		esac
 	done
 fi
 
-echo "== kunit: $SKIPPED skipped, $(( $(date +%s) - T0 ))s in all"
+if [ "$FAILED" != 0 ]; then
+	ln -sfn "run-$STAMP" "$CACHE/logs/last-failed"
+fi
+# Keep the 20 newest runs and the last failed one.
+keep=$(readlink "$CACHE/logs/last-failed" 2>/dev/null || true)
+ls -1d "$CACHE"/logs/run-* 2>/dev/null | sort -r | tail -n +21 |
+	while read -r d; do
+		[ "$(basename "$d")" = "$keep" ] || rm -rf "$d"
+	done
+
+echo "== kunit: $SKIPPED skipped, $(( $(date +%s) - T0 ))s in all, logs $LOGS"
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" = 0 ]

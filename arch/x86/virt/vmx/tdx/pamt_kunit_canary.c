@@ -79,6 +79,7 @@ static struct kunit_suite pk_warn_suite = {
 
 static DEFINE_MUTEX(pk_canary_a);
 static DEFINE_MUTEX(pk_canary_b);
+static DEFINE_RAW_SPINLOCK(pk_canary_raw);
 static DEFINE_SPINLOCK(pk_canary_lock);
 
 static void pk_canary_check(struct kunit *test)
@@ -102,16 +103,35 @@ static void pk_canary_lock_inversion(struct kunit *test)
 	mutex_unlock(&pk_canary_b);
 }
 
-/* A GFP_KERNEL allocation under a spinlock: sleeping in atomic context. */
+/*
+ * A GFP_KERNEL allocation under a raw spinlock: sleeping in atomic
+ * context, with or without PREEMPT_RT.
+ */
 static void pk_canary_sleep_in_atomic(struct kunit *test)
 {
 	void *p;
 
 	pk_canary_check(test);
-	spin_lock(&pk_canary_lock);
+	raw_spin_lock(&pk_canary_raw);
 	p = kmalloc(32, GFP_KERNEL);
-	spin_unlock(&pk_canary_lock);
+	raw_spin_unlock(&pk_canary_raw);
 	kfree(p);
+}
+
+/*
+ * A spinlock_t inside a raw spinlock: on PREEMPT_RT the inner lock
+ * sleeps.  Lockdep's wait-type check (PROVE_RAW_LOCK_NESTING) reports it
+ * on any kernel that has the check.
+ */
+static void pk_canary_raw_nesting(struct kunit *test)
+{
+	pk_canary_check(test);
+	if (!IS_ENABLED(CONFIG_PROVE_RAW_LOCK_NESTING))
+		kunit_skip(test, "needs CONFIG_PROVE_RAW_LOCK_NESTING");
+	raw_spin_lock(&pk_canary_raw);
+	spin_lock(&pk_canary_lock);
+	spin_unlock(&pk_canary_lock);
+	raw_spin_unlock(&pk_canary_raw);
 }
 
 /* A read of freed memory: KASAN reports it and KUnit fails the test. */
@@ -132,6 +152,7 @@ static void pk_canary_use_after_free(struct kunit *test)
 static struct kunit_case pk_canary_cases[] = {
 	KUNIT_CASE(pk_canary_lock_inversion),
 	KUNIT_CASE(pk_canary_sleep_in_atomic),
+	KUNIT_CASE(pk_canary_raw_nesting),
 	KUNIT_CASE(pk_canary_use_after_free),
 	{}
 };
