@@ -18,6 +18,8 @@
 #       grafted tree, then save.
 #   edits.sh files
 #       The files the patches touch, one per line.
+#   edits.sh orig FILE...
+#       Print the folder that holds the pristine text of each FILE.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -117,6 +119,10 @@ save)
 	;;
 files)
 	all_files ;;
+orig)
+	shift
+	orig "$@"
+	echo "$ORIG" ;;
 *)
-	sed -n '4,22p' "$0"; exit 2 ;;
+	sed -n '4,24p' "$0"; exit 2 ;;
 esac

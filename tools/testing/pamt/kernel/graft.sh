@@ -82,8 +82,24 @@ fi
 # kvm-intel, the x86 doc index).
 put arch/x86/kvm/vmx/tdx_pamt.c
 put arch/x86/kvm/vmx/tdx_pamt.h
-"$REPO/tools/testing/pamt/kernel/hooks.sh" "$TREE" \
-	kconfig core backend enable debugfs kvm kunit docs
+# The hooks run on pristine copies of the files they edit, and a file is
+# written only when the result differs: a tree grafted by an older version
+# of the hooks is brought up to date, and make sees no change otherwise.
+HOOKED="arch/x86/Kconfig $TDX/Makefile arch/x86/kvm/Makefile Documentation/arch/x86/index.rst"
+# shellcheck disable=SC2086
+ORIG=$("$REPO/tools/testing/pamt/kernel/edits.sh" orig $HOOKED)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for f in $HOOKED; do
+	mkdir -p "$tmp/$(dirname "$f")"
+	cp "$ORIG/$f" "$tmp/$f"
+done
+cp "$TREE"/$TDX/pamt_kunit_*.c "$tmp/$TDX/" 2>/dev/null || true
+"$REPO/tools/testing/pamt/kernel/hooks.sh" "$tmp" \
+	kconfig slots mag shrink glue backend enable debugfs kvm kunit docs 2>/dev/null
+for f in $HOOKED; do
+	cmp -s "$tmp/$f" "$TREE/$f" || { cp "$tmp/$f" "$TREE/$f"; log "hooked $f"; }
+done
 # Our hunks in existing C files (tdx.c, KVM): edits/*.patch.
 "$REPO/tools/testing/pamt/kernel/edits.sh" apply "$TREE"
 

@@ -8,7 +8,10 @@
 #
 # Usage: hooks.sh TREE HOOK...
 #   kconfig   source our Kconfig from arch/x86/Kconfig
-#   core      build the cache (slots, magazines, shrink, glue, tracepoints)
+#   slots     build the slot layer, the core and the tracepoints
+#   mag       build the magazine layer
+#   shrink    build the shrink layer
+#   glue      build the in-kernel glue (shrinker, CPU hotplug)
 #   backend   build the SEAMCALL backend
 #   enable    build the enabling code and call it from tdx.c
 #   debugfs   build the debugfs files
@@ -45,12 +48,19 @@ for hook in "$@"; do
 	case $hook in
 	kconfig)
 		append_once arch/x86/Kconfig 'source "arch/x86/virt/vmx/tdx/Kconfig"' ;;
-	core)
+	slots)
 		append_once $TDX/Makefile \
-			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_core.o pamt_slot.o pamt_mag.o pamt_shrink.o pamt_glue.o'
-		append_once $TDX/Makefile \
-			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_trace.o'
+			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_core.o pamt_slot.o pamt_trace.o'
 		append_once $TDX/Makefile 'CFLAGS_pamt_trace.o := -I$(src)' ;;
+	mag)
+		append_once $TDX/Makefile \
+			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_mag.o' ;;
+	shrink)
+		append_once $TDX/Makefile \
+			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_shrink.o' ;;
+	glue)
+		append_once $TDX/Makefile \
+			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_glue.o' ;;
 	backend)
 		append_once $TDX/Makefile \
 			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_seamcall.o' ;;
