@@ -77,11 +77,11 @@ if [ -d "$REPO/Documentation/arch/x86" ]; then
 	done
 fi
 
-# The KVM glue, then every edit to existing files, each applied once by
-# hooks.sh (Kconfig and Makefile lines, the KUnit object list, tdx.c,
-# kvm-intel, the x86 doc index).
-put arch/x86/kvm/vmx/tdx_pamt.c
-put arch/x86/kvm/vmx/tdx_pamt.h
+# The freestanding KVM glue of older grafts is gone: KVM calls the cache
+# from its own files (edits/20-*.patch).
+rm -f "$TREE"/arch/x86/kvm/vmx/tdx_pamt.[ch]
+# Every edit to existing files, each applied once by hooks.sh (Kconfig and
+# Makefile lines, the KUnit object list, the x86 doc index).
 # The hooks run on pristine copies of the files they edit, and a file is
 # written only when the result differs: a tree grafted by an older version
 # of the hooks is brought up to date, and make sees no change otherwise.
@@ -96,7 +96,7 @@ for f in $HOOKED; do
 done
 cp "$TREE"/$TDX/pamt_kunit_*.c "$tmp/$TDX/" 2>/dev/null || true
 "$REPO/tools/testing/pamt/kernel/hooks.sh" "$tmp" \
-	kconfig slots mag shrink glue backend enable debugfs kvm kunit docs 2>/dev/null
+	kconfig trace slots mag shrink glue backend enable debugfs kunit docs 2>/dev/null
 for f in $HOOKED; do
 	cmp -s "$tmp/$f" "$TREE/$f" || { cp "$tmp/$f" "$TREE/$f"; log "hooked $f"; }
 done

@@ -8,6 +8,7 @@
 #
 # Usage: hooks.sh TREE HOOK...
 #   kconfig   source our Kconfig from arch/x86/Kconfig
+#   trace     the include path the tracepoints' define_trace.h needs
 #   slots     build the slot layer, the core and the tracepoints
 #   mag       build the magazine layer
 #   shrink    build the shrink layer
@@ -15,7 +16,6 @@
 #   backend   build the SEAMCALL backend
 #   enable    build the enabling code and call it from tdx.c
 #   debugfs   build the debugfs files
-#   kvm       build the KVM glue into kvm-intel
 #   kunit     build the KUnit suites, every pamt_kunit_*.c of the tree
 #   docs      link Documentation/arch/x86/tdx-dpamt.rst from the x86 index
 set -euo pipefail
@@ -48,10 +48,11 @@ for hook in "$@"; do
 	case $hook in
 	kconfig)
 		append_once arch/x86/Kconfig 'source "arch/x86/virt/vmx/tdx/Kconfig"' ;;
+	trace)
+		append_once $TDX/Makefile 'CFLAGS_pamt_trace.o := -I$(src)' ;;
 	slots)
 		append_once $TDX/Makefile \
-			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_core.o pamt_slot.o pamt_trace.o'
-		append_once $TDX/Makefile 'CFLAGS_pamt_trace.o := -I$(src)' ;;
+			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_core.o pamt_slot.o pamt_trace.o' ;;
 	mag)
 		append_once $TDX/Makefile \
 			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_mag.o' ;;
@@ -72,9 +73,6 @@ for hook in "$@"; do
 	debugfs)
 		append_once $TDX/Makefile \
 			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_debugfs.o' ;;
-	kvm)
-		append_once arch/x86/kvm/Makefile \
-			'kvm-intel-$(CONFIG_INTEL_TDX_PAMT_CACHE) += vmx/tdx_pamt.o' ;;
 	kunit)
 		# The suites use the core's internals, which are not exported:
 		# they are linked into vmlinux whether the symbol is y or m.

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Turn this repo into a git format-patch series against a pristine Linux
-# 6.12 tree, in out/patches/, the way a TDX maintainer would apply it.
+# 7.3 tree, in out/patches/, the way a TDX maintainer would apply it.
 #
 # Usage: make-patches.sh [--check] [--each]
 #   (none)   write the series and checkpatch --strict every patch
@@ -13,8 +13,8 @@
 #   --each   with --check: build all of vmlinux after every patch
 # Last line: "N passed, N failed".
 #
-# Env: PAMT_CACHE (default /var/cache/tdx-pamt) holds pristine-6.12 (a git
-# repo of the Debian linux-source-6.12 tarball, made on first use), the
+# Env: PAMT_CACHE (default /var/cache/tdx-pamt) holds pristine-7.3 (a git
+# repo of the Debian linux-source-7.3 tarball, made on first use), the
 # worktrees patches-work and patches-check, and the build folder
 # build-patches, reused across runs so that a rerun builds little.
 set -uo pipefail
@@ -22,13 +22,12 @@ set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../../../.." && pwd)
 CACHE=${PAMT_CACHE:-/var/cache/tdx-pamt}
-PRISTINE=$CACHE/pristine-6.12
+PRISTINE=$CACHE/pristine-7.3
 WORK=$CACHE/patches-work
 CHECKT=$CACHE/patches-check
 B=$CACHE/build-patches
 OUT=$REPO/out/patches
-TARBALL=/usr/src/linux-source-6.12.tar.xz
-BASE=v6.12-debian
+BASE=v7.3-debian
 JOBS=$(nproc)
 CHECK=0
 EACH=0
@@ -53,14 +52,14 @@ T0=$(date +%s)
 
 # ---- the pristine tree, as a git repo with one commit ----
 if ! git -C "$PRISTINE" rev-parse -q --verify "$BASE" >/dev/null 2>&1; then
-	[ -f "$TARBALL" ] || "$HERE/graft.sh" >/dev/null || die "no $TARBALL"
+	TARBALL=$("$HERE/get-source.sh" kernel) || die "no linux-source-7.3"
 	echo "== unpacking $TARBALL into $PRISTINE"
 	rm -rf "$PRISTINE.tmp"
 	mkdir -p "$PRISTINE.tmp"
 	tar -xf "$TARBALL" -C "$PRISTINE.tmp" --strip-components=1 || die "tar"
 	# Debian's .gitignore ignores the whole top level: add with -f.
 	(cd "$PRISTINE.tmp" && git init -q -b base && git add -A -f &&
-	 GIT commit -q -m "Linux 6.12 (Debian linux-source-6.12)" &&
+	 GIT commit -q -m "Linux 7.3 (Debian linux-source-7.3)" &&
 	 git tag "$BASE") || die "git init of the pristine tree"
 	rm -rf "$PRISTINE"
 	mv "$PRISTINE.tmp" "$PRISTINE"
@@ -122,12 +121,35 @@ kconfig_without_kunit() {
 echo "== writing the series"
 fresh_tree "$WORK"
 
+# apply_edits PREFIX: our hunks in existing kernel files, edits/PREFIX*.patch
+apply_edits() {
+	local p
+
+	for p in $(tracked tools/testing/pamt/kernel/edits | grep "/$1[^/]*\.patch$"); do
+		git -C "$REPO" show "$REV:$p" | git -C "$WORK" apply --whitespace=nowarn - ||
+			die "$p does not apply"
+	done
+}
+
+# Files of ours that exist in $REV (a layer may not have all of them).
+ours() {
+	local f
+
+	for f in "$@"; do
+		tracked "$f" | grep -qxF "$f" && echo "$f"
+	done
+}
+
+# The cache, one layer per patch.  The layers call each other (a get pops
+# a pair from the magazines, init sets the shrink layer up), so the
+# Kconfig symbol and the Makefile lines come with the last layer: before
+# it, each patch's objects are compiled on their own (make-patches.sh
+# --check builds the objects each patch adds), and from it on the
+# kernel links.
 copy arch/x86/include/asm/tdx_pamt.h $TDX/pamt_internal.h $TDX/pamt_slot.c \
-	$TDX/pamt_mag.c $TDX/pamt_shrink.c $TDX/pamt_core.c $TDX/pamt_glue.c \
-	$TDX/pamt_glue.h $TDX/pamt_trace.h $TDX/pamt_trace.c
-kconfig_without_kunit
-"$HERE/hooks.sh" "$WORK" kconfig core 2>/dev/null
-commit "x86/virt/tdx: Add a per-CPU cache for Dynamic PAMT page pairs" \
+	$TDX/pamt_core.c $TDX/pamt_trace.h $TDX/pamt_trace.c
+"$HERE/hooks.sh" "$WORK" trace 2>/dev/null
+commit "x86/virt/tdx: Add refcounted 2M slots for Dynamic PAMT" \
 "With Dynamic PAMT the TDX module needs a pair of 4K pages for every 2M
 range that holds a 4K TD page.  The DPAMT series keeps a refcount per 2M
 range and takes one global spinlock, issues PAMT.ADD or PAMT.REMOVE and
@@ -136,18 +158,48 @@ tearing down five 8 GB TDs at once spends 55 s in tdx_pamt_get() without
 its optimisation and 334 ms with it, and the worst case stays above 1 ms.
 
 Keep one word per 2M range instead: a refcount plus state bits, changed
-with a compare-and-exchange.  The last put leaves the pair installed, so
-the next get revives the range with no SEAMCALL, and only one CPU owns
-an ADD or REMOVE of a range at a time.  Free pairs sit in per-CPU
-magazines in front of a depot (Bonwick and Adams), so the one lock shared
-by all CPUs is taken at most once per magazine.  A shrinker, an idle cap
-and a CPU hotplug callback give idle memory back.  Tracepoints cover the
-slow events only.
+with a compare-and-exchange, so that a get or put on an installed range
+is one atomic operation and only one CPU owns an ADD or REMOVE of a range
+at a time.  The last put leaves the pair installed and the range idle:
+the next get revives it with no SEAMCALL.  A SEAMCALL that keeps meeting
+TDX_OPERAND_BUSY is retried, then serialised.  Tracepoints cover the slow
+events only.
+
+The API is named as in the DPAMT series: tdx_pamt_get(pfn, cache),
+tdx_pamt_put(pfn), struct tdx_pamt_cache, tdx_alloc_control_page() and
+tdx_free_control_page().  Where a pair comes from is the next patch; the
+cache is built once its last layer is in."
+
+copy $TDX/pamt_mag.c
+commit "x86/virt/tdx: Add per-CPU magazines of ready PAMT pairs" \
+"Keep free pairs in two magazines per CPU in front of a depot of full
+and empty magazines (Bonwick and Adams), so that the one lock shared by
+all CPUs is taken at most once per magazine and a pair almost never
+comes from the page allocator.  A caller that cannot sleep (KVM under
+mmu_lock) fills a struct tdx_pamt_cache beforehand with
+tdx_topup_pamt_cache().  Pairs and control pages are allocated with
+GFP_KERNEL_ACCOUNT."
+
+copy $TDX/pamt_shrink.c
+commit "x86/virt/tdx: Give idle PAMT memory back: idle cap, sweep and drains" \
+"An idle range keeps its pair installed, and the magazines and the depot
+keep free pairs.  Bound that memory with an idle cap enforced at put,
+give it back under memory pressure with a clock sweep that removes idle
+pairs, and let tdx_pamt_drain() give everything back."
+
+copy $TDX/pamt_glue.c $TDX/pamt_glue.h
+kconfig_without_kunit
+"$HERE/hooks.sh" "$WORK" kconfig slots mag shrink glue 2>/dev/null
+commit "x86/virt/tdx: Build the PAMT cache, with a shrinker and CPU hotplug" \
+"Add CONFIG_INTEL_TDX_PAMT_CACHE and build the slot, magazine and shrink
+layers.  Register a shrinker that counts idle and cached pairs and gives
+them back, and a CPU hotplug callback that empties a dead CPU's
+magazines into the depot.
 
 The cache stays off, and every call succeeds without doing anything,
 until a backend is registered with tdx_pamt_init()."
 
-copy $TDX/pamt_seamcall.c $TDX/pamt_seamcall.h
+copy $(ours $TDX/pamt_seamcall.c $TDX/pamt_seamcall.h)
 "$HERE/hooks.sh" "$WORK" backend 2>/dev/null
 commit "x86/virt/tdx: Add the SEAMCALL backend for PAMT.ADD and PAMT.REMOVE" \
 "Issue TDH.PHYMEM.PAMT.ADD (leaf 58) and TDH.PHYMEM.PAMT.REMOVE (leaf 59)
@@ -160,37 +212,40 @@ MOVDIR64B first, as tdx.c does for the static PAMT.
 The register packing and unpacking are separate functions so that they
 can be tested without a TDX module."
 
-copy $TDX/pamt_enable.c $TDX/pamt_enable.h
+copy $(ours $TDX/pamt_enable.c $TDX/pamt_enable.h)
 "$HERE/hooks.sh" "$WORK" enable 2>/dev/null
-commit "x86/virt/tdx: Turn the PAMT cache on when the module has Dynamic PAMT" \
-"Once the TDX module is initialised, read TDX_FEATURES0 and, if bit 36
-says the module supports Dynamic PAMT, set the cache up over the memory
-the TDMRs cover with the SEAMCALL backend.  Register the shrinker and the
-CPU hotplug callback from a worker, since tdx_enable() holds the CPU
-hotplug lock.  Without Dynamic PAMT the cache stays off.
+apply_edits 1
+commit "x86/virt/tdx: Enable Dynamic PAMT" \
+"When TDX_FEATURES0 bit 36 says the module supports Dynamic PAMT (and
+tdx_pamt.enable=0 does not keep the static PAMT), read the size of the
+PAMT page bitmap's entries, size each TDMR's 4K PAMT as that bitmap
+instead of the static 4K level, and opt in with bit 16 of R8 at
+TDH.SYS.CONFIG.  Once the module is initialised, set the cache up over
+the memory the TDMRs cover, with the SEAMCALL backend, and register its
+shrinker and CPU hotplug callback.
 
-tdx.c only gains an include and one call.  The mode and the magazine
-size are boot parameters.  Sizing the static PAMT without its 4K level
-and opting in at TDH.SYS.CONFIG are not part of this patch."
+The bitmap arithmetic is a pure function, tested by KUnit on TDMRs of
+several sizes."
 
-copy $TDX/pamt_debugfs.c $TDX/pamt_debugfs.h
+apply_edits 2
+commit "KVM: TDX: Get and put Dynamic PAMT where TD memory is mapped" \
+"Allocate TDR, TDCS, TDVPR and TDCX with tdx_alloc_control_page() and
+free them with tdx_free_control_page().  Take a reference on a page's
+2M range before TDH.MEM.SEPT.ADD, PAGE.AUG and PAGE.ADD, drop it when
+they fail, after a successful PAGE.REMOVE and when an S-EPT page is
+freed.  Top up a per-vCPU struct tdx_pamt_cache before mmu_lock through
+a new optional x86 op, topup_external_cache(), called from
+mmu_topup_memory_caches() and installed only when Dynamic PAMT is on.
+
+The put is safe in softirq context, so freeing S-EPT pages from the RCU
+callback later would need no change here."
+
+copy $(ours $TDX/pamt_debugfs.c $TDX/pamt_debugfs.h)
 "$HERE/hooks.sh" "$WORK" debugfs 2>/dev/null
 commit "x86/virt/tdx: Add debugfs files for the PAMT cache" \
 "Add /sys/kernel/debug/tdx/pamt/ with \"stats\" (every counter, one
 \"name value\" per line), \"drain\" (write 1 to give back every idle and
 cached pair) and \"idle_cap\"."
-
-copy $KVMG/tdx_pamt.c $KVMG/tdx_pamt.h
-"$HERE/hooks.sh" "$WORK" kvm 2>/dev/null
-commit "KVM: TDX: Add Dynamic PAMT glue for the TD fault path" \
-"The TD fault path maps S-EPT pages and guest pages under mmu_lock, where
-a PAMT pair cannot be allocated.  Give each vCPU a reserve, topped up
-before mmu_lock with one pair per S-EPT level a fault may add plus the
-leaf, and consumed under it.  A 2M mapping evicts its range's idle pair
-instead.  Control pages take their pair in ioctl context.
-
-The glue uses no KVM type, so that a TDX fault path can call it as is and
-the userspace harness can test it."
 
 copy $TDX/pamt_fake.c $TDX/pamt_fake.h $TDX/.kunitconfig $TDX/Kconfig
 for f in $(tracked $TDX | grep "/pamt_kunit[^/]*\.[ch]$"); do copy "$f"; done
@@ -198,9 +253,10 @@ for f in $(tracked $TDX | grep "/pamt_kunit[^/]*\.[ch]$"); do copy "$f"; done
 commit "x86/virt/tdx: Add KUnit tests for the PAMT cache" \
 "Test the cache against a fake TDX module that models PAMT.ADD and
 PAMT.REMOVE, their range locks and their error codes: every slot
-transition and error path, atomic and softirq contexts, the shrinker,
-CPU hotplug, a multi-CPU stress test, the SEAMCALL backend with made-up
-register results, enabling, debugfs and the KVM glue.  Each test fails if
+transition and error path, atomic, softirq and RCU-callback contexts,
+the shrinker, CPU hotplug, a multi-CPU stress test, the SEAMCALL backend
+with made-up register results, the PAMT bitmap arithmetic, enabling,
+debugfs and the per-vCPU cache as KVM uses it.  Each test fails if
 lockdep switched itself off or a WARN fired.
 
 Run with:
@@ -214,7 +270,7 @@ for f in $(tracked tools/testing/pamt |
 	copy "$f"
 done
 commit "tools/testing/pamt: Add a userspace harness for the PAMT cache" \
-"Build the cache's own .c files and the KVM glue against shim headers, as
+"Build the cache's own .c files against shim headers, as
 tools/testing/vma does, and run unit tests in three builds (plain,
 ASan+UBSan+LSan, TSan), a stress test of eight threads with failure
 injection, and a mutant of the slot layer that the fake module must
@@ -223,14 +279,21 @@ catch.  Run with: make -C tools/testing/pamt check"
 copy Documentation/arch/x86/tdx-dpamt.rst
 "$HERE/hooks.sh" "$WORK" docs 2>/dev/null
 commit "Documentation/x86: Document the TDX Dynamic PAMT cache" \
-"Describe the problem, the design, the slot state machine, the lock order,
-the memory cost, the knobs, the tracepoints, what of enabling is done and
-the KVM glue."
+"Describe the problem, the design, the slot state machine, the lock order
+(PREEMPT_RT included), memory and its accounting, the knobs, the
+tracepoints, enabling, the KVM call sites, and how to validate the
+series on a TDX host."
 
 # Nothing of ours may be left out of the series.
-for f in arch/x86/include/asm/tdx_pamt.h $(tracked $TDX $KVMG) Documentation/arch/x86/tdx-dpamt.rst; do
+for f in arch/x86/include/asm/tdx_pamt.h $(tracked $TDX) Documentation/arch/x86/tdx-dpamt.rst; do
 	git -C "$REPO" show "$REV:$f" | cmp -s - "$WORK/$f" ||
 		bad "$f of $REV is not in the series as it is"
+done
+for p in $(tracked tools/testing/pamt/kernel/edits); do
+	case $(basename "$p") in
+	1*|2*) ;;
+	*) bad "$p is in no commit of the series" ;;
+	esac
 done
 
 # ---- format-patch and the cover letter ----
@@ -240,51 +303,20 @@ NR=$(git -C "$WORK" rev-list --count "$BASE"..HEAD)
 git -C "$WORK" format-patch -q --cover-letter --thread=shallow -o "$OUT" \
 	--subject-prefix=PATCH "$BASE"..HEAD || die "format-patch"
 
-BENCH=""
-for f in "$REPO/BENCHMARKS.md" "$REPO/tools/testing/pamt/bench/BENCHMARKS.md" \
-	 "$REPO/bench-results/BENCHMARKS.md"; do
-	[ -f "$f" ] && { BENCH=$f; break; }
-done
-python3 - "$OUT/0000-cover-letter.patch" "$BENCH" <<'PY'
+# The cover letter: subject on the first line of cover-letter.txt, the
+# blurb below it.  format-patch adds the shortlog and the diffstat.
+git -C "$REPO" show "$REV:tools/testing/pamt/kernel/cover-letter.txt" > "$OUT/.cover" ||
+	die "no cover-letter.txt in $REV"
+python3 - "$OUT/0000-cover-letter.patch" "$OUT/.cover" <<'PY'
 import sys
-path, bench = sys.argv[1], sys.argv[2]
+path, cover = sys.argv[1], sys.argv[2]
+lines = open(cover).read().split("\n")
+subject, blurb = lines[0], "\n".join(lines[1:]).strip("\n")
 text = open(path).read()
-subject = "x86/virt/tdx: A per-CPU cache for Dynamic PAMT"
-blurb = """The Dynamic PAMT series hands the TDX module a pair of 4K pages for every
-2M range that holds a 4K TD page, under one global lock, with a SEAMCALL
-and a page allocation on every 0->1 and 1->0 step of a refcount.  On
-Sapphire Rapids, five 8 GB TDs booted and torn down at once spend 55 s in
-tdx_pamt_get() without the series' optimisation and 334 ms with it, and
-the worst get still takes more than a millisecond.
-
-This series keeps the refcount and state of each 2M range in one word,
-changed with a compare-and-exchange; the last put leaves the pair
-installed, so a range that is used again costs no SEAMCALL.  Free pairs
-sit in per-CPU magazines in front of a depot, whose lock is taken at most
-once per magazine.  A shrinker, an idle cap, a CPU hotplug callback and
-an explicit evict (for 2M mappings) give memory back.
-
- 1  the cache (slots, magazines, shrinker, hotplug, tracepoints)
- 2  the SEAMCALL backend
- 3  enabling from tdx.c when TDX_FEATURES0 has Dynamic PAMT (two lines)
- 4  debugfs
- 5  KVM glue for the TD fault path (reserve top-up before mmu_lock)
- 6  KUnit suites against a fake TDX module
- 7  the userspace harness (tools/testing/pamt), which builds the
-    cache's own .c files against shims
- 8  Documentation/arch/x86/tdx-dpamt.rst
-
-Nothing here has run on TDX hardware: 6.12 has no KVM TDX and never calls
-tdx_enable(), and it does not size the static PAMT for Dynamic PAMT nor
-opt in at TDH.SYS.CONFIG.  Documentation says exactly what is left.
-"""
-if bench:
-    blurb += "\nMeasured results (" + bench.split("/")[-1] + "):\n\n" + open(bench).read().strip() + "\n"
-else:
-    blurb += "\nMeasured results: see Documentation/arch/x86/tdx-dpamt.rst.\n"
-text = text.replace("*** SUBJECT HERE ***", subject).replace("*** BLURB HERE ***", blurb.rstrip("\n"))
+text = text.replace("*** SUBJECT HERE ***", subject).replace("*** BLURB HERE ***", blurb)
 open(path, "w").write(text)
 PY
+rm -f "$OUT/.cover"
 echo "   $NR patches and a cover letter in $OUT"
 
 echo "== checkpatch"
