@@ -4,7 +4,8 @@
 # Static checks on our kernel files, zero findings allowed:
 #   - scripts/checkpatch.pl --strict, file by file;
 #   - scripts/kernel-doc -none, file by file;
-#   - a W=1 build with sparse (C=2) of our objects in the grafted tree.
+#   - a W=1 build with sparse (C=2) of our objects in the grafted tree;
+#   - the hardware-validation tools of hw/, on made-up inputs.
 # Debian 12's sparse (0.6.4) cannot parse 7.3, and the kernel then skips
 # it with one line of output: we build a newer one (get-source.sh sparse)
 # and fail if the kernel still says it skipped sparse.
@@ -88,6 +89,13 @@ if [ $rc != 0 ] || [ -n "$probs" ] || [ ! -f "$B/$KVMG/tdx_pamt.o" ]; then
 else
 	ok
 fi
+
+# The hardware-validation tools (Documentation: "Validating on a TDX
+# host"): the table formatter on made-up bpftrace outputs.
+res=$("$HERE/hw/test-seed-table.sh" 2>&1)
+echo "$res" | grep -v '^[0-9]* passed, [0-9]* failed$' || true
+read -r p _ f _ <<< "$(echo "$res" | tail -1)"
+PASSED=$((PASSED + p)); FAILED=$((FAILED + f))
 
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" = 0 ]
