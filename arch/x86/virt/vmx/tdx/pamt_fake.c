@@ -13,6 +13,7 @@
 #include <linux/delay.h>
 #include <linux/errno.h>
 #include <linux/printk.h>
+#include <linux/processor.h>
 #include <linux/random.h>
 #include <linux/slab.h>
 #include "pamt_fake.h"
@@ -99,6 +100,8 @@ static void pamt_fake_delay(enum pamt_fake_op op)
 	}
 	if (ns)
 		ndelay(ns);
+	while (atomic_read(&pamt_fake.stall[op]))
+		cpu_relax();
 }
 
 /* Returns the injected status, or TDX_PAMT_SUCCESS to run the call. */
@@ -395,6 +398,19 @@ void pamt_fake_inject(enum pamt_fake_op op, u64 status, unsigned int count,
 	inj->status = status;
 	atomic_set(&inj->count, count);
 	inj->rate_ppm = rate_ppm;
+}
+
+/**
+ * pamt_fake_stall() - hold every call of @op open until released
+ * @op: the SEAMCALL
+ * @on: true to hold calls that start from now on, false to let them go
+ *
+ * A held call waits after its latency, with its range locks held: the
+ * caller's slot stays in transition until the test releases it.
+ */
+void pamt_fake_stall(enum pamt_fake_op op, bool on)
+{
+	atomic_set(&pamt_fake.stall[op], on);
 }
 
 /**

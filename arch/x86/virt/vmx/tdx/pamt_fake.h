@@ -71,6 +71,9 @@ struct pamt_fake_range {
  * @pamt_map: one bit per page: holds a PAMT
  * @inject: per-op failure injection
  * @lat: per-op latency
+ * @stall: per-op: while set, a call of that op waits, its range locks
+ *	held, after its latency; lets a test hold a transition open for as
+ *	long as it needs, whatever the machine's speed
  * @calls: per-op calls
  * @ok: per-op successes
  * @busy: per-op TDX_OPERAND_BUSY returned (not injected)
@@ -88,6 +91,7 @@ struct pamt_fake {
 	unsigned long *pamt_map;
 	struct pamt_fake_inject inject[PAMT_FAKE_NR_OPS];
 	struct pamt_fake_latency lat[PAMT_FAKE_NR_OPS];
+	atomic_t stall[PAMT_FAKE_NR_OPS];
 	atomic64_t calls[PAMT_FAKE_NR_OPS];
 	atomic64_t ok[PAMT_FAKE_NR_OPS];
 	atomic64_t busy[PAMT_FAKE_NR_OPS];
@@ -107,6 +111,7 @@ void pamt_fake_inject(enum pamt_fake_op op, u64 status, unsigned int count,
 		      unsigned int rate_ppm);
 void pamt_fake_set_latency(enum pamt_fake_op op, u64 min_ns, u64 avg_ns,
 			   u64 max_ns);
+void pamt_fake_stall(enum pamt_fake_op op, bool on);
 u64 pamt_fake_page_aug(unsigned long pfn);
 u64 pamt_fake_page_remove(unsigned long pfn);
 bool pamt_fake_range_has_pair(unsigned long pfn);

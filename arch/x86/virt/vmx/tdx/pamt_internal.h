@@ -62,7 +62,9 @@ static inline enum pamt_slot_state pamt_slot_state(unsigned long word)
 #define PAMT_BUSY_BACKOFF_NS	256	/* first backoff; doubles per retry */
 /* BUSY answers before -EBUSY: backed off, then as many serialised. */
 #define PAMT_BUSY_CALLS_MAX	(2 * (PAMT_BUSY_RETRIES + 1))
-#define PAMT_WAIT_NS		(100 * NSEC_PER_MSEC) /* transition wait */
+/* Transition wait: PAMT_WAIT_NS_DEFAULT; KUnit lengthens it (pamt.wait_ns). */
+#define PAMT_WAIT_NS_DEFAULT	(100 * NSEC_PER_MSEC)
+#define PAMT_WAIT_NS		READ_ONCE(pamt.wait_ns)
 #define PAMT_MAG_SIZE_DEFAULT	64
 #define PAMT_MAG_SIZE_MAX	1024
 
@@ -143,6 +145,10 @@ struct pamt_depot {
  * @seamcall_lock: held by such a CPU; while @serializing is non-zero,
  *	every PAMT SEAMCALL takes it.  Taken with IRQs off, no other PAMT
  *	lock held.
+ * @wait_ns: how long a get waits for another CPU's transition, and the
+ *	BUSY fallback for calls in flight, before giving up: set to
+ *	PAMT_WAIT_NS_DEFAULT by init; the KUnit suites lengthen it, so that
+ *	no test outcome depends on how fast a loaded machine runs them
  * @enabled: set once init completed; cleared at exit
  */
 struct pamt_cache {
@@ -160,6 +166,7 @@ struct pamt_cache {
 	unsigned long idle_cap;
 	atomic_t serializing;
 	spinlock_t seamcall_lock;	/* the BUSY fallback; see above */
+	u64 wait_ns;
 	bool enabled;
 };
 

@@ -55,6 +55,12 @@ void pk_expect_warn(struct kunit *test);
 
 /* A large idle cap, so that only the tests of the cap see it act. */
 #define PK_NO_CAP	BIT(30)
+/*
+ * How long the tests let anything take: a get's wait for a transition
+ * (pamt.wait_ns), a poll for a state another thread sets.  Only a broken
+ * cache reaches it; a slow or loaded machine does not.
+ */
+#define PK_WAIT_NS	(60ULL * NSEC_PER_SEC)
 
 /* Fail the next @n calls of @op with @status. */
 #define PK_INJECT(op, status, n)	pamt_fake_inject(op, status, n, 0)

@@ -8,7 +8,6 @@
 #include <linux/cpu.h>
 #include <linux/delay.h>
 #include <linux/hrtimer.h>
-#include <linux/jiffies.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/random.h>
@@ -107,11 +106,22 @@ struct pk_softirq {
 	unsigned long pfn[PK_CTX_SLOTS];
 	atomic_t owed[PK_CTX_SLOTS];
 	atomic_long_t puts;
+	atomic_long_t softirq_puts;
 	atomic_long_t bad;
 	bool stop;
 };
 
-static void pk_softirq_put_owed(struct pk_softirq *s)
+/*
+ * The loop below runs a number of gets, not a duration, and goes on until
+ * the softirq has put enough of them, so that a loaded machine runs the
+ * same test, only slower.  The iteration cap catches a timer that never
+ * fires; no clock is involved.
+ */
+#define PK_SOFTIRQ_GETS		50000
+#define PK_SOFTIRQ_PUTS		1000
+#define PK_SOFTIRQ_GETS_MAX	(100 * PK_SOFTIRQ_GETS)
+
+static void pk_softirq_put_owed(struct pk_softirq *s, atomic_long_t *count)
 {
 	int i;
 
@@ -119,7 +129,7 @@ static void pk_softirq_put_owed(struct pk_softirq *s)
 		while (atomic_dec_if_positive(&s->owed[i]) >= 0) {
 			if (tdx_pamt_put(s->pfn[i]))
 				atomic_long_inc(&s->bad);
-			atomic_long_inc(&s->puts);
+			atomic_long_inc(count);
 		}
 	}
 }
@@ -130,7 +140,7 @@ static enum hrtimer_restart pk_softirq_timer(struct hrtimer *t)
 
 	if (!in_serving_softirq())
 		atomic_long_inc(&s->bad);
-	pk_softirq_put_owed(s);
+	pk_softirq_put_owed(s, &s->softirq_puts);
 	if (READ_ONCE(s->stop))
 		return HRTIMER_NORESTART;
 	hrtimer_forward_now(t, ns_to_ktime(50 * NSEC_PER_USEC));
@@ -149,7 +159,7 @@ static void pk_ctx_softirq_put(struct kunit *test, enum tdx_pamt_mode mode,
 			       unsigned int mag_size)
 {
 	struct tdx_pamt_cache res = { .nr = 0 };
-	unsigned long deadline, gets = 0, errs = 0;
+	unsigned long gets = 0, errs = 0;
 	struct pk_softirq *s;
 	int i, ret;
 
@@ -164,8 +174,9 @@ static void pk_ctx_softirq_put(struct kunit *test, enum tdx_pamt_mode mode,
 		      HRTIMER_MODE_REL_PINNED_SOFT);
 	hrtimer_start(&s->timer, ns_to_ktime(50 * NSEC_PER_USEC),
 		      HRTIMER_MODE_REL_PINNED_SOFT);
-	deadline = jiffies + HZ;
-	while (time_before(jiffies, deadline)) {
+	while ((gets < PK_SOFTIRQ_GETS ||
+		atomic_long_read(&s->softirq_puts) < PK_SOFTIRQ_PUTS) &&
+	       gets < PK_SOFTIRQ_GETS_MAX) {
 		bool bh = gets & 1024;
 
 		if (res.nr < 2 &&
@@ -186,12 +197,16 @@ static void pk_ctx_softirq_put(struct kunit *test, enum tdx_pamt_mode mode,
 	WRITE_ONCE(s->stop, true);
 	hrtimer_cancel(&s->timer);
 	migrate_enable();
-	pk_softirq_put_owed(s);
+	pk_softirq_put_owed(s, &s->puts);
 
 	KUNIT_EXPECT_EQ(test, errs, 0UL);
 	KUNIT_EXPECT_EQ(test, atomic_long_read(&s->bad), 0L);
-	KUNIT_EXPECT_GT(test, atomic_long_read(&s->puts), 0L);
-	kunit_info(test, "%lu gets, %ld puts from softirq\n", gets,
+	KUNIT_EXPECT_GE(test, atomic_long_read(&s->softirq_puts),
+			(long)PK_SOFTIRQ_PUTS);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&s->softirq_puts) +
+			atomic_long_read(&s->puts), (long)gets - (long)errs);
+	kunit_info(test, "%lu gets, %ld puts from softirq, %ld after it\n",
+		   gets, atomic_long_read(&s->softirq_puts),
 		   atomic_long_read(&s->puts));
 	pk_check_accounting(test, res.nr);
 	tdx_free_pamt_cache(&res);

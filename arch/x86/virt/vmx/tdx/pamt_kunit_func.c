@@ -52,10 +52,10 @@ static void pk_async_start(struct kunit *test, struct pk_async *a,
 	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
 }
 
-/* Wait, bounded, until the slot of @pfn is in @state. */
+/* Wait until the slot of @pfn is in @state; false only if it never is. */
 static bool pk_wait_state(unsigned long pfn, enum pamt_slot_state state)
 {
-	unsigned long deadline = jiffies + 2 * HZ;
+	unsigned long deadline = jiffies + nsecs_to_jiffies(PK_WAIT_NS);
 
 	while (pamt_slot_state(pk_word(pfn)) != state) {
 		if (time_after(jiffies, deadline))
@@ -133,21 +133,42 @@ static void pk_revive_idle(struct kunit *test)
 	pk_check_accounting(test, 0);
 }
 
-/* A get that meets ADDING waits for the owner and then takes a reference. */
+/* Wait until @n gets have met a transition and are waiting for it. */
+static bool pk_wait_waiters(u64 n)
+{
+	unsigned long deadline = jiffies + nsecs_to_jiffies(PK_WAIT_NS);
+
+	while (pk_stat(TDX_PAMT_STAT_GET_WAIT) < n) {
+		if (time_after(jiffies, deadline))
+			return false;
+		usleep_range(50, 100);
+	}
+	return true;
+}
+
+/*
+ * A get that meets ADDING waits for the owner and then takes a reference.
+ * The fake holds the owner's ADD open until the waiter is seen waiting,
+ * so the outcome does not depend on how fast either thread runs.
+ */
 static void pk_adding_seen_and_waited(struct kunit *test)
 {
-	struct pk_async a;
+	struct pk_async a, b;
 	unsigned long pfn;
 
 	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
 	pfn = pk_slot_pfn(test, 3);
-	pamt_fake_set_latency(PAMT_FAKE_ADD, 40 * NSEC_PER_MSEC,
-			      40 * NSEC_PER_MSEC, 40 * NSEC_PER_MSEC);
+	pamt_fake_stall(PAMT_FAKE_ADD, true);
 	pk_async_start(test, &a, pk_get, pfn);
 	KUNIT_EXPECT_TRUE(test, pk_wait_state(pfn, PAMT_SLOT_ADDING));
-	KUNIT_EXPECT_EQ(test, pk_get(pfn), 0);
+	pk_async_start(test, &b, pk_get, pfn);
+	KUNIT_EXPECT_TRUE(test, pk_wait_waiters(1));
+	KUNIT_EXPECT_EQ(test, pamt_slot_state(pk_word(pfn)), PAMT_SLOT_ADDING);
+	pamt_fake_stall(PAMT_FAKE_ADD, false);
 	wait_for_completion(&a.done);
+	wait_for_completion(&b.done);
 	KUNIT_EXPECT_EQ(test, a.ret, 0);
+	KUNIT_EXPECT_EQ(test, b.ret, 0);
 	KUNIT_EXPECT_EQ(test, pk_word(pfn), W_INST | 2);
 	KUNIT_EXPECT_GE(test, pk_stat(TDX_PAMT_STAT_GET_WAIT), 1ULL);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&pamt_fake.calls[PAMT_FAKE_ADD]), 1LL);
@@ -163,6 +184,8 @@ static void pk_transit_wait_bounded(struct kunit *test)
 
 	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
 	pfn = pk_slot_pfn(test, 4);
+	/* The bound itself, not its length, is tested: keep it short. */
+	WRITE_ONCE(pamt.wait_ns, 10 * NSEC_PER_MSEC);
 	pk_set_word(pfn, PAMT_SLOT_TRANSIT);
 	KUNIT_EXPECT_EQ(test, pk_get(pfn), -EBUSY);
 	KUNIT_EXPECT_EQ(test, pk_word(pfn), PAMT_SLOT_TRANSIT);
@@ -203,23 +226,29 @@ static int pk_evict(unsigned long pfn)
 	return tdx_pamt_evict(pfn);
 }
 
-/* IDLE -> REMOVING -> EMPTY by evict; a get meeting REMOVING re-adds. */
+/*
+ * IDLE -> REMOVING -> EMPTY by evict; a get meeting REMOVING re-adds.  The
+ * fake holds the REMOVE open until the get is seen waiting.
+ */
 static void pk_removing_seen_and_waited(struct kunit *test)
 {
-	struct pk_async a;
+	struct pk_async a, b;
 	unsigned long pfn;
 
 	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
 	pfn = pk_slot_pfn(test, 6);
 	KUNIT_ASSERT_EQ(test, pk_get(pfn), 0);
 	KUNIT_ASSERT_EQ(test, tdx_pamt_put(pfn), 0);
-	pamt_fake_set_latency(PAMT_FAKE_REMOVE, 40 * NSEC_PER_MSEC,
-			      40 * NSEC_PER_MSEC, 40 * NSEC_PER_MSEC);
+	pamt_fake_stall(PAMT_FAKE_REMOVE, true);
 	pk_async_start(test, &a, pk_evict, pfn);
 	KUNIT_EXPECT_TRUE(test, pk_wait_state(pfn, PAMT_SLOT_REMOVING));
-	KUNIT_EXPECT_EQ(test, pk_get(pfn), 0);
+	pk_async_start(test, &b, pk_get, pfn);
+	KUNIT_EXPECT_TRUE(test, pk_wait_waiters(1));
+	pamt_fake_stall(PAMT_FAKE_REMOVE, false);
 	wait_for_completion(&a.done);
+	wait_for_completion(&b.done);
 	KUNIT_EXPECT_EQ(test, a.ret, 0);
+	KUNIT_EXPECT_EQ(test, b.ret, 0);
 	KUNIT_EXPECT_EQ(test, pk_word(pfn), W_INST | 1);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&pamt_fake.calls[PAMT_FAKE_ADD]), 2LL);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_EVICT), 1ULL);

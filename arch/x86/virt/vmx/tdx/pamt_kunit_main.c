@@ -152,6 +152,12 @@ int pk_setup_ranges(struct kunit *test, const struct tdx_pamt_range *ranges,
 		pamt_fake_exit();
 		return ret;
 	}
+	/*
+	 * No test may depend on how fast a loaded machine runs it: a get
+	 * waiting for another CPU's transition waits as long as it takes.
+	 * pk_transit_wait_bounded() shortens it to test the bound itself.
+	 */
+	WRITE_ONCE(pamt.wait_ns, PK_WAIT_NS);
 	ctx->up = true;
 	atomic_inc(&pk_setups);
 	return 0;
@@ -190,6 +196,8 @@ static void pk_teardown(struct kunit *test)
 	pamt_fake_inject(PAMT_FAKE_REMOVE, 0, 0, 0);
 	pamt_fake_set_latency(PAMT_FAKE_ADD, 0, 0, 0);
 	pamt_fake_set_latency(PAMT_FAKE_REMOVE, 0, 0, 0);
+	pamt_fake_stall(PAMT_FAKE_ADD, false);
+	pamt_fake_stall(PAMT_FAKE_REMOVE, false);
 
 	tdx_pamt_drain();
 
