@@ -10,11 +10,11 @@
 #                    stress, mutant
 #   make bench-test  the benchmark's own correctness tests
 #   make model       spin model of the slot state machine, and its mutants
-#   make kunit       KUnit in qemu: lockdep, then lockdep+KASAN, then canaries
+#   make kunit       KUnit in qemu: lockdep, lockdep+KASAN, PREEMPT_RT, canaries
 #   make lint        checkpatch --strict, sparse, kernel-doc on our files
 #   make bench-insn  instructions per fast-path get+put (callgrind)
-#   make patches     a format-patch series against pristine 6.12, out/patches
-#   make patches-check  the series, applied with git am to a fresh 6.12
+#   make patches     a format-patch series against pristine 7.3, out/patches
+#   make patches-check  the series, applied with git am to a fresh 7.3
 #                    tree and built
 
 PAMT	:= tools/testing/pamt
