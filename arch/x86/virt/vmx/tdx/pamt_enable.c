@@ -2,10 +2,14 @@
 /*
  * TDX Dynamic PAMT cache: turning it on when the TDX module can use it.
  *
- * tdx.c calls tdx_pamt_module_ready() once the module is initialised.  If
- * TDX_FEATURES0 says the module supports Dynamic PAMT, the cache is set up
- * over the memory the TDMRs cover, with the SEAMCALL backend.  Otherwise
- * it stays off and every get/put is a no-op that succeeds.  What of
+ * tdx.c decides once, from TDX_FEATURES0 and tdx_pamt.enable, whether the
+ * module runs with Dynamic PAMT (tdx_pamt_wanted()).  If it does, the 4K
+ * PAMT is sized as the module's PAMT page bitmap
+ * (tdx_dpamt_bitmap_size()), the cache is set up over the memory the
+ * TDMRs cover before TDH.SYS.CONFIG opts in (tdx_pamt_module_prepare()),
+ * and its shrinker and CPU hotplug hook are registered once the module is
+ * initialised (tdx_pamt_module_ready()).  Otherwise the module keeps
+ * static PAMT and every get/put is a no-op that succeeds.  What of
  * enabling is done and what is not: Documentation/arch/x86/tdx-dpamt.rst.
  *
  * Boot parameters (the cache is built in): tdx_pamt.enable,
@@ -13,6 +17,7 @@
  */
 #define pr_fmt(fmt)	"tdx-pamt: " fmt
 
+#include <linux/math.h>
 #include <linux/moduleparam.h>
 #include <linux/pfn.h>
 #include <linux/printk.h>
@@ -20,7 +25,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
-#include <linux/workqueue.h>
+#include <kunit/visibility.h>
 #include <asm/tdx.h>
 #include "tdx.h"
 #include "pamt_internal.h"
@@ -31,9 +36,10 @@
 #undef MODULE_PARAM_PREFIX
 #define MODULE_PARAM_PREFIX "tdx_pamt."
 
-static bool pamt_param_enable = true;
+/* Not static under KUnit, so that the tests can turn it off and on. */
+VISIBLE_IF_KUNIT bool pamt_param_enable = true;
 module_param_named(enable, pamt_param_enable, bool, 0444);
-MODULE_PARM_DESC(enable, "Use the PAMT cache when the TDX module has Dynamic PAMT (default Y)");
+MODULE_PARM_DESC(enable, "Use Dynamic PAMT, with the cache, if the TDX module has it (default Y; N: static PAMT)");
 
 static enum tdx_pamt_mode pamt_param_mode = TDX_PAMT_MODE_MAGAZINE;
 
@@ -72,17 +78,43 @@ static unsigned long pamt_param_idle_cap;
 module_param_named(idle_cap, pamt_param_idle_cap, ulong, 0444);
 MODULE_PARM_DESC(idle_cap, "Initial cap on idle pairs (0: a quarter of the covered 2M ranges)");
 
-static void pamt_enable_glue_fn(struct work_struct *work)
+/**
+ * tdx_pamt_wanted() - whether the TDX module is to run with Dynamic PAMT
+ * @features0: the module's TDX_FEATURES0
+ *
+ * Decided once by tdx.c, before the PAMT is sized: the module supports
+ * Dynamic PAMT and tdx_pamt.enable was not turned off.  With the cache
+ * not built in, never (pamt_enable.h).
+ *
+ * Return: true to size the 4K PAMT as a bitmap and opt in at
+ * TDH.SYS.CONFIG; false to keep static PAMT.
+ */
+bool tdx_pamt_wanted(u64 features0)
 {
-	int ret = pamt_glue_register();
-
-	if (ret && ret != -EBUSY)
-		pr_warn("no shrinker or CPU hotplug hook (%d); idle memory is bounded by the cap only\n",
-			ret);
+	return pamt_param_enable && (features0 & TDX_FEATURES0_DYNAMIC_PAMT);
 }
 
-/* tdx_enable() runs with the CPU hotplug lock held: register from a worker. */
-static DECLARE_WORK(pamt_enable_glue_work, pamt_enable_glue_fn);
+/**
+ * tdx_dpamt_bitmap_size() - bytes of the PAMT page bitmap of a TDMR
+ * @tdmr_size: the TDMR's size in bytes
+ * @bits_per_4k_page: the bitmap's entry size, from global metadata
+ *
+ * With Dynamic PAMT the 4K level of a TDMR's PAMT is a bitmap with one
+ * entry of @bits_per_4k_page bits per 4K page of the TDMR.  A partial
+ * page at the end counts as a page (TDMRs are whole gigabytes, so there
+ * is none): a bitmap too long by one entry costs nothing, one too short
+ * would be refused.  The size is rounded up to a whole 4K page, as TDX
+ * requires of every PAMT.  Cannot overflow for a TDMR below 2^52 bytes,
+ * the largest physical address, and a 16-bit metadata field.
+ *
+ * Return: the bitmap's size in bytes, a multiple of 4K.
+ */
+unsigned long tdx_dpamt_bitmap_size(u64 tdmr_size, unsigned int bits_per_4k_page)
+{
+	u64 bits = DIV_ROUND_UP_ULL(tdmr_size, SZ_4K) * bits_per_4k_page;
+
+	return ALIGN(DIV_ROUND_UP_ULL(bits, BITS_PER_BYTE), SZ_4K);
+}
 
 /**
  * pamt_enable_ranges() - the 2M-aligned ranges the TDMRs cover
@@ -113,19 +145,18 @@ int pamt_enable_ranges(struct tdmr_info_list *tdmr_list,
 }
 
 /**
- * pamt_enable() - set up the cache if the module supports Dynamic PAMT
- * @tdmr_list: the TDMRs the module was configured with
- * @read_field: reads one global metadata field of the module
+ * pamt_enable() - set the cache up over the memory the TDMRs cover
+ * @tdmr_list: the TDMRs the module is configured with
  * @ops: the backend
+ *
+ * Whether to is the caller's decision (tdx_pamt_wanted()).
  *
  * Context: process context; may sleep.
  *
- * Return: 0 with the cache on; -EOPNOTSUPP with the cache off because the
- * module lacks Dynamic PAMT or tdx_pamt.enable=0; another errno with the
- * cache off because something failed.
+ * Return: 0 with the cache on; an errno with the cache off.
  */
 int pamt_enable(struct tdmr_info_list *tdmr_list,
-		pamt_read_field_t read_field, const struct tdx_pamt_ops *ops)
+		const struct tdx_pamt_ops *ops)
 {
 	struct tdx_pamt_config cfg = {
 		.mode		= pamt_param_mode,
@@ -134,16 +165,8 @@ int pamt_enable(struct tdmr_info_list *tdmr_list,
 		.ops		= ops,
 	};
 	struct tdx_pamt_range *ranges;
-	u64 features0;
 	int nr, ret;
 
-	if (!pamt_param_enable)
-		return -EOPNOTSUPP;
-	ret = read_field(PAMT_MD_FIELD_ID_FEATURES0, &features0);
-	if (ret)
-		return ret;
-	if (!(features0 & PAMT_FEATURES0_DYNAMIC_PAMT))
-		return -EOPNOTSUPP;
 	if (!tdmr_list->nr_consumed_tdmrs)
 		return -EINVAL;
 
@@ -158,36 +181,64 @@ int pamt_enable(struct tdmr_info_list *tdmr_list,
 }
 
 /**
- * tdx_pamt_module_ready() - the TDX module is initialised: maybe turn on
- * @tdmr_list: the TDMRs the module was configured with
- * @read_field: reads one global metadata field of the module
+ * tdx_pamt_module_prepare() - set the cache up before the module opts in
+ * @tdmr_list: the TDMRs, with their PAMTs, about to be passed to the module
  *
- * Called by tdx.c.  Failing here only leaves the cache off.
+ * Called by tdx.c when tdx_pamt_wanted() said yes, before TDH.SYS.CONFIG.
+ * Everything that can fail in setting the cache up happens here, while
+ * tdx.c can still give up cleanly: a module configured with Dynamic PAMT
+ * and no cache to supply its page pairs could not run a single TD.  What
+ * is left for tdx_pamt_module_ready() cannot leave the cache unusable.
  *
- * Context: process context, with the CPU hotplug lock held.
+ * Context: process context, at boot; may sleep.
+ *
+ * Return: 0, or an errno for tdx.c to fail TDX initialisation with.
  */
-void tdx_pamt_module_ready(struct tdmr_info_list *tdmr_list,
-			   pamt_read_field_t read_field)
+int tdx_pamt_module_prepare(struct tdmr_info_list *tdmr_list)
 {
-	int ret = pamt_enable(tdmr_list, read_field, &tdx_pamt_seamcall_ops);
+	int ret = pamt_enable(tdmr_list, &tdx_pamt_seamcall_ops);
 
-	if (ret == -EOPNOTSUPP) {
-		pr_info("off: no Dynamic PAMT\n");
+	if (ret)
+		pr_err("set-up failed (%d); tdx_pamt.enable=0 keeps static PAMT\n",
+		       ret);
+	return ret;
+}
+
+/**
+ * tdx_pamt_module_ready() - the TDX module is initialised
+ *
+ * Called by tdx_enable() once the module is marked initialised.  Registers
+ * the shrinker and the CPU hotplug hook.  tdx_enable() is an initcall that
+ * holds no CPU hotplug lock, so it registers them directly; no worker is
+ * needed.  If registering fails, the cache stays on, with idle memory
+ * bounded by the idle cap only.
+ *
+ * Context: process context, at boot; may sleep.
+ */
+void tdx_pamt_module_ready(void)
+{
+	int ret;
+
+	if (!tdx_pamt_enabled()) {
+		pr_info("off: %s\n", pamt_param_enable ?
+			"the TDX module has no Dynamic PAMT" : "tdx_pamt.enable=0");
 		return;
 	}
-	if (ret) {
-		pr_err("off: set-up failed (%d)\n", ret);
-		return;
-	}
+	ret = pamt_glue_register();
+	if (ret && ret != -EBUSY)
+		pr_warn("no shrinker or CPU hotplug hook (%d); idle memory is bounded by the cap only\n",
+			ret);
 	pr_info("on: %s mode, %u pairs per magazine\n",
 		pamt_mode_names[pamt.mode], pamt.mag_size);
-	schedule_work(&pamt_enable_glue_work);
 }
 
 /**
  * tdx_pamt_module_down() - drain the cache and turn it off
  *
- * For a TDX shutdown path; 6.12 has none, so nothing calls it yet.
+ * For tdx.c's error path after tdx_pamt_module_prepare(), and for a TDX
+ * teardown that 7.3 does not have: tdx_module_shutdown() only hands the
+ * module over to a runtime update, which keeps Dynamic PAMT and every
+ * installed pair, so the cache stays as it is across it.
  *
  * Context: process context, without the CPU hotplug lock, once no TD
  * holds a PAMT reference.
@@ -196,7 +247,6 @@ void tdx_pamt_module_down(void)
 {
 	if (!tdx_pamt_enabled())
 		return;
-	flush_work(&pamt_enable_glue_work);
 	pamt_glue_unregister();
 	tdx_pamt_drain();
 	tdx_pamt_exit();
