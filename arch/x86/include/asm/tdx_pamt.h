@@ -9,6 +9,7 @@
 #ifndef _ASM_X86_TDX_PAMT_H
 #define _ASM_X86_TDX_PAMT_H
 
+#include <linux/gfp.h>
 #include <linux/types.h>
 
 /*
@@ -152,11 +153,6 @@ extern const char * const tdx_pamt_stat_names[TDX_PAMT_STAT_NR];
 int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
 		  const struct tdx_pamt_config *cfg);
 void tdx_pamt_exit(void);
-bool tdx_pamt_enabled(void);
-
-int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_cache *cache);
-int tdx_pamt_put(unsigned long pfn);
-int tdx_pamt_evict(unsigned long pfn);
 
 static inline void tdx_init_pamt_cache(struct tdx_pamt_cache *cache)
 {
@@ -165,16 +161,12 @@ static inline void tdx_init_pamt_cache(struct tdx_pamt_cache *cache)
 
 int __tdx_topup_pamt_cache(struct tdx_pamt_cache *cache, unsigned int nr,
 			   gfp_t gfp);
-int tdx_topup_pamt_cache(struct tdx_pamt_cache *cache, unsigned int nr);
-void tdx_free_pamt_cache(struct tdx_pamt_cache *cache);
 
 int tdx_pamt_pair_take(struct tdx_pamt_pair *pair,
 		       struct tdx_pamt_cache *res, gfp_t gfp);
 void tdx_pamt_pair_give(const struct tdx_pamt_pair *pair);
 
 struct page *__tdx_alloc_control_page(gfp_t gfp);
-struct page *tdx_alloc_control_page(void);
-void tdx_free_control_page(struct page *page);
 
 unsigned long tdx_pamt_shrink_count(void);
 unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
@@ -185,5 +177,47 @@ void tdx_pamt_set_idle_cap(unsigned long cap);
 unsigned long tdx_pamt_idle_cap(void);
 
 void tdx_pamt_read_stats(u64 *vals);
+
+/* What KVM calls (EXPORT_SYMBOL_FOR_KVM). */
+#ifdef CONFIG_INTEL_TDX_PAMT_CACHE
+bool tdx_pamt_enabled(void);
+int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_cache *cache);
+int tdx_pamt_put(unsigned long pfn);
+int tdx_pamt_evict(unsigned long pfn);
+int tdx_topup_pamt_cache(struct tdx_pamt_cache *cache, unsigned int nr);
+void tdx_free_pamt_cache(struct tdx_pamt_cache *cache);
+struct page *tdx_alloc_control_page(void);
+void tdx_free_control_page(struct page *page);
+#else
+/* Built without the cache: KVM TDX behaves as with a module lacking DPAMT. */
+static inline bool tdx_pamt_enabled(void) { return false; }
+
+static inline int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_cache *cache)
+{
+	return 0;
+}
+
+static inline int tdx_pamt_put(unsigned long pfn) { return 0; }
+static inline int tdx_pamt_evict(unsigned long pfn) { return 0; }
+
+static inline int tdx_topup_pamt_cache(struct tdx_pamt_cache *cache,
+				       unsigned int nr)
+{
+	return 0;
+}
+
+static inline void tdx_free_pamt_cache(struct tdx_pamt_cache *cache) { }
+
+static inline struct page *tdx_alloc_control_page(void)
+{
+	return alloc_page(GFP_KERNEL_ACCOUNT);
+}
+
+static inline void tdx_free_control_page(struct page *page)
+{
+	if (page)
+		__free_page(page);
+}
+#endif
 
 #endif /* _ASM_X86_TDX_PAMT_H */

@@ -447,15 +447,15 @@ const struct strat_ops strat_ops[S_NR] = {
 	[S_EAGER] = {
 		.name = "eager", .init = eager_init, .exit = tdx_pamt_exit,
 		.topup = core_topup, .get = tdx_pamt_get, .put = tdx_pamt_put,
-		.drain = tdx_pamt_reserve_drain, .ctl_alloc = core_ctl_alloc,
-		.ctl_free = tdx_pamt_free_control_page, .refs = core_refs,
+		.drain = tdx_free_pamt_cache, .ctl_alloc = core_ctl_alloc,
+		.ctl_free = tdx_free_control_page, .refs = core_refs,
 		.ctrs = core_ctrs, .has_shrinker = true,
 	},
 	[S_MAG] = {
 		.name = "magazine", .init = mag_init, .exit = tdx_pamt_exit,
 		.topup = core_topup, .get = tdx_pamt_get, .put = tdx_pamt_put,
-		.drain = tdx_pamt_reserve_drain, .ctl_alloc = core_ctl_alloc,
-		.ctl_free = tdx_pamt_free_control_page, .refs = core_refs,
+		.drain = tdx_free_pamt_cache, .ctl_alloc = core_ctl_alloc,
+		.ctl_free = tdx_free_control_page, .refs = core_refs,
 		.ctrs = core_ctrs, .has_shrinker = true,
 	},
 };

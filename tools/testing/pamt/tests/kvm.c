@@ -1,100 +1,122 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The KVM TDX glue (arch/x86/kvm/vmx/tdx_pamt.c) on top of the cache. */
+/*
+ * The cache as KVM TDX drives it (arch/x86/kvm/vmx/tdx.c, via
+ * edits/20-kvm-tdx-pamt.patch): a per-vCPU struct tdx_pamt_cache topped up
+ * before mmu_lock, tdx_pamt_get() under it, tdx_pamt_evict() for a 2M
+ * leaf, and the control-page helpers.
+ */
 #include "../harness.h"
-#include "tdx_pamt.h"
 
-/* Four-level S-EPT: PDPT, PD and PT pages below the root, plus the leaf. */
-#define EPT_LEVELS	4
+/*
+ * Pairs tdx_topup_external_cache() asks for: one per S-EPT page below the
+ * root a fault may add, plus the leaf.  mmu.c passes PT64_ROOT_MAX_LEVEL.
+ */
+static unsigned int kvm_fault_pairs(int ept_levels)
+{
+	int spts = ept_levels - 1 < 5 ? ept_levels - 1 : 5;
+
+	return spts + 1;
+}
 
 PAMT_TEST(kvm_topup_sized_for_one_fault)
 {
-	struct tdx_pamt_vcpu pv = { };
+	struct tdx_pamt_cache c;
 
+	tdx_init_pamt_cache(&c);
 	pamt_env_up_default();
-	EXPECT_EQ(TDX_PAMT_FAULT_PAIRS(4), 4);
-	EXPECT_EQ(TDX_PAMT_FAULT_PAIRS(5), 5);
-	EXPECT_EQ(tdx_pamt_vcpu_topup(&pv, EPT_LEVELS), 0);
-	EXPECT_EQ(pv.reserve.nr, 4);
-	EXPECT_EQ(tdx_pamt_vcpu_topup(&pv, 5), 0);
-	EXPECT_EQ(pv.reserve.nr, 5);
-	/* A full reserve costs nothing to top up again. */
-	EXPECT_EQ(tdx_pamt_vcpu_topup(&pv, EPT_LEVELS), 0);
-	EXPECT_EQ(pv.reserve.nr, 5);
-	EXPECT_EQ(tdx_pamt_vcpu_topup(&pv, 1), -EINVAL);
-	EXPECT_EQ(tdx_pamt_vcpu_topup(&pv, TDX_PAMT_CACHE_MAX + 1), -EINVAL);
-	tdx_pamt_vcpu_free(&pv);
-	EXPECT_EQ(pv.reserve.nr, 0);
+	EXPECT_EQ(kvm_fault_pairs(4), 4);
+	EXPECT_EQ(kvm_fault_pairs(5), 5);
+	EXPECT_EQ(tdx_topup_pamt_cache(&c, kvm_fault_pairs(4)), 0);
+	EXPECT_EQ(c.nr, 4);
+	EXPECT_EQ(tdx_topup_pamt_cache(&c, kvm_fault_pairs(5)), 0);
+	EXPECT_EQ(c.nr, 5);
+	/* A full cache costs nothing to top up again. */
+	EXPECT_EQ(tdx_topup_pamt_cache(&c, kvm_fault_pairs(4)), 0);
+	EXPECT_EQ(c.nr, 5);
+	EXPECT_EQ(tdx_topup_pamt_cache(&c, TDX_PAMT_CACHE_MAX + 1), -EINVAL);
+	tdx_free_pamt_cache(&c);
+	EXPECT_EQ(c.nr, 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 5);
 }
 
 /*
  * A fault that adds three S-EPT pages and a leaf, each in a new 2M range,
- * with the page allocator failing and the lock held: the reserve carries
- * it, and the next fault without a top-up gets -ENOMEM, not a sleep.
+ * with the page allocator failing and the lock held: the vCPU's cache
+ * carries it, and the next fault without a top-up gets -ENOMEM (KVM
+ * retries the fault, topping up first), not a sleep.
  */
-PAMT_TEST(kvm_fault_under_lock_uses_reserve)
+PAMT_TEST(kvm_fault_under_lock_uses_cache)
 {
-	struct tdx_pamt_vcpu pv = { };
-	int i;
+	unsigned int n = kvm_fault_pairs(4), i;
+	struct tdx_pamt_cache c;
 
+	tdx_init_pamt_cache(&c);
 	pamt_env_up_default();
-	ASSERT(!tdx_pamt_vcpu_topup(&pv, EPT_LEVELS));
+	ASSERT(!tdx_topup_pamt_cache(&c, n));
 	pamt_sim_fail_set(&pamt_sim_fail_page, 0, 0);
 
 	preempt_disable();		/* mmu_lock held for read */
-	for (i = 0; i < TDX_PAMT_FAULT_PAIRS(EPT_LEVELS); i++)
-		EXPECT_EQ(tdx_pamt_vcpu_map(&pv, slot_pfn(i, 7), false), 0);
-	EXPECT_EQ(pv.reserve.nr, 0);
-	EXPECT_EQ(tdx_pamt_vcpu_map(&pv, slot_pfn(i, 7), false), -ENOMEM);
+	for (i = 0; i < n; i++)
+		EXPECT_EQ(tdx_pamt_get(slot_pfn(i, 7), &c), 0);
+	EXPECT_EQ(c.nr, 0);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(i, 7), &c), -ENOMEM);
 	/* Another page of a range that has its pair needs nothing. */
-	EXPECT_EQ(tdx_pamt_vcpu_map(&pv, slot_pfn(0, 8), false), 0);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(0, 8), &c), 0);
+	/* Outside a vCPU KVM passes no cache. */
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(1, 8), NULL), 0);
 	preempt_enable();
 
 	pamt_sim_fail_set(&pamt_sim_fail_page, -1, 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_INSTALLED), 4);
-	for (i = 0; i < TDX_PAMT_FAULT_PAIRS(EPT_LEVELS); i++)
-		tdx_pamt_vcpu_unmap(slot_pfn(i, 7), false);
-	tdx_pamt_vcpu_unmap(slot_pfn(0, 8), false);
-	tdx_pamt_vcpu_free(&pv);
+	for (i = 0; i < n; i++)
+		EXPECT_EQ(tdx_pamt_put(slot_pfn(i, 7)), 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(0, 8)), 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(1, 8)), 0);
+	tdx_free_pamt_cache(&c);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 4);
 }
 
-/* A 2M leaf removes an idle pair, and is refused while 4K pages use it. */
-PAMT_TEST(kvm_huge_map_evicts_idle_refuses_busy)
+/*
+ * The 2M leaf path (unreachable in 7.3): evict removes an idle pair and
+ * refuses, changing nothing, while 4K pages use it.
+ */
+PAMT_TEST(kvm_huge_leaf_evicts_idle_refuses_busy)
 {
-	struct tdx_pamt_vcpu pv = { };
+	struct tdx_pamt_cache c;
 
+	tdx_init_pamt_cache(&c);
 	pamt_env_up_default();
-	ASSERT(!tdx_pamt_vcpu_topup(&pv, EPT_LEVELS));
-	EXPECT_EQ(tdx_pamt_vcpu_map(&pv, slot_pfn(0, 0), false), 0);
-	tdx_pamt_vcpu_unmap(slot_pfn(0, 0), false);
+	ASSERT(!tdx_topup_pamt_cache(&c, kvm_fault_pairs(4)));
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(0, 0), &c), 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(0, 0)), 0);
 	EXPECT(pamt_fake_range_has_pair(slot_pfn(0, 0)));
 
-	EXPECT_EQ(tdx_pamt_vcpu_map(&pv, slot_pfn(0, 0), true), 0);
+	EXPECT_EQ(tdx_pamt_evict(slot_pfn(0, 0)), 0);
 	EXPECT(!pamt_fake_range_has_pair(slot_pfn(0, 0)));
-	tdx_pamt_vcpu_unmap(slot_pfn(0, 0), true);
 
-	EXPECT_EQ(tdx_pamt_vcpu_map(&pv, slot_pfn(1, 3), false), 0);
-	EXPECT_EQ(tdx_pamt_vcpu_map(&pv, slot_pfn(1, 0), true), -EBUSY);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(1, 3), &c), 0);
+	EXPECT_EQ(tdx_pamt_evict(slot_pfn(1, 0)), -EBUSY);
 	EXPECT(pamt_fake_range_has_pair(slot_pfn(1, 0)));
-	tdx_pamt_vcpu_unmap(slot_pfn(1, 3), false);
-	tdx_pamt_vcpu_free(&pv);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(1, 3)), 0);
+	tdx_free_pamt_cache(&c);
 }
 
+/* TDR, TDCS, TDVPR and TDCX pages hold their range while they live. */
 PAMT_TEST(kvm_control_pages_hold_their_range)
 {
 	struct page *p;
 	unsigned long pfn;
 
 	pamt_env_up_default();
-	p = tdx_pamt_td_alloc_control();
+	p = tdx_alloc_control_page();
 	ASSERT(p);
 	env.held_pages++;
 	pfn = page_to_pfn(p);
 	EXPECT(pamt_fake_range_has_pair(pfn));
 	EXPECT_EQ(stat(TDX_PAMT_STAT_INSTALLED), 1);
-	tdx_pamt_td_free_control(p);
+	EXPECT_EQ(tdx_pamt_evict(pfn), -EBUSY);
+	tdx_free_control_page(p);
 	env.held_pages--;
-	tdx_pamt_td_free_control(NULL);
+	tdx_free_control_page(NULL);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 1);
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit suite for the kernel integration of the Dynamic PAMT cache: the
- * SEAMCALL backend fed with made-up register results, enabling from the
- * TDMR list, the debugfs files and the KVM glue.
+ * SEAMCALL backend fed with made-up register results and the debugfs
+ * files.  Enabling (pamt_kunit_enable.c) and the KVM call sites
+ * (pamt_kunit_kvm.c) have their own suites.
  */
 #include <linux/debugfs.h>
 #include <linux/mm.h>
@@ -14,10 +15,8 @@
 #include <kunit/static_stub.h>
 #include "tdx.h"
 #include "pamt_debugfs.h"
-#include "pamt_enable.h"
 #include "pamt_kunit.h"
 #include "pamt_seamcall.h"
-#include "../../../kvm/vmx/tdx_pamt.h"
 
 /* The console scan of run-kunit.sh skips what is between these lines. */
 #define PK_INTEG_WARN_BEGIN	"pamt_kunit: BEGIN expected WARNING"
@@ -185,90 +184,6 @@ static void pk_integ_backend_ops(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pk_sc.calls, 2U);
 }
 
-/* Two TDMRs, [1G, 3G) and [4G, 5G), as tdx.c lays them out. */
-static struct tdmr_info_list *pk_integ_tdmrs(struct kunit *test, u64 size0)
-{
-	struct tdmr_info_list *list;
-	struct tdmr_info *t;
-
-	list = kunit_kzalloc(test, sizeof(*list), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, list);
-	list->tdmr_sz = sizeof(struct tdmr_info);
-	list->max_tdmrs = 2;
-	list->nr_consumed_tdmrs = 2;
-	list->tdmrs = kunit_kcalloc(test, 2, list->tdmr_sz, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, list->tdmrs);
-	t = list->tdmrs;
-	t[0].base = SZ_1G;
-	t[0].size = size0;
-	t[1].base = 4ULL * SZ_1G;
-	t[1].size = SZ_1G;
-	return list;
-}
-
-static u64 pk_integ_features0;
-
-static int pk_integ_read_field(u64 field_id, u64 *data)
-{
-	if (field_id != PAMT_MD_FIELD_ID_FEATURES0)
-		return -EINVAL;
-	if (pk_integ_features0 == ~0ULL)
-		return -EIO;
-	*data = pk_integ_features0;
-	return 0;
-}
-
-static void pk_integ_enable_needs_dpamt(struct kunit *test)
-{
-	struct tdmr_info_list *list = pk_integ_tdmrs(test, 2ULL * SZ_1G);
-
-	pk_integ_features0 = PAMT_FEATURES0_DYNAMIC_PAMT - 1;
-	KUNIT_EXPECT_EQ(test, pamt_enable(list, pk_integ_read_field,
-					  &tdx_pamt_seamcall_ops), -EOPNOTSUPP);
-	KUNIT_EXPECT_FALSE(test, tdx_pamt_enabled());
-	pk_integ_features0 = ~0ULL;
-	KUNIT_EXPECT_EQ(test, pamt_enable(list, pk_integ_read_field,
-					  &tdx_pamt_seamcall_ops), -EIO);
-	KUNIT_EXPECT_FALSE(test, tdx_pamt_enabled());
-
-	/* Off: every call is a no-op that succeeds, and no SEAMCALL is made. */
-	KUNIT_EXPECT_EQ(test, tdx_pamt_get(SZ_1G >> PAGE_SHIFT, NULL), 0);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_put(SZ_1G >> PAGE_SHIFT), 0);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_evict(SZ_1G >> PAGE_SHIFT), 0);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 0UL);
-}
-
-static void pk_integ_enable_over_tdmrs(struct kunit *test)
-{
-	struct tdmr_info_list *list = pk_integ_tdmrs(test, 2ULL * SZ_1G);
-	struct tdx_pamt_range r[2];
-
-	KUNIT_ASSERT_EQ(test, pamt_enable_ranges(list, r), 2);
-	KUNIT_EXPECT_EQ(test, r[0].start_pfn, SZ_1G >> PAGE_SHIFT);
-	KUNIT_EXPECT_EQ(test, r[0].end_pfn, (3ULL * SZ_1G) >> PAGE_SHIFT);
-	KUNIT_EXPECT_EQ(test, r[1].start_pfn, (4ULL * SZ_1G) >> PAGE_SHIFT);
-
-	pk_integ_features0 = PAMT_FEATURES0_DYNAMIC_PAMT;
-	KUNIT_ASSERT_EQ(test, pamt_enable(list, pk_integ_read_field,
-					  &tdx_pamt_seamcall_ops), 0);
-	KUNIT_EXPECT_TRUE(test, tdx_pamt_enabled());
-	/* From 1G to 5G, 2M a slot; [3G, 4G) is a hole. */
-	KUNIT_EXPECT_EQ(test, pamt.nr_slots, 2048UL);
-	KUNIT_EXPECT_EQ(test, pamt.base_idx, 512UL);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_get((3ULL * SZ_1G) >> PAGE_SHIFT, NULL),
-			-EINVAL);
-	KUNIT_EXPECT_EQ(test, pamt.mode, TDX_PAMT_MODE_MAGAZINE);
-	KUNIT_EXPECT_EQ(test, pamt.mag_size, PAMT_MAG_SIZE_DEFAULT);
-	tdx_pamt_module_down();
-	KUNIT_EXPECT_FALSE(test, tdx_pamt_enabled());
-
-	/* A TDMR the core cannot slice into 2M slots is refused. */
-	list = pk_integ_tdmrs(test, SZ_1G + SZ_4K);
-	KUNIT_EXPECT_EQ(test, pamt_enable(list, pk_integ_read_field,
-					  &tdx_pamt_seamcall_ops), -EINVAL);
-	KUNIT_EXPECT_FALSE(test, tdx_pamt_enabled());
-}
-
 static char *pk_integ_show_stats(struct kunit *test)
 {
 	struct seq_file m = { };
@@ -359,88 +274,14 @@ static void pk_integ_debugfs_drain_cap(struct kunit *test)
 	pk_check_accounting(test, 0);
 }
 
-#if IS_BUILTIN(CONFIG_KVM_INTEL)
-static DEFINE_SPINLOCK(pk_integ_mmu_lock);
-
-/* A fault that adds three S-EPT pages and a leaf, each in a new range. */
-static void pk_integ_kvm_fault(struct kunit *test)
-{
-	struct tdx_pamt_vcpu pv = { };
-	int i;
-
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
-	KUNIT_ASSERT_EQ(test, tdx_pamt_vcpu_topup(&pv, 4), 0);
-	KUNIT_EXPECT_EQ(test, pv.reserve.nr, 4U);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_vcpu_topup(&pv, 9), -EINVAL);
-	pk_check_accounting(test, pv.reserve.nr);
-
-	spin_lock(&pk_integ_mmu_lock);
-	for (i = 0; i < TDX_PAMT_FAULT_PAIRS(4); i++)
-		KUNIT_EXPECT_EQ(test,
-				tdx_pamt_vcpu_map(&pv, pk_slot_pfn(test, i), false),
-				0);
-	spin_unlock(&pk_integ_mmu_lock);
-	/* The magazines were empty: every pair came from the reserve. */
-	KUNIT_EXPECT_EQ(test, pv.reserve.nr, 0U);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_INSTALLED), 4ULL);
-
-	for (i = 0; i < TDX_PAMT_FAULT_PAIRS(4); i++)
-		tdx_pamt_vcpu_unmap(pk_slot_pfn(test, i), false);
-	KUNIT_ASSERT_EQ(test, tdx_pamt_vcpu_topup(&pv, 5), 0);
-	tdx_pamt_vcpu_free(&pv);
-	KUNIT_EXPECT_EQ(test, pv.reserve.nr, 0U);
-	pk_check_accounting(test, 0);
-}
-
-static void pk_integ_kvm_huge_and_control(struct kunit *test)
-{
-	struct tdx_pamt_vcpu pv = { };
-	unsigned long pfn;
-	struct page *page;
-
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
-	pfn = pk_slot_pfn(test, 0);
-	KUNIT_ASSERT_EQ(test, tdx_pamt_vcpu_topup(&pv, 4), 0);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_vcpu_map(&pv, pfn, false), 0);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_vcpu_map(&pv, pfn, true), -EBUSY);
-	tdx_pamt_vcpu_unmap(pfn, false);
-	KUNIT_EXPECT_TRUE(test, pamt_fake_range_has_pair(pfn));
-	KUNIT_EXPECT_EQ(test, tdx_pamt_vcpu_map(&pv, pfn, true), 0);
-	KUNIT_EXPECT_FALSE(test, pamt_fake_range_has_pair(pfn));
-	tdx_pamt_vcpu_unmap(pfn, true);
-	tdx_pamt_vcpu_free(&pv);
-
-	page = tdx_pamt_td_alloc_control();
-	KUNIT_ASSERT_NOT_NULL(test, page);
-	KUNIT_EXPECT_TRUE(test, pamt_fake_range_has_pair(page_to_pfn(page)));
-	tdx_pamt_td_free_control(page);
-	tdx_pamt_td_free_control(NULL);
-	pk_check_accounting(test, 0);
-}
-#else
-static void pk_integ_kvm_fault(struct kunit *test)
-{
-	kunit_skip(test, "the KVM glue is in a module (CONFIG_KVM_INTEL=m)");
-}
-
-static void pk_integ_kvm_huge_and_control(struct kunit *test)
-{
-	kunit_skip(test, "the KVM glue is in a module (CONFIG_KVM_INTEL=m)");
-}
-#endif
-
 static struct kunit_case pk_integ_cases[] = {
 	KUNIT_CASE(pk_integ_status_errno),
 	KUNIT_CASE(pk_integ_register_layout),
 	KUNIT_CASE(pk_integ_remove_result),
 	KUNIT_CASE(pk_integ_remove_bad_output),
 	KUNIT_CASE(pk_integ_backend_ops),
-	KUNIT_CASE(pk_integ_enable_needs_dpamt),
-	KUNIT_CASE(pk_integ_enable_over_tdmrs),
 	KUNIT_CASE(pk_integ_debugfs_stats),
 	KUNIT_CASE(pk_integ_debugfs_drain_cap),
-	KUNIT_CASE(pk_integ_kvm_fault),
-	KUNIT_CASE(pk_integ_kvm_huge_and_control),
 	KUNIT_CASE(pk_suite_leak_check),
 	{}
 };
