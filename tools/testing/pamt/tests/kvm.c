@@ -41,14 +41,15 @@ PAMT_TEST(kvm_fault_under_lock_uses_reserve)
 	ASSERT(!tdx_pamt_vcpu_topup(&pv, EPT_LEVELS));
 	pamt_sim_fail_set(&pamt_sim_fail_page, 0, 0);
 
-	preempt_disable();		/* mmu_lock held for read */
+	/* mmu_lock held for read: an rwlock_t, which sleeps on PREEMPT_RT. */
+	pamt_sim_enter_atomic();
 	for (i = 0; i < TDX_PAMT_FAULT_PAIRS(EPT_LEVELS); i++)
 		EXPECT_EQ(tdx_pamt_vcpu_map(&pv, slot_pfn(i, 7), false), 0);
 	EXPECT_EQ(pv.reserve.nr, 0);
 	EXPECT_EQ(tdx_pamt_vcpu_map(&pv, slot_pfn(i, 7), false), -ENOMEM);
 	/* Another page of a range that has its pair needs nothing. */
 	EXPECT_EQ(tdx_pamt_vcpu_map(&pv, slot_pfn(0, 8), false), 0);
-	preempt_enable();
+	pamt_sim_exit_atomic();
 
 	pamt_sim_fail_set(&pamt_sim_fail_page, -1, 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_INSTALLED), 4);
