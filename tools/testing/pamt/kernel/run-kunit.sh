@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build the grafted 7.3 tree and run the PAMT KUnit suites under qemu in
-# two configurations (lockdep + DEBUG_ATOMIC_SLEEP; the same + KASAN),
-# then prove each checker fires with the canaries.
+# three configurations (lockdep + DEBUG_ATOMIC_SLEEP; the same + KASAN;
+# the same + PREEMPT_RT), then prove each checker fires with the canaries.
 #
-# Usage: run-kunit.sh [-c lockdep|kasan] [-s SUITE_GLOB] [-n]
-#   -c  only this configuration (default: both)
+# Usage: run-kunit.sh [-c lockdep|kasan|rt] [-s SUITE_GLOB] [-n]
+#   -c  only this configuration (default: all three)
 #   -s  only the suites matching this glob, e.g. tdx_pamt_func or
 #       'tdx_pamt_func.pk_evict*' (default: tdx_pamt_*)
 #   -n  skip the canaries
@@ -76,7 +76,7 @@ cfg_args() {
 	case $1 in
 	lockdep) ;;
 	kasan) echo "--kconfig_add CONFIG_KASAN=y --kconfig_add CONFIG_KASAN_INLINE=y" ;;
-	rt) echo "--kconfig_add CONFIG_EXPERT=y --kconfig_add CONFIG_PREEMPT_RT=y" ;;
+	rt) echo "--kconfig_add CONFIG_EXPERT=y --kconfig_add CONFIG_PREEMPT_RT=y --kconfig_add CONFIG_PROVE_RAW_LOCK_NESTING=y" ;;
 	*) echo "unknown configuration $1" >&2; exit 2 ;;
 	esac
 }
@@ -178,6 +178,10 @@ if [ "$CANARY" = 1 ]; then
 		lockdep)
 			canary lockdep pk_canary_lock_inversion "possible circular locking dependency detected"
 			canary lockdep pk_canary_sleep_in_atomic "BUG: sleeping function called from invalid context"
+			canary lockdep pk_canary_transit_sleeping_lock "BUG: Invalid wait context"
+			;;
+		rt)
+			canary rt pk_canary_transit_sleeping_lock "BUG: Invalid wait context"
 			;;
 		kasan)
 			canary kasan pk_canary_use_after_free "BUG: KASAN: slab-use-after-free"
