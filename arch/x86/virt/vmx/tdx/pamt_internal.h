@@ -89,7 +89,8 @@ struct pamt_mag {
 
 /**
  * struct pamt_pcpu - per-CPU state
- * @lock: protects @loaded and @prev against this CPU's other contexts
+ * @lock: protects @loaded and @prev against this CPU's other contexts;
+ *	never taken inside a transition (it sleeps on PREEMPT_RT)
  * @loaded: magazine pairs are taken from and given to; never NULL
  * @prev: the previous magazine, full or empty; never NULL
  * @stat: event counters, folded by tdx_pamt_read_stats()
@@ -106,8 +107,9 @@ struct pamt_pcpu {
 
 /**
  * struct pamt_depot - full and empty magazines shared by all CPUs
- * @lock: the only lock shared by all CPUs; taken with IRQs off, inside
- *	a pamt_pcpu lock when both are held
+ * @lock: the only lock shared by all CPUs; spin_lock_irqsave(), inside
+ *	a pamt_pcpu lock when both are held; never inside a transition, so
+ *	it may sleep on PREEMPT_RT
  * @full: magazines with pamt.mag_size pairs
  * @empty: magazines with no pairs
  * @nr_full: entries on @full; read racily to skip the lock

@@ -6,8 +6,11 @@
  * and nothing else.  Only the 0->1 step on an EMPTY slot and the removal of
  * an IDLE slot issue a SEAMCALL; one CPU owns such a step by setting
  * PAMT_SLOT_TRANSIT, and everybody else either waits (get) or backs off
- * (evict, shrinker).  The states and their transitions are in
- * Documentation/arch/x86/tdx-dpamt.rst and are model-checked by
+ * (evict, shrinker).  The owner runs the step with preemption off, also on
+ * PREEMPT_RT, and takes nothing inside that sleeps there: get takes its
+ * pair before, and a removed pair is disposed of after.  The states, their
+ * transitions and the lock order are in Documentation/arch/x86/
+ * tdx-dpamt.rst; the states are model-checked by
  * tools/testing/pamt/model/pamt_slot.pml.
  */
 #include <linux/bug.h>
@@ -486,8 +489,9 @@ static noinline int pamt_slot_get_slow(atomic_long_t *slot, unsigned long idx,
  * @res: pairs to fall back on when this CPU's magazines are empty, or NULL
  *
  * Task context; never sleeps, so it may be called with a spinlock held.
- * Not from softirq: a softirq that interrupted the owner of a transition
- * would wait for it in vain.  With a non-empty @res it cannot fail with
+ * On PREEMPT_RT it takes the cache's sleeping locks: not with preemption
+ * or IRQs off, nor under a raw spinlock.  Not from softirq: a softirq
+ * that interrupted the owner of a transition would wait for it in vain.  With a non-empty @res it cannot fail with
  * -ENOMEM.  Without one it falls back on the
  * page allocator with GFP_NOWAIT.
  *
@@ -579,7 +583,10 @@ static noinline int pamt_slot_put_slow(atomic_long_t *slot,
  * tdx_pamt_put() - drop a reference taken by tdx_pamt_get()
  * @pfn: the page
  *
- * Never sleeps; may be called from softirq.  In magazine mode the last put
+ * Never sleeps; may be called from softirq.  On PREEMPT_RT, as get: not
+ * with preemption or IRQs off, nor under a raw spinlock (the last put may
+ * take the cache's locks to cache a pair or enforce the idle cap; RT's
+ * softirqs run in task context).  In magazine mode the last put
  * leaves the pair installed (the slot goes IDLE); in eager mode it issues
  * PAMT.REMOVE.  A REMOVE that fails leaves the pair installed.
  *
