@@ -14,7 +14,8 @@
  *   (DEBUG_ATOMIC_SLEEP).
  * - PREEMPT_RT: preempt_disable(), local_irq_save() and raw spinlocks
  *   also raise a "raw" depth: sections that stay atomic on RT.  Taking a
- *   spinlock_t or a local lock, or allocating or freeing memory, with a
+ *   spinlock_t or a local lock, allocating or freeing memory, or
+ *   get_random_u32() (a local lock in the kernel) with a
  *   non-zero raw depth aborts, as RT would sleep there (lockdep's
  *   PROVE_RAW_LOCK_NESTING and RT's own sleep check).
  * - interrupts: local_irq_save(), *_irqsave() locks raise an IRQ-off

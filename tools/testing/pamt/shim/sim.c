@@ -352,6 +352,9 @@ u32 get_random_u32(void)
 {
 	u64 x = rng_state;
 
+	/* A local lock and base_crng's spinlock_t in the kernel. */
+	pamt_sim_rt_sleeps("get_random_u32()", __FILE__, __LINE__);
+
 	if (!x) {
 		static unsigned long threads;
 
