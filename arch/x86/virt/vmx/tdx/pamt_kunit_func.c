@@ -5,6 +5,7 @@
  * pairs and control pages.
  */
 #include <linux/completion.h>
+#include <linux/cpumask.h>
 #include <linux/delay.h>
 #include <linux/jiffies.h>
 #include <linux/kthread.h>
@@ -43,13 +44,23 @@ static void pk_async_start(struct kunit *test, struct pk_async *a,
 			   int (*fn)(unsigned long), unsigned long pfn)
 {
 	struct task_struct *t;
+	unsigned int cpu;
 
 	a->fn = fn;
 	a->pfn = pfn;
 	a->ret = -EINPROGRESS;
 	init_completion(&a->done);
-	t = kthread_run(pk_async_fn, a, "pamt_kunit_async");
+	t = kthread_create(pk_async_fn, a, "pamt_kunit_async");
 	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	/*
+	 * On another CPU than the caller's: a transition runs with
+	 * preemption off, so a caller on the same CPU could not watch it.
+	 * Callers that watch keep to their CPU with migrate_disable().
+	 */
+	cpu = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
+	if (cpu < nr_cpu_ids)
+		kthread_bind(t, cpu);
+	wake_up_process(t);
 }
 
 /* Wait, bounded, until the slot of @pfn is in @state. */
@@ -143,9 +154,11 @@ static void pk_adding_seen_and_waited(struct kunit *test)
 	pfn = pk_slot_pfn(test, 3);
 	pamt_fake_set_latency(PAMT_FAKE_ADD, 40 * NSEC_PER_MSEC,
 			      40 * NSEC_PER_MSEC, 40 * NSEC_PER_MSEC);
+	migrate_disable();
 	pk_async_start(test, &a, pk_get, pfn);
 	KUNIT_EXPECT_TRUE(test, pk_wait_state(pfn, PAMT_SLOT_ADDING));
 	KUNIT_EXPECT_EQ(test, pk_get(pfn), 0);
+	migrate_enable();
 	wait_for_completion(&a.done);
 	KUNIT_EXPECT_EQ(test, a.ret, 0);
 	KUNIT_EXPECT_EQ(test, pk_word(pfn), W_INST | 2);
@@ -215,9 +228,11 @@ static void pk_removing_seen_and_waited(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, tdx_pamt_put(pfn), 0);
 	pamt_fake_set_latency(PAMT_FAKE_REMOVE, 40 * NSEC_PER_MSEC,
 			      40 * NSEC_PER_MSEC, 40 * NSEC_PER_MSEC);
+	migrate_disable();
 	pk_async_start(test, &a, pk_evict, pfn);
 	KUNIT_EXPECT_TRUE(test, pk_wait_state(pfn, PAMT_SLOT_REMOVING));
 	KUNIT_EXPECT_EQ(test, pk_get(pfn), 0);
+	migrate_enable();
 	wait_for_completion(&a.done);
 	KUNIT_EXPECT_EQ(test, a.ret, 0);
 	KUNIT_EXPECT_EQ(test, pk_word(pfn), W_INST | 1);
