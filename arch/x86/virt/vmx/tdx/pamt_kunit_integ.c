@@ -167,8 +167,8 @@ static void pk_integ_backend_ops(struct kunit *test)
 	pk_sc.pa[1] = PFN_PHYS(pfn[1]);
 	pk_sc.status[0] = TDX_PAMT_OPERAND_BUSY | 7;
 	pk_sc.nr = 1;
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-			pk_integ_unfake_sc, NULL), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, pk_integ_unfake_sc,
+							NULL), 0);
 	WRITE_ONCE(pamt_sc_call_fake, pk_integ_fake_sc);
 
 	preempt_disable();

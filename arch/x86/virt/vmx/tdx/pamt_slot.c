@@ -491,9 +491,9 @@ static noinline int pamt_slot_get_slow(atomic_long_t *slot, unsigned long idx,
  * Task context; never sleeps, so it may be called with a spinlock held.
  * On PREEMPT_RT it takes the cache's sleeping locks: not with preemption
  * or IRQs off, nor under a raw spinlock.  Not from softirq: a softirq
- * that interrupted the owner of a transition would wait for it in vain.  With a non-empty @res it cannot fail with
- * -ENOMEM.  Without one it falls back on the
- * page allocator with GFP_NOWAIT.
+ * that interrupted the owner of a transition would wait for it in vain.
+ * With a non-empty @res it cannot fail with -ENOMEM.  Without one it falls
+ * back on the page allocator with GFP_NOWAIT.
  *
  * Return: 0; -EINVAL if @pfn is not covered; -ENOMEM if no pair could be
  * found; -EOVERFLOW if the count is saturated; -EBUSY if the module stayed
