@@ -43,6 +43,41 @@ bool pamt_test_take_failed(void)
 }
 
 /* ---- the environment ---- */
+
+/*
+ * The fake module behind the shim's SEAMCALL checks: IRQs must be off
+ * around each PAMT SEAMCALL, and never across two (custom.h).
+ */
+static u64 pamt_env_add(unsigned long base, const struct tdx_pamt_pair *pair)
+{
+	u64 status;
+
+	pamt_sim_seamcall_enter();
+	status = pamt_fake_ops.add(base, pair);
+	pamt_sim_seamcall_exit();
+	return status;
+}
+
+static u64 pamt_env_remove(unsigned long base, struct tdx_pamt_pair *pair)
+{
+	u64 status;
+
+	pamt_sim_seamcall_enter();
+	status = pamt_fake_ops.remove(base, pair);
+	pamt_sim_seamcall_exit();
+	return status;
+}
+
+static void pamt_env_reset_page(unsigned long pfn)
+{
+	pamt_fake_ops.reset_page(pfn);
+}
+
+const struct tdx_pamt_ops pamt_env_ops = {
+	.add		= pamt_env_add,
+	.remove		= pamt_env_remove,
+	.reset_page	= pamt_env_reset_page,
+};
 int pamt_env_up(const struct pamt_env_opts *o)
 {
 	struct tdx_pamt_range ranges[2];
@@ -50,7 +85,7 @@ int pamt_env_up(const struct pamt_env_opts *o)
 		.mode = o->mode,
 		.mag_size = o->mag_size,
 		.idle_cap = o->idle_cap,
-		.ops = &pamt_fake_ops,
+		.ops = &pamt_env_ops,
 	};
 	unsigned long nr_slots = o->nr_slots ? o->nr_slots : 64;
 	unsigned long pages = nr_slots * TDX_PAMT_PAGES_PER_SLOT;
@@ -111,7 +146,8 @@ void pamt_env_down(void)
 
 	if (!env.up)
 		return;
-	if (pamt_sim_atomic_depth || pamt_sim_locks_held())
+	if (pamt_sim_atomic_depth || pamt_sim_raw_depth || pamt_sim_irq_depth ||
+	    pamt_sim_locks_held())
 		pamt_test_failed(__FILE__, __LINE__, "test left a lock or atomic section");
 	if (!pamt_accounting_ok())
 		pamt_test_failed(__FILE__, __LINE__, "pair accounting does not balance");

@@ -213,6 +213,7 @@ if [ "$CANARY" = 1 ]; then
 			canary lockdep pk_canary_lock_inversion "possible circular locking dependency detected"
 			canary lockdep pk_canary_sleep_in_atomic "BUG: sleeping function called from invalid context"
 			canary lockdep pk_canary_raw_nesting "BUG: Invalid wait context"
+			canary lockdep pk_canary_transit_sleeping_lock "BUG: Invalid wait context"
 			;;
 		kasan)
 			canary kasan pk_canary_use_after_free "BUG: KASAN: slab-use-after-free"
@@ -221,6 +222,7 @@ if [ "$CANARY" = 1 ]; then
 			canary rt pk_canary_lock_inversion "possible circular locking dependency detected"
 			canary rt pk_canary_sleep_in_atomic "BUG: sleeping function called from invalid context"
 			canary rt pk_canary_raw_nesting "BUG: Invalid wait context"
+			canary rt pk_canary_transit_sleeping_lock "BUG: Invalid wait context"
 			;;
 		esac
 	done

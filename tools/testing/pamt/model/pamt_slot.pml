@@ -306,43 +306,35 @@ inline pamt_slot_seamcall_remove(pp, st)
 	try = 0
 }
 
-/* Called with the slot ADDING and owned: ends ACTIVE(1) or EMPTY. */
+/*
+ * Called with the slot ADDING and owned, and the pair @p in hand (taken
+ * before the transition: on PREEMPT_RT the magazines and the allocator
+ * may not be used inside one).  Ends ACTIVE(1) or EMPTY; on failure the
+ * caller keeps @p and gives it back after the transition.
+ */
 inline pamt_slot_add(rr)
 {
-	tdx_pamt_pair_take(p, rr);
+	assert(p < NPAIRS && owner[p] == OWN_ME);
+	pamt_slot_seamcall_add(p, st);
+	pamt_status_errno(st, rr);
 	if
 	:: rr != 0 ->
 		/* A failed ADD leaves the slot as it was: EMPTY. */
 		atomic {
-			assert(!mod_has_pair && slot == PAMT_SLOT_TRANSIT);
+			assert(!mod_has_pair);
+			assert(slot == PAMT_SLOT_TRANSIT);
+#ifdef MUTANT_ADD_FAIL_LOSES_PAIR
+			slot = 0; p = NO_PAIR
+#else
 			slot = 0
+#endif
 		}
 	:: else ->
-		pamt_slot_seamcall_add(p, st);
-		pamt_status_errno(st, rr);
-		if
-		:: rr != 0 ->
-			atomic {
-				assert(!mod_has_pair);
-				assert(slot == PAMT_SLOT_TRANSIT);
-#ifdef MUTANT_ADD_FAIL_LOSES_PAIR
-				slot = 0; p = NO_PAIR
-#else
-				slot = 0
-#endif
-			};
-#ifndef MUTANT_ADD_FAIL_LOSES_PAIR
-			pamt_mag_push(p)
-#else
-			skip
-#endif
-		:: else ->
-			atomic {	/* pamt.installed is statistics only */
-				installed++;
-				slot = PAMT_SLOT_INSTALLED | 1
-			};
-			p = NO_PAIR	/* the module owns it now */
-		fi
+		atomic {	/* pamt.installed is statistics only */
+			installed++;
+			slot = PAMT_SLOT_INSTALLED | 1
+		};
+		p = NO_PAIR	/* the module owns it now */
 	fi;
 	st = 0
 }
@@ -460,17 +452,41 @@ inline pamt_slot_get_slow(rr)
 		:: else	/* continue */
 		fi
 	:: !(old & (PAMT_SLOT_HOLE | PAMT_SLOT_TRANSIT | PAMT_SLOT_INSTALLED)) ->
-		/* EMPTY: become the one CPU that issues the ADD. */
-#ifdef MUTANT_NO_TRANSIT
-		ok = true;
-#else
-		try_cmpxchg(old, PAMT_SLOT_TRANSIT, ok);
-#endif
+		/* EMPTY: a pair first, outside any transition. */
 		if
-		:: ok -> pamt_slot_add(rr); break
-		:: else	/* continue */
+		:: p == NO_PAIR ->
+			tdx_pamt_pair_take(p, rr);
+			if
+			:: rr != 0 ->
+				/* -ENOMEM only if the slot is still EMPTY. */
+				if
+				:: atomic { slot != old -> old = slot }; rr = 0
+				:: atomic { slot == old -> skip }; break
+				fi
+			:: else
+			fi
+		:: else
+		fi;
+		if
+		:: p != NO_PAIR ->
+			/* Become the one CPU that issues the ADD. */
+#ifdef MUTANT_NO_TRANSIT
+			ok = true;
+#else
+			try_cmpxchg(old, PAMT_SLOT_TRANSIT, ok);
+#endif
+			if
+			:: ok -> pamt_slot_add(rr); break
+			:: else	/* continue */
+			fi
+		:: else	/* the slot changed: continue */
 		fi
 	od;
+	/* A pair the get did not use goes back (to a magazine). */
+	if
+	:: p != NO_PAIR -> pamt_mag_push(p)
+	:: else
+	fi;
 	old = 0; ok = false; deadline = 0
 }
 

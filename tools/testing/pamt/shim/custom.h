@@ -12,6 +12,16 @@
  * - atomic context: spinlocks, local locks and preempt_disable() raise a
  *   per-thread depth; might_sleep() with a non-zero depth aborts
  *   (DEBUG_ATOMIC_SLEEP).
+ * - PREEMPT_RT: preempt_disable(), local_irq_save() and raw spinlocks
+ *   also raise a "raw" depth: sections that stay atomic on RT.  Taking a
+ *   spinlock_t or a local lock, allocating or freeing memory, or
+ *   get_random_u32() (a local lock in the kernel) with a
+ *   non-zero raw depth aborts, as RT would sleep there (lockdep's
+ *   PROVE_RAW_LOCK_NESTING and RT's own sleep check).
+ * - interrupts: local_irq_save(), *_irqsave() locks raise an IRQ-off
+ *   depth.  A SEAMCALL (pamt_sim_seamcall_enter(), from the harness's
+ *   backend) with IRQs on, a second SEAMCALL in one IRQ-off section, and a
+ *   delay or a cpu_relax() spin with IRQs off outside a SEAMCALL abort.
  * - memory: simulated physical pages with pfns, and kmalloc, both able to
  *   fail on demand.
  */
@@ -29,6 +39,10 @@ extern unsigned int nr_cpu_ids;
 extern __thread unsigned int pamt_sim_cpu;
 extern __thread unsigned long pamt_sim_pcpu_off;	/* cpu * unit */
 extern __thread int pamt_sim_atomic_depth;
+extern __thread int pamt_sim_raw_depth;
+extern __thread int pamt_sim_irq_depth;
+extern __thread int pamt_sim_irqoff_seamcalls;
+extern __thread int pamt_sim_in_seamcall;
 
 void pamt_sim_set_cpu(unsigned int cpu);
 void pamt_sim_fatal(const char *what, const char *file, int line)
@@ -136,10 +150,44 @@ static inline bool test_and_clear_bit(unsigned long nr, volatile unsigned long *
 			pamt_sim_fatal("atomic depth underflow",	\
 				       __FILE__, __LINE__);		\
 	} while (0)
-#define preempt_disable()	pamt_sim_enter_atomic()
-#define local_irq_save(f)	do { (f) = 0; pamt_sim_enter_atomic(); } while (0)
-#define local_irq_restore(f)	do { (void)(f); pamt_sim_exit_atomic(); } while (0)
-#define preempt_enable()	pamt_sim_exit_atomic()
+/* Atomic on PREEMPT_RT too: preemption or IRQs off, raw spinlocks. */
+#define pamt_sim_enter_raw()	(pamt_sim_enter_atomic(), pamt_sim_raw_depth++)
+#define pamt_sim_exit_raw()						\
+	do {								\
+		if (--pamt_sim_raw_depth < 0)				\
+			pamt_sim_fatal("raw depth underflow",		\
+				       __FILE__, __LINE__);		\
+		pamt_sim_exit_atomic();					\
+	} while (0)
+/* A new IRQ-off section has issued no SEAMCALL yet. */
+#define pamt_sim_irq_off()						\
+	do {								\
+		if (!pamt_sim_irq_depth++)				\
+			pamt_sim_irqoff_seamcalls = 0;			\
+	} while (0)
+#define pamt_sim_irq_on()						\
+	do {								\
+		if (--pamt_sim_irq_depth < 0)				\
+			pamt_sim_fatal("IRQ depth underflow",		\
+				       __FILE__, __LINE__);		\
+	} while (0)
+/* What sleeps on PREEMPT_RT (spinlock_t, local locks, the allocators). */
+#define pamt_sim_rt_sleeps(what, file, line)				\
+	do {								\
+		if (pamt_sim_raw_depth)					\
+			pamt_sim_fatal("PREEMPT_RT: " what " in a raw atomic section (preemption or IRQs off, raw lock)", \
+				       file, line);			\
+	} while (0)
+void pamt_sim_seamcall_enter(void);
+void pamt_sim_seamcall_exit(void);
+
+#define preempt_disable()	pamt_sim_enter_raw()
+#define preempt_enable()	pamt_sim_exit_raw()
+#define migrate_disable()	do { } while (0)
+#define migrate_enable()	do { } while (0)
+#define local_irq_save(f)	do { (f) = 0; pamt_sim_enter_raw(); pamt_sim_irq_off(); } while (0)
+#define local_irq_restore(f)	do { (void)(f); pamt_sim_irq_on(); pamt_sim_exit_raw(); } while (0)
+#define irqs_disabled()		(pamt_sim_irq_depth > 0)
 #define might_sleep()							\
 	do {								\
 		if (pamt_sim_atomic_depth)				\
@@ -157,13 +205,16 @@ static inline bool test_and_clear_bit(unsigned long nr, volatile unsigned long *
 		if (!pamt_sim_atomic_depth)				\
 			pamt_sim_fatal("preemption enabled", __FILE__, __LINE__); \
 	} while (0)
-void cpu_relax(void);
+void pamt_sim_cpu_relax(const char *file, int line);
+/* Spinning: never with IRQs off (waiters wait with IRQs on). */
+#define cpu_relax()		pamt_sim_cpu_relax(__FILE__, __LINE__)
 
 /* ---- locks ---- */
 enum pamt_sim_rank {
 	PAMT_SIM_RANK_OUTER = 1,	/* a caller's lock, e.g. mmu_lock */
 	PAMT_SIM_RANK_LOCAL = 2,	/* pamt_pcpu.lock */
 	PAMT_SIM_RANK_SPIN = 3,		/* spinlock_t: the depot lock */
+	PAMT_SIM_RANK_RAW = 4,		/* raw_spinlock_t: the BUSY fallback */
 };
 
 struct pamt_sim_lock {
@@ -177,13 +228,18 @@ void pamt_sim_lock_init(struct pamt_sim_lock *l, int rank, const char *name);
 void pamt_sim_lock_acquire(struct pamt_sim_lock *l, const char *file, int line);
 void pamt_sim_lock_release(struct pamt_sim_lock *l, const char *file, int line);
 bool pamt_sim_lock_held(struct pamt_sim_lock *l);
+bool pamt_sim_lock_try(struct pamt_sim_lock *l, const char *file, int line);
+bool pamt_sim_lock_is_locked(struct pamt_sim_lock *l);
 
 typedef struct { struct pamt_sim_lock l; } spinlock_t;
+typedef struct { struct pamt_sim_lock l; } raw_spinlock_t;
 typedef struct { struct pamt_sim_lock l; } local_lock_t;
 
+/* spinlock_t: a sleeping lock on PREEMPT_RT, IRQs off on others. */
 #define spin_lock_init(s)	pamt_sim_lock_init(&(s)->l, PAMT_SIM_RANK_SPIN, #s)
 #define spin_lock(s)							\
 	do {								\
+		pamt_sim_rt_sleeps("spinlock_t " #s, __FILE__, __LINE__); \
 		pamt_sim_enter_atomic();				\
 		pamt_sim_lock_acquire(&(s)->l, __FILE__, __LINE__);	\
 	} while (0)
@@ -192,8 +248,37 @@ typedef struct { struct pamt_sim_lock l; } local_lock_t;
 		pamt_sim_lock_release(&(s)->l, __FILE__, __LINE__);	\
 		pamt_sim_exit_atomic();					\
 	} while (0)
-#define spin_lock_irqsave(s, f)		do { (f) = 0; spin_lock(s); } while (0)
-#define spin_unlock_irqrestore(s, f)	do { (void)(f); spin_unlock(s); } while (0)
+#define spin_lock_irqsave(s, f)						\
+	do { (f) = 0; spin_lock(s); pamt_sim_irq_off(); } while (0)
+#define spin_unlock_irqrestore(s, f)					\
+	do { (void)(f); pamt_sim_irq_on(); spin_unlock(s); } while (0)
+
+/* raw_spinlock_t: atomic everywhere, PREEMPT_RT included. */
+#define raw_spin_lock_init(s)	pamt_sim_lock_init(&(s)->l, PAMT_SIM_RANK_RAW, #s)
+#define raw_spin_lock(s)						\
+	do {								\
+		pamt_sim_enter_raw();					\
+		pamt_sim_lock_acquire(&(s)->l, __FILE__, __LINE__);	\
+	} while (0)
+#define raw_spin_trylock(s)						\
+	({								\
+		bool __got;						\
+		pamt_sim_enter_raw();					\
+		__got = pamt_sim_lock_try(&(s)->l, __FILE__, __LINE__);	\
+		if (!__got)						\
+			pamt_sim_exit_raw();				\
+		__got;							\
+	})
+#define raw_spin_unlock(s)						\
+	do {								\
+		pamt_sim_lock_release(&(s)->l, __FILE__, __LINE__);	\
+		pamt_sim_exit_raw();					\
+	} while (0)
+#define raw_spin_is_locked(s)	pamt_sim_lock_is_locked(&(s)->l)
+#define raw_spin_lock_irqsave(s, f)					\
+	do { local_irq_save(f); raw_spin_lock(s); } while (0)
+#define raw_spin_unlock_irqrestore(s, f)				\
+	do { raw_spin_unlock(s); local_irq_restore(f); } while (0)
 #define lockdep_assert_held(s)						\
 	do {								\
 		if (!pamt_sim_lock_held(&(s)->l))			\
@@ -205,13 +290,16 @@ typedef struct { struct pamt_sim_lock l; } local_lock_t;
 #define local_lock_irqsave(ll, f)					\
 	do {								\
 		(f) = 0;						\
+		pamt_sim_rt_sleeps("local lock " #ll, __FILE__, __LINE__); \
 		pamt_sim_enter_atomic();				\
+		pamt_sim_irq_off();					\
 		pamt_sim_lock_acquire(&this_cpu_ptr(ll)->l, __FILE__, __LINE__); \
 	} while (0)
 #define local_unlock_irqrestore(ll, f)					\
 	do {								\
 		(void)(f);						\
 		pamt_sim_lock_release(&this_cpu_ptr(ll)->l, __FILE__, __LINE__); \
+		pamt_sim_irq_on();					\
 		pamt_sim_exit_atomic();					\
 	} while (0)
 
@@ -251,8 +339,12 @@ void *pamt_sim_kmalloc(size_t size, gfp_t gfp, bool zero);
 #define kmalloc(size, gfp)	pamt_sim_kmalloc(size, gfp, false)
 #define kzalloc(size, gfp)	pamt_sim_kmalloc(size, gfp, true)
 #define kvcalloc(n, size, gfp)	pamt_sim_kmalloc((n) * (size), gfp, true)
-#define kfree(p)		free(p)
-#define kvfree(p)		free(p)
+#define kfree(p)							\
+	do {								\
+		pamt_sim_rt_sleeps("kfree()", __FILE__, __LINE__);	\
+		free(p);						\
+	} while (0)
+#define kvfree(p)		kfree(p)
 
 /* ---- time ---- */
 u64 ktime_get_ns(void);

@@ -13,6 +13,10 @@ unsigned int nr_cpu_ids = 4;
 __thread unsigned int pamt_sim_cpu;
 __thread unsigned long pamt_sim_pcpu_off;
 __thread int pamt_sim_atomic_depth;
+__thread int pamt_sim_raw_depth;
+__thread int pamt_sim_irq_depth;
+__thread int pamt_sim_irqoff_seamcalls;
+__thread int pamt_sim_in_seamcall;
 int pamt_sim_quiet;
 long pamt_sim_mb_word;
 atomic_long_t pamt_sim_warnings;
@@ -43,7 +47,32 @@ void pamt_sim_set_nr_cpus(unsigned int nr)
 	nr_cpu_ids = nr;
 }
 
-void cpu_relax(void)
+static void pamt_sim_relax(void);
+
+void pamt_sim_cpu_relax(const char *file, int line)
+{
+	if (pamt_sim_irq_depth)
+		pamt_sim_fatal("spinning with IRQs off", file, line);
+	pamt_sim_relax();
+}
+
+/* One SEAMCALL: IRQs off around it, and no other in the same section. */
+void pamt_sim_seamcall_enter(void)
+{
+	if (!pamt_sim_irq_depth)
+		pamt_sim_fatal("SEAMCALL with IRQs on", __FILE__, __LINE__);
+	if (++pamt_sim_irqoff_seamcalls > 1)
+		pamt_sim_fatal("IRQs off across more than one SEAMCALL",
+			       __FILE__, __LINE__);
+	pamt_sim_in_seamcall = 1;
+}
+
+void pamt_sim_seamcall_exit(void)
+{
+	pamt_sim_in_seamcall = 0;
+}
+
+static void pamt_sim_relax(void)
 {
 	static __thread unsigned int spins;
 
@@ -78,9 +107,27 @@ void pamt_sim_lock_acquire(struct pamt_sim_lock *l, const char *file, int line)
 	if (nr_held == PAMT_SIM_MAX_HELD)
 		pamt_sim_fatal("too many locks held", file, line);
 	while (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE))
-		cpu_relax();
+		pamt_sim_relax();
 	__atomic_store_n(&l->owner, pamt_sim_self(), __ATOMIC_RELAXED);
 	held[nr_held++] = l;
+}
+
+bool pamt_sim_lock_try(struct pamt_sim_lock *l, const char *file, int line)
+{
+	if (nr_held && held[nr_held - 1]->rank >= l->rank)
+		pamt_sim_fatal("trylock out of order", file, line);
+	if (nr_held == PAMT_SIM_MAX_HELD)
+		pamt_sim_fatal("too many locks held", file, line);
+	if (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE))
+		return false;
+	__atomic_store_n(&l->owner, pamt_sim_self(), __ATOMIC_RELAXED);
+	held[nr_held++] = l;
+	return true;
+}
+
+bool pamt_sim_lock_is_locked(struct pamt_sim_lock *l)
+{
+	return __atomic_load_n(&l->locked, __ATOMIC_RELAXED);
 }
 
 void pamt_sim_lock_release(struct pamt_sim_lock *l, const char *file, int line)
@@ -159,6 +206,7 @@ bool pamt_sim_should_fail(struct pamt_sim_fail *f, gfp_t gfp)
 void *pamt_sim_kmalloc(size_t size, gfp_t gfp, bool zero)
 {
 	might_alloc(gfp);
+	pamt_sim_rt_sleeps("kmalloc()", __FILE__, __LINE__);
 	if (pamt_sim_should_fail(&pamt_sim_fail_kmalloc, gfp))
 		return NULL;
 	return zero ? calloc(1, size ? size : 1) : malloc(size ? size : 1);
@@ -219,6 +267,7 @@ struct page *pamt_sim_alloc_page(gfp_t gfp, const char *file, int line)
 
 	if (gfpflags_allow_blocking(gfp) && pamt_sim_atomic_depth)
 		pamt_sim_fatal("sleeping allocation in atomic context", file, line);
+	pamt_sim_rt_sleeps("page allocation", file, line);
 	if (pamt_sim_should_fail(&pamt_sim_fail_page, gfp))
 		return NULL;
 	pthread_mutex_lock(&mem_lock);
@@ -256,6 +305,7 @@ struct page *pamt_sim_alloc_pfn(unsigned long pfn)
 
 void pamt_sim_free_page(struct page *page, const char *file, int line)
 {
+	pamt_sim_rt_sleeps("page free", file, line);
 	if (page < pamt_sim_pages || page >= pamt_sim_pages + pamt_sim_nr_pages)
 		pamt_sim_fatal("free of a page outside simulated memory", file, line);
 	pthread_mutex_lock(&mem_lock);
@@ -281,6 +331,10 @@ void ndelay(unsigned long ns)
 {
 	u64 end = ktime_get_ns() + ns;
 
+	/* Only a SEAMCALL (the fake module's latency) may take time there. */
+	if (pamt_sim_irq_depth && !pamt_sim_in_seamcall)
+		pamt_sim_fatal("delay with IRQs off", __FILE__, __LINE__);
+
 	while (ktime_get_ns() < end)
 		__builtin_ia32_pause();
 }
@@ -297,6 +351,9 @@ void pamt_sim_seed(u64 seed)
 u32 get_random_u32(void)
 {
 	u64 x = rng_state;
+
+	/* A local lock and base_crng's spinlock_t in the kernel. */
+	pamt_sim_rt_sleeps("get_random_u32()", __FILE__, __LINE__);
 
 	if (!x) {
 		static unsigned long threads;

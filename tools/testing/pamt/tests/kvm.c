@@ -55,7 +55,8 @@ PAMT_TEST(kvm_fault_under_lock_uses_cache)
 	ASSERT(!tdx_topup_pamt_cache(&c, n));
 	pamt_sim_fail_set(&pamt_sim_fail_page, 0, 0);
 
-	preempt_disable();		/* mmu_lock held for read */
+	/* mmu_lock held for read: an rwlock_t, which sleeps on PREEMPT_RT. */
+	pamt_sim_enter_atomic();
 	for (i = 0; i < n; i++)
 		EXPECT_EQ(tdx_pamt_get(slot_pfn(i, 7), &c), 0);
 	EXPECT_EQ(c.nr, 0);
@@ -64,7 +65,7 @@ PAMT_TEST(kvm_fault_under_lock_uses_cache)
 	EXPECT_EQ(tdx_pamt_get(slot_pfn(0, 8), &c), 0);
 	/* Outside a vCPU KVM passes no cache. */
 	EXPECT_EQ(tdx_pamt_get(slot_pfn(1, 8), NULL), 0);
-	preempt_enable();
+	pamt_sim_exit_atomic();
 
 	pamt_sim_fail_set(&pamt_sim_fail_page, -1, 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_INSTALLED), 4);

@@ -115,7 +115,7 @@ int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
 	atomic_long_set(&pamt.installed, 0);
 	atomic_long_set(&pamt.hand, 0);
 	atomic_set(&pamt.serializing, 0);
-	spin_lock_init(&pamt.seamcall_lock);
+	raw_spin_lock_init(&pamt.seamcall_lock);
 	pamt.wait_ns = PAMT_WAIT_NS_DEFAULT;
 
 	ret = pamt_mag_init();

@@ -87,6 +87,25 @@ static const u16 pamt_fake_exp_q8[32] = {
 	12, 4,
 };
 
+/*
+ * The fake module's randomness: a lock-free splitmix64 sequence, seeded
+ * at init.  Not get_random_u32(): it takes a local lock and, to refill,
+ * base_crng's spinlock_t, which sleep on PREEMPT_RT, while a SEAMCALL runs
+ * with preemption and IRQs off.
+ */
+static atomic64_t pamt_fake_rng;
+
+static u32 pamt_fake_random_below(u32 ceil)
+{
+	const u64 golden = 0x9e3779b97f4a7c15ULL;
+	u64 z = (u64)atomic64_fetch_add((s64)golden, &pamt_fake_rng) + golden;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	z ^= z >> 31;
+	return (u32)(((z >> 32) * ceil) >> 32);
+}
+
 static void pamt_fake_delay(enum pamt_fake_op op)
 {
 	const struct pamt_fake_latency *lat = &pamt_fake.lat[op];
@@ -94,7 +113,7 @@ static void pamt_fake_delay(enum pamt_fake_op op)
 
 	if (lat->avg_ns > lat->min_ns) {
 		ns += (lat->avg_ns - lat->min_ns) *
-		      pamt_fake_exp_q8[get_random_u32_below(32)] / 256;
+		      pamt_fake_exp_q8[pamt_fake_random_below(32)] / 256;
 		if (lat->max_ns && ns > lat->max_ns)
 			ns = lat->max_ns;
 	}
@@ -112,7 +131,8 @@ static u64 pamt_fake_injected(enum pamt_fake_op op)
 	if (!inj->status)
 		return TDX_PAMT_SUCCESS;
 	if (atomic_add_unless(&inj->count, -1, 0) ||
-	    (inj->rate_ppm && get_random_u32_below(1000000) < inj->rate_ppm)) {
+	    (inj->rate_ppm &&
+	     pamt_fake_random_below(1000000) < inj->rate_ppm)) {
 		atomic64_inc(&pamt_fake.injected[op]);
 		return inj->status;
 	}
@@ -445,6 +465,8 @@ int pamt_fake_init(unsigned long start_pfn, unsigned long end_pfn)
 		return -EINVAL;
 
 	memset(&pamt_fake, 0, sizeof(pamt_fake));
+	atomic64_set(&pamt_fake_rng,
+		     (s64)((u64)get_random_u32() << 32 | get_random_u32()));
 	pamt_fake.ranges = kvcalloc(nr, sizeof(*pamt_fake.ranges), GFP_KERNEL);
 	pamt_fake.td_map = kvcalloc(BITS_TO_LONGS(pages), sizeof(long),
 				    GFP_KERNEL);

@@ -13,6 +13,7 @@
 #include <linux/bits.h>
 #include <linux/list.h>
 #include <linux/local_lock.h>
+#include <linux/lockdep.h>
 #include <linux/percpu.h>
 #include <linux/spinlock.h>
 #include <linux/time64.h>
@@ -90,7 +91,8 @@ struct pamt_mag {
 
 /**
  * struct pamt_pcpu - per-CPU state
- * @lock: protects @loaded and @prev against this CPU's other contexts
+ * @lock: protects @loaded and @prev against this CPU's other contexts;
+ *	never taken inside a transition (it sleeps on PREEMPT_RT)
  * @loaded: magazine pairs are taken from and given to; never NULL
  * @prev: the previous magazine, full or empty; never NULL
  * @stat: event counters, folded by tdx_pamt_read_stats()
@@ -107,8 +109,9 @@ struct pamt_pcpu {
 
 /**
  * struct pamt_depot - full and empty magazines shared by all CPUs
- * @lock: the only lock shared by all CPUs; taken with IRQs off, inside
- *	a pamt_pcpu lock when both are held
+ * @lock: the only lock shared by all CPUs; spin_lock_irqsave(), inside
+ *	a pamt_pcpu lock when both are held; never inside a transition, so
+ *	it may sleep on PREEMPT_RT
  * @full: magazines with pamt.mag_size pairs
  * @empty: magazines with no pairs
  * @nr_full: entries on @full; read racily to skip the lock
@@ -141,10 +144,10 @@ struct pamt_depot {
  * @installed: slots whose pair is in the module
  * @hand: clock hand of the shrinker, an index into @slots
  * @idle_cap: most of @idle plus depot pairs before put reclaims
- * @serializing: CPUs retrying a BUSY SEAMCALL under @seamcall_lock
- * @seamcall_lock: held by such a CPU; while @serializing is non-zero,
- *	every PAMT SEAMCALL takes it.  Taken with IRQs off, no other PAMT
- *	lock held.
+ * @serializing: CPUs retrying a BUSY SEAMCALL through @seamcall_lock
+ * @seamcall_lock: while @serializing is non-zero, every PAMT SEAMCALL is
+ *	issued under it.  A raw spinlock, held around exactly one SEAMCALL
+ *	with IRQs off; waiters spin with IRQs on (pamt_slot_call()).
  * @wait_ns: how long a get waits for another CPU's transition, and the
  *	BUSY fallback for calls in flight, before giving up: set to
  *	PAMT_WAIT_NS_DEFAULT by init; the KUnit suites lengthen it, so that
@@ -165,7 +168,7 @@ struct pamt_cache {
 	atomic_long_t hand;
 	unsigned long idle_cap;
 	atomic_t serializing;
-	spinlock_t seamcall_lock;	/* the BUSY fallback; see above */
+	raw_spinlock_t seamcall_lock;	/* the BUSY fallback; see above */
 	u64 wait_ns;
 	bool enabled;
 };
@@ -187,9 +190,37 @@ enum pamt_pair_dest {
 	PAMT_PAIR_TO_FREE,	/* reset it and give it to the page allocator */
 };
 
+/*
+ * The owner of a transition (PAMT_SLOT_TRANSIT) runs it with preemption
+ * off, also on PREEMPT_RT, so that getters spinning on the slot always
+ * wait for a running CPU.  Inside: the SEAMCALL, atomics, counters and
+ * tracepoints only; no spinlock_t, no local lock, no page allocation or
+ * free.  pamt_transit_begin()/end() tell lockdep, whose wait-type check
+ * (CONFIG_PROVE_RAW_LOCK_NESTING) then flags any sleeping-on-RT lock
+ * taken inside, on every kernel.
+ */
+#ifdef CONFIG_LOCKDEP
+extern struct lockdep_map pamt_transit_map;
+#define pamt_transit_begin()						\
+	do {								\
+		preempt_disable();					\
+		lock_acquire(&pamt_transit_map, 0, 0, 2, 0, NULL, _THIS_IP_); \
+	} while (0)
+#define pamt_transit_end()						\
+	do {								\
+		lock_release(&pamt_transit_map, _THIS_IP_);		\
+		preempt_enable();					\
+	} while (0)
+#else
+#define pamt_transit_begin()	preempt_disable()
+#define pamt_transit_end()	preempt_enable()
+#endif
+
 /* pamt_slot.c */
 int pamt_slot_remove(atomic_long_t *slot, unsigned long idx,
-		     enum pamt_pair_dest dest);
+		     struct tdx_pamt_pair *pair);
+void pamt_pair_release(const struct tdx_pamt_pair *pair,
+		       enum pamt_pair_dest dest);
 int pamt_status_errno(u64 status);
 
 /* pamt_mag.c */

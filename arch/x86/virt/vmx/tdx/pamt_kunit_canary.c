@@ -9,7 +9,9 @@
  * The canaries run only with pamt_kunit.canary=1.  Each one trips one
  * checker, and is reported as failed when that checker works: lockdep
  * (a lock-order inversion), the sleep-in-atomic check (a GFP_KERNEL
- * allocation under a spinlock) and KASAN (a use after free).
+ * allocation under a spinlock), lockdep's wait-type check (a spinlock_t
+ * inside a slot transition, which would sleep on PREEMPT_RT) and KASAN (a
+ * use after free).
  */
 #include <linux/mutex.h>
 #include <linux/slab.h>
@@ -134,6 +136,21 @@ static void pk_canary_raw_nesting(struct kunit *test)
 	raw_spin_unlock(&pk_canary_raw);
 }
 
+/*
+ * A spinlock_t inside a slot transition, as the owner of an ADD once took
+ * the magazines' locks: it sleeps on PREEMPT_RT.  The transition's lockdep
+ * map lets the wait-type check (PROVE_RAW_LOCK_NESTING) report it on any
+ * kernel, RT or not.
+ */
+static void pk_canary_transit_sleeping_lock(struct kunit *test)
+{
+	pk_canary_check(test);
+	pamt_transit_begin();
+	spin_lock(&pk_canary_lock);
+	spin_unlock(&pk_canary_lock);
+	pamt_transit_end();
+}
+
 /* A read of freed memory: KASAN reports it and KUnit fails the test. */
 static void pk_canary_use_after_free(struct kunit *test)
 {
@@ -153,6 +170,7 @@ static struct kunit_case pk_canary_cases[] = {
 	KUNIT_CASE(pk_canary_lock_inversion),
 	KUNIT_CASE(pk_canary_sleep_in_atomic),
 	KUNIT_CASE(pk_canary_raw_nesting),
+	KUNIT_CASE(pk_canary_transit_sleeping_lock),
 	KUNIT_CASE(pk_canary_use_after_free),
 	{}
 };

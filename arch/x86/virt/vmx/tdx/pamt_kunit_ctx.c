@@ -63,7 +63,13 @@ static void pk_ctx_get_under_locks(struct kunit *test)
 	pk_check_accounting(test, 0);
 }
 
-/* Preemption off and no reserve: a get may fail but must never sleep. */
+/*
+ * Atomic and no reserve: a get may fail but must never sleep.  Atomic is
+ * a spinlock_t, the caller's mmu_lock: preemption off, or on PREEMPT_RT a
+ * lock under which sleeping (GFP_KERNEL) is still caught, while the cache's
+ * own sleeping-on-RT locks are allowed.  A bare preempt_disable() is not a
+ * context get supports on RT.
+ */
 static void pk_ctx_get_preempt_off(struct kunit *test, enum tdx_pamt_mode mode)
 {
 	unsigned long pfn[16];
@@ -72,7 +78,7 @@ static void pk_ctx_get_preempt_off(struct kunit *test, enum tdx_pamt_mode mode)
 	pk_up(test, mode);
 	for (i = 0; i < 16; i++)
 		pfn[i] = pk_ctx_pfn(test, i);
-	preempt_disable();
+	spin_lock(&pk_ctx_lock);
 	for (i = 0; i < 16; i++)
 		ret[i] = tdx_pamt_get(pfn[i], NULL);
 	for (i = 0; i < 16; i++)
@@ -81,7 +87,7 @@ static void pk_ctx_get_preempt_off(struct kunit *test, enum tdx_pamt_mode mode)
 	/* Again, now from the magazines (eager) or revived (magazine). */
 	for (i = 0; i < 16; i++)
 		ret[i] = tdx_pamt_get(pfn[i], NULL);
-	preempt_enable();
+	spin_unlock(&pk_ctx_lock);
 	for (i = 0; i < 16; i++) {
 		KUNIT_EXPECT_EQ(test, ret[i], 0);
 		if (!ret[i])

@@ -5,6 +5,7 @@
  * pairs and control pages.
  */
 #include <linux/completion.h>
+#include <linux/cpumask.h>
 #include <linux/delay.h>
 #include <linux/jiffies.h>
 #include <linux/kthread.h>
@@ -39,17 +40,40 @@ static int pk_async_fn(void *data)
 	return 0;
 }
 
-static void pk_async_start(struct kunit *test, struct pk_async *a,
-			   int (*fn)(unsigned long), unsigned long pfn)
+/*
+ * Start @fn on the @nth online CPU other than the caller's.  A transition
+ * runs with preemption off (and, inside a stalled fake SEAMCALL, with
+ * IRQs off), so nothing else can run on its CPU until it ends: a caller
+ * that watches it keeps to its own CPU with migrate_disable(), and two
+ * helpers that must both run get different CPUs.
+ */
+static void pk_async_start_nth(struct kunit *test, struct pk_async *a,
+			       int (*fn)(unsigned long), unsigned long pfn,
+			       unsigned int nth)
 {
+	unsigned int cpu, self = raw_smp_processor_id(), i = 0;
 	struct task_struct *t;
 
 	a->fn = fn;
 	a->pfn = pfn;
 	a->ret = -EINPROGRESS;
 	init_completion(&a->done);
-	t = kthread_run(pk_async_fn, a, "pamt_kunit_async");
+	for_each_online_cpu(cpu) {
+		if (cpu != self && i++ == nth)
+			break;
+	}
+	if (cpu >= nr_cpu_ids)
+		kunit_skip(test, "needs %u online CPUs", nth + 2);
+	t = kthread_create(pk_async_fn, a, "pamt_kunit_async");
 	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	kthread_bind(t, cpu);
+	wake_up_process(t);
+}
+
+static void pk_async_start(struct kunit *test, struct pk_async *a,
+			   int (*fn)(unsigned long), unsigned long pfn)
+{
+	pk_async_start_nth(test, a, fn, pfn, 0);
 }
 
 /* Wait until the slot of @pfn is in @state; false only if it never is. */
@@ -156,15 +180,20 @@ static void pk_adding_seen_and_waited(struct kunit *test)
 	struct pk_async a, b;
 	unsigned long pfn;
 
+	/* The owner, the waiter and this thread each need a CPU. */
+	if (num_online_cpus() < 3)
+		kunit_skip(test, "needs 3 online CPUs");
 	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
 	pfn = pk_slot_pfn(test, 3);
 	pamt_fake_stall(PAMT_FAKE_ADD, true);
+	migrate_disable();
 	pk_async_start(test, &a, pk_get, pfn);
 	KUNIT_EXPECT_TRUE(test, pk_wait_state(pfn, PAMT_SLOT_ADDING));
-	pk_async_start(test, &b, pk_get, pfn);
+	pk_async_start_nth(test, &b, pk_get, pfn, 1);
 	KUNIT_EXPECT_TRUE(test, pk_wait_waiters(1));
 	KUNIT_EXPECT_EQ(test, pamt_slot_state(pk_word(pfn)), PAMT_SLOT_ADDING);
 	pamt_fake_stall(PAMT_FAKE_ADD, false);
+	migrate_enable();
 	wait_for_completion(&a.done);
 	wait_for_completion(&b.done);
 	KUNIT_EXPECT_EQ(test, a.ret, 0);
@@ -235,16 +264,21 @@ static void pk_removing_seen_and_waited(struct kunit *test)
 	struct pk_async a, b;
 	unsigned long pfn;
 
+	/* The owner, the waiter and this thread each need a CPU. */
+	if (num_online_cpus() < 3)
+		kunit_skip(test, "needs 3 online CPUs");
 	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
 	pfn = pk_slot_pfn(test, 6);
 	KUNIT_ASSERT_EQ(test, pk_get(pfn), 0);
 	KUNIT_ASSERT_EQ(test, tdx_pamt_put(pfn), 0);
 	pamt_fake_stall(PAMT_FAKE_REMOVE, true);
+	migrate_disable();
 	pk_async_start(test, &a, pk_evict, pfn);
 	KUNIT_EXPECT_TRUE(test, pk_wait_state(pfn, PAMT_SLOT_REMOVING));
-	pk_async_start(test, &b, pk_get, pfn);
+	pk_async_start_nth(test, &b, pk_get, pfn, 1);
 	KUNIT_EXPECT_TRUE(test, pk_wait_waiters(1));
 	pamt_fake_stall(PAMT_FAKE_REMOVE, false);
+	migrate_enable();
 	wait_for_completion(&a.done);
 	wait_for_completion(&b.done);
 	KUNIT_EXPECT_EQ(test, a.ret, 0);
@@ -497,7 +531,8 @@ static void pk_add_busy_serialised(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pk_get(pfn), 0);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_ADD),
 			(u64)PAMT_BUSY_RETRIES + 3);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_GLOBAL_LOCK), 1ULL);
+	/* The fallback lock, once per serialised call: BUSY, then success. */
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_GLOBAL_LOCK), 2ULL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pamt.serializing), 0);
 	KUNIT_EXPECT_EQ(test, pk_word(pfn), W_INST | 1);
 	tdx_pamt_put(pfn);

@@ -12,7 +12,6 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <asm/tdx.h>
-#include <kunit/static_stub.h>
 #include "tdx.h"
 #include "pamt_debugfs.h"
 #include "pamt_kunit.h"
@@ -148,6 +147,11 @@ static u64 pk_integ_fake_sc(u64 fn, struct tdx_module_args *args)
 	return st;
 }
 
+static void pk_integ_unfake_sc(void *unused)
+{
+	WRITE_ONCE(pamt_sc_call_fake, NULL);
+}
+
 static void pk_integ_backend_ops(struct kunit *test)
 {
 	struct tdx_pamt_pair pair, back = { };
@@ -162,7 +166,9 @@ static void pk_integ_backend_ops(struct kunit *test)
 	pk_sc.pa[1] = PFN_PHYS(pfn[1]);
 	pk_sc.status[0] = TDX_PAMT_OPERAND_BUSY | 7;
 	pk_sc.nr = 1;
-	kunit_activate_static_stub(test, pamt_sc_call, pk_integ_fake_sc);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, pk_integ_unfake_sc,
+							NULL), 0);
+	WRITE_ONCE(pamt_sc_call_fake, pk_integ_fake_sc);
 
 	preempt_disable();
 	st = tdx_pamt_seamcall_ops.add(0x200, &pair);

@@ -10,10 +10,13 @@
  * Context: the per-CPU part is guarded by local_lock_irqsave().  A put
  * from softirq (an RCU callback freeing an S-EPT page) may REMOVE and give
  * a pair back on a CPU that is inside a take: with interrupts off for the
- * few instructions of a magazine operation, the softirq cannot run in the
- * middle of one, so the two never see a half-updated magazine.  Page
- * allocation, page reset and freeing happen outside the local lock, except
- * the GFP_NOWAIT allocation of an empty magazine, which never sleeps.
+ * few instructions of a magazine operation (on PREEMPT_RT: a per-CPU
+ * sleeping lock that the softirq, a task there, blocks on), the two never
+ * see a half-updated magazine.  Page allocation, page reset and freeing
+ * happen outside the local lock, except the GFP_NOWAIT allocation of an
+ * empty magazine, which never sleeps (and on RT runs under a lock that
+ * itself sleeps).  None of this may be called inside a slot transition,
+ * which runs with preemption off (pamt_transit_begin()).
  * Lock order: Documentation/arch/x86/tdx-dpamt.rst.
  */
 #include <linux/export.h>

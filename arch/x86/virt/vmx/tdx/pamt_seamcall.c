@@ -17,10 +17,18 @@
 #include <linux/mm.h>
 #include <linux/pfn.h>
 #include <asm/special_insns.h>
-#include <kunit/static_stub.h>
 #include "seamcall_internal.h"
 #include "pamt_internal.h"
 #include "pamt_seamcall.h"
+
+#if IS_ENABLED(CONFIG_INTEL_TDX_PAMT_KUNIT_TEST)
+/*
+ * A KUnit test's made-up module.  Not a KUnit static stub: looking one up
+ * takes the test's spinlock_t, which sleeps on PREEMPT_RT, and this runs
+ * with preemption and IRQs off.
+ */
+pamt_sc_call_fn pamt_sc_call_fake;
+#endif
 
 /**
  * pamt_sc_call() - issue one PAMT SEAMCALL
@@ -28,7 +36,7 @@
  * @args: input registers; for REMOVE also the output registers
  *
  * ADD has no outputs the core needs, so it does not pay for saving them.
- * A KUnit test may redirect this function to fake the module.
+ * A KUnit test may set pamt_sc_call_fake to fake the module.
  *
  * Context: preemption disabled, in VMX operation on this CPU.
  *
@@ -36,8 +44,12 @@
  */
 u64 pamt_sc_call(u64 fn, struct tdx_module_args *args)
 {
-	KUNIT_STATIC_STUB_REDIRECT(pamt_sc_call, fn, args);
+#if IS_ENABLED(CONFIG_INTEL_TDX_PAMT_KUNIT_TEST)
+	pamt_sc_call_fn fake = READ_ONCE(pamt_sc_call_fake);
 
+	if (unlikely(fake))
+		return fake(fn, args);
+#endif
 	if (fn == TDH_PHYMEM_PAMT_REMOVE)
 		return sc_retry(__seamcall_ret, fn, args);
 	return sc_retry(__seamcall, fn, args);

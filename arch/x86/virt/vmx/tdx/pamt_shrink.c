@@ -32,18 +32,22 @@ enum pamt_shrink_why {
 static int pamt_shrink_remove(unsigned long idx, unsigned long old)
 {
 	atomic_long_t *slot = &pamt.slots[idx];
+	struct tdx_pamt_pair pair;
 	int ret;
 
-	preempt_disable();
+	pamt_transit_begin();
 	if (!atomic_long_try_cmpxchg_acquire(slot, &old,
 					     PAMT_SLOT_INSTALLED |
 					     PAMT_SLOT_TRANSIT)) {
-		preempt_enable();
+		pamt_transit_end();
 		return -EAGAIN;
 	}
 	atomic_long_dec(&pamt.idle);
-	ret = pamt_slot_remove(slot, idx, PAMT_PAIR_TO_FREE);
-	preempt_enable();
+	ret = pamt_slot_remove(slot, idx, &pair);
+	pamt_transit_end();
+	/* Reset and freed with preemption on: the allocator sleeps on RT. */
+	if (!ret)
+		pamt_pair_release(&pair, PAMT_PAIR_TO_FREE);
 	return ret;
 }
 

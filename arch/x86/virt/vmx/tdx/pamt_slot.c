@@ -6,8 +6,11 @@
  * and nothing else.  Only the 0->1 step on an EMPTY slot and the removal of
  * an IDLE slot issue a SEAMCALL; one CPU owns such a step by setting
  * PAMT_SLOT_TRANSIT, and everybody else either waits (get) or backs off
- * (evict, shrinker).  The states and their transitions are in
- * Documentation/arch/x86/tdx-dpamt.rst and are model-checked by
+ * (evict, shrinker).  The owner runs the step with preemption off, also on
+ * PREEMPT_RT, and takes nothing inside that sleeps there: get takes its
+ * pair before, and a removed pair is disposed of after.  The states, their
+ * transitions and the lock order are in Documentation/arch/x86/
+ * tdx-dpamt.rst; the states are model-checked by
  * tools/testing/pamt/model/pamt_slot.pml.
  */
 #include <linux/bug.h>
@@ -84,8 +87,46 @@ static u64 pamt_slot_call_raw(unsigned int leaf, unsigned long base,
 	return status;
 }
 
+#ifdef CONFIG_LOCKDEP
+static struct lock_class_key pamt_transit_key;
+/* A preemption-off section for lockdep: only raw locks may nest inside. */
+struct lockdep_map pamt_transit_map = {
+	.name = "pamt_transit",
+	.key = &pamt_transit_key,
+	.wait_type_outer = LD_WAIT_FREE,
+	.wait_type_inner = LD_WAIT_SPIN,
+};
+#endif
+
 /*
- * While a CPU falls back to serialising, wait for it before calling.  The
+ * The BUSY fallback's lock.  The holder issues one SEAMCALL with IRQs off
+ * and lets go; a waiter spins with IRQs on and only disables them to try
+ * the lock, so IRQs are never off for longer than one SEAMCALL, on any
+ * CPU.  A raw spinlock: the holder cannot be preempted, also on
+ * PREEMPT_RT, so the spin is bounded by other CPUs' single SEAMCALLs.
+ */
+static void pamt_seamcall_lock(unsigned long *flags)
+{
+	for (;;) {
+		local_irq_save(*flags);
+		if (raw_spin_trylock(&pamt.seamcall_lock))
+			break;
+		local_irq_restore(*flags);
+		while (raw_spin_is_locked(&pamt.seamcall_lock))
+			cpu_relax();
+	}
+	pamt_stat_inc(GLOBAL_LOCK);
+}
+
+static void pamt_seamcall_unlock(unsigned long flags)
+{
+	raw_spin_unlock(&pamt.seamcall_lock);
+	local_irq_restore(flags);
+}
+
+/*
+ * Issue one PAMT SEAMCALL with IRQs off around it and nothing else.  While
+ * a CPU falls back to serialising, go through the fallback's lock; the
  * per-CPU in-flight count lets that CPU wait for calls already started.
  */
 static u64 pamt_slot_call(unsigned int leaf, unsigned long base,
@@ -95,14 +136,13 @@ static u64 pamt_slot_call(unsigned int leaf, unsigned long base,
 	u64 status;
 
 	/*
-	 * IRQs off while counted: a softirq that ran here and then waited
-	 * for the fallback's lock would keep this count up, and the
-	 * fallback would wait for it with IRQs off.  A SEAMCALL runs with
+	 * IRQs off while counted: a softirq that ran here would keep this
+	 * count up while the fallback waits for it.  A SEAMCALL runs with
 	 * IRQs blocked anyway.
 	 */
 	local_irq_save(flags);
 	this_cpu_inc(pamt.pcpu->in_flight);
-	/* Count, then look; pamt_slot_seamcall() sets, then counts. */
+	/* Count, then look; pamt_slot_seamcall() sets, then waits. */
 	smp_mb();
 	if (likely(!atomic_read(&pamt.serializing))) {
 		status = pamt_slot_call_raw(leaf, base, pair);
@@ -113,17 +153,18 @@ static u64 pamt_slot_call(unsigned int leaf, unsigned long base,
 	this_cpu_dec(pamt.pcpu->in_flight);
 	local_irq_restore(flags);
 
-	spin_lock_irqsave(&pamt.seamcall_lock, flags);
-	pamt_stat_inc(GLOBAL_LOCK);
+	pamt_seamcall_lock(&flags);
 	status = pamt_slot_call_raw(leaf, base, pair);
-	spin_unlock_irqrestore(&pamt.seamcall_lock, flags);
+	pamt_seamcall_unlock(flags);
 	return status;
 }
 
 /*
  * Wait, bounded, for PAMT calls other CPUs started before they saw
- * pamt.serializing.  This CPU's own count is skipped: a context we
- * interrupted is not inside a SEAMCALL, so it holds no module lock.
+ * pamt.serializing; each is one SEAMCALL with IRQs off, so the wait is
+ * short.  Called with IRQs on and no lock held.  This CPU's own count is
+ * skipped: a context we interrupted is not inside a SEAMCALL, since those
+ * run with IRQs off.
  */
 static void pamt_slot_wait_in_flight(void)
 {
@@ -139,16 +180,18 @@ static void pamt_slot_wait_in_flight(void)
 	}
 }
 
-/* Up to PAMT_BUSY_RETRIES retries of BUSY, backing off exponentially. */
+/*
+ * Up to PAMT_BUSY_RETRIES retries of BUSY, backing off exponentially.  The
+ * backoff runs with IRQs on and no lock held.
+ */
 static u64 pamt_slot_call_retry(unsigned int leaf, unsigned long base,
-				struct tdx_pamt_pair *pair, bool locked)
+				struct tdx_pamt_pair *pair)
 {
 	unsigned int try;
 	u64 status;
 
 	for (try = 0; ; try++) {
-		status = locked ? pamt_slot_call_raw(leaf, base, pair) :
-				  pamt_slot_call(leaf, base, pair);
+		status = pamt_slot_call(leaf, base, pair);
 		if (!pamt_status_busy(status) || try == PAMT_BUSY_RETRIES)
 			return status;
 		pamt_stat_inc(BUSY);
@@ -161,59 +204,48 @@ static u64 pamt_slot_call_retry(unsigned int leaf, unsigned long base,
  * PAMT.ADD or PAMT.REMOVE for the slot at @idx.  BUSY means another CPU's
  * PAMT call holds a range this one needs: the target, or the range of a
  * pair page.  If backing off does not find a gap, for example against a
- * guest looping conversions whose pair pages share our range, stop new
- * PAMT calls on all CPUs, wait for those in flight, and retry alone.
- * This is the only time PAMT calls serialise; it is counted as a global
- * lock acquisition.
+ * guest looping conversions whose pair pages share our range, make every
+ * CPU issue its PAMT calls one at a time under pamt.seamcall_lock, wait
+ * for the calls already in flight, and retry.  This is the only time PAMT
+ * calls serialise; each acquisition of the lock counts as a global lock
+ * acquisition.
+ *
+ * Context: the owner of a transition, preemption off.
  */
 static u64 pamt_slot_seamcall(unsigned int leaf, unsigned long idx,
 			      struct tdx_pamt_pair *pair)
 {
-	unsigned long base = pamt_slot_base_pfn(idx), flags;
+	unsigned long base = pamt_slot_base_pfn(idx);
 	u64 status;
 
-	status = pamt_slot_call_retry(leaf, base, pair, false);
+	status = pamt_slot_call_retry(leaf, base, pair);
 	if (!pamt_status_busy(status))
 		return status;
 
 	pamt_stat_inc(BUSY);
 	trace_tdx_pamt_busy(leaf, base, PAMT_BUSY_RETRIES + 1);
 	atomic_inc(&pamt.serializing);
-	/* Set, then count; pamt_slot_call() counts, then looks. */
+	/* Set, then wait; pamt_slot_call() counts, then looks. */
 	smp_mb__after_atomic();
-	spin_lock_irqsave(&pamt.seamcall_lock, flags);
-	pamt_stat_inc(GLOBAL_LOCK);
 	pamt_slot_wait_in_flight();
-	status = pamt_slot_call_retry(leaf, base, pair, true);
-	spin_unlock_irqrestore(&pamt.seamcall_lock, flags);
+	status = pamt_slot_call_retry(leaf, base, pair);
 	atomic_dec(&pamt.serializing);
 	return status;
 }
 
 /*
- * Called with @slot in ADDING, owned by this CPU, preemption disabled.
- * Returns with the slot ACTIVE (count 1) on success, EMPTY on failure.
+ * Called with @slot in ADDING, owned by this CPU inside
+ * pamt_transit_begin(), and @pair in hand.  Publishes ACTIVE (count 1) on
+ * success; on failure publishes EMPTY and leaves @pair with the caller,
+ * who gives it back once preemption is on again.
  */
 static int pamt_slot_add(atomic_long_t *slot, unsigned long idx,
-			 struct tdx_pamt_cache *res)
+			 struct tdx_pamt_pair *pair)
 {
-	struct tdx_pamt_pair pair;
-	bool from_res = false;
 	u64 status;
 	int ret;
 
-	/* Magazines, then @res, then the page allocator without sleeping. */
-	if (!pamt_mag_pop(&pair)) {
-		if (res && res->nr) {
-			pair = res->pairs[--res->nr];
-			from_res = true;
-		} else if (pamt_pair_alloc(&pair, GFP_NOWAIT | __GFP_NOWARN)) {
-			atomic_long_set_release(slot, 0);
-			return -ENOMEM;
-		}
-	}
-
-	status = pamt_slot_seamcall(TDH_PHYMEM_PAMT_ADD, idx, &pair);
+	status = pamt_slot_seamcall(TDH_PHYMEM_PAMT_ADD, idx, pair);
 	ret = pamt_status_errno(status);
 	if (ret) {
 		/* HPA_RANGE_NOT_FREE means we lost track of the module. */
@@ -222,11 +254,6 @@ static int pamt_slot_add(atomic_long_t *slot, unsigned long idx,
 			  "tdx-pamt: PAMT.ADD on pfn %#lx: range already has a pair\n",
 			  pamt_slot_base_pfn(idx));
 		atomic_long_set_release(slot, 0);
-		/* Nothing changed: not even the caller's reserve. */
-		if (from_res)
-			res->pairs[res->nr++] = pair;
-		else
-			pamt_mag_push(&pair);
 		return ret;
 	}
 
@@ -237,26 +264,44 @@ static int pamt_slot_add(atomic_long_t *slot, unsigned long idx,
 }
 
 /**
+ * pamt_pair_release() - dispose of a pair PAMT.REMOVE handed back
+ * @pair: the pair
+ * @dest: a magazine, or reset and the page allocator
+ *
+ * Context: outside any transition, preemption as the caller has it; may
+ * take the per-CPU and depot locks and free pages.
+ */
+void pamt_pair_release(const struct tdx_pamt_pair *pair,
+		       enum pamt_pair_dest dest)
+{
+	if (dest == PAMT_PAIR_TO_MAG)
+		pamt_mag_push(pair);
+	else
+		pamt_pair_free(pair);
+}
+
+/**
  * pamt_slot_remove() - REMOVE the pair of a slot this CPU moved to REMOVING
  * @slot: the slot, in REMOVING and owned by the caller
  * @idx: its index
- * @dest: what to do with the pair the module hands back
+ * @pair: on success, the pair the module handed back
  *
- * Must be called with preemption disabled, so that a waiter on this slot
- * never waits for a task that is not running.
+ * Must be called inside pamt_transit_begin(), so that a waiter on this slot
+ * never waits for a task that is not running.  On success the caller ends
+ * the transition, then gives @pair to pamt_pair_release().
  *
  * Return: 0 with the slot EMPTY; -EBUSY with the slot IDLE again when the
  * module stayed busy; -EIO with the slot IDLE and LEAKED otherwise.
  */
 int pamt_slot_remove(atomic_long_t *slot, unsigned long idx,
-		     enum pamt_pair_dest dest)
+		     struct tdx_pamt_pair *pair)
 {
-	/* Zeroed: the REMOVE tracepoint reads it even when REMOVE fails. */
-	struct tdx_pamt_pair pair = { };
 	u64 status;
 	int ret;
 
-	status = pamt_slot_seamcall(TDH_PHYMEM_PAMT_REMOVE, idx, &pair);
+	/* Zeroed: the REMOVE tracepoint reads it even when REMOVE fails. */
+	*pair = (struct tdx_pamt_pair) { };
+	status = pamt_slot_seamcall(TDH_PHYMEM_PAMT_REMOVE, idx, pair);
 	ret = pamt_status_errno(status);
 	if (ret == -EBUSY || (pamt_status_sw_error(status) &&
 			      status != TDX_PAMT_SW_PAIR_LOST)) {
@@ -290,10 +335,6 @@ int pamt_slot_remove(atomic_long_t *slot, unsigned long idx,
 
 	atomic_long_dec(&pamt.installed);
 	atomic_long_set_release(slot, 0);
-	if (dest == PAMT_PAIR_TO_MAG)
-		pamt_mag_push(&pair);
-	else
-		pamt_pair_free(&pair);
 	return 0;
 }
 
@@ -326,27 +367,73 @@ static bool pamt_slot_wait(atomic_long_t *slot, unsigned long *old,
 	}
 }
 
+/* Where the pair a get holds for an ADD came from. */
+enum pamt_pair_src {
+	PAMT_PAIR_NONE,
+	PAMT_PAIR_POOL,		/* magazines or page allocator: back to a magazine */
+	PAMT_PAIR_RES,		/* the caller's reserve: back to it */
+};
+
+/*
+ * A pair for an ADD, before the transition is owned: magazines, then @res,
+ * then the page allocator without sleeping.  The per-CPU lock and the page
+ * allocator sleep on PREEMPT_RT, so this never runs inside a transition.
+ */
+static enum pamt_pair_src pamt_slot_pair_get(struct tdx_pamt_pair *pair,
+					     struct tdx_pamt_cache *res)
+{
+	if (pamt_mag_pop(pair))
+		return PAMT_PAIR_POOL;
+	if (res && res->nr) {
+		*pair = res->pairs[--res->nr];
+		return PAMT_PAIR_RES;
+	}
+	if (!pamt_pair_alloc(pair, GFP_NOWAIT | __GFP_NOWARN))
+		return PAMT_PAIR_POOL;
+	return PAMT_PAIR_NONE;
+}
+
+/* Give back a pair the get did not use: nothing changed, not even @res. */
+static void pamt_slot_pair_put(const struct tdx_pamt_pair *pair,
+			       enum pamt_pair_src src,
+			       struct tdx_pamt_cache *res)
+{
+	if (src == PAMT_PAIR_RES)
+		res->pairs[res->nr++] = *pair;
+	else
+		pamt_mag_push(pair);
+}
+
 /* Out of line, so the fast paths stay free of its register spills. */
 static noinline int pamt_slot_get_slow(atomic_long_t *slot, unsigned long idx,
 				       struct tdx_pamt_cache *res)
 {
+	enum pamt_pair_src src = PAMT_PAIR_NONE;
 	unsigned long old = atomic_long_read(slot);
+	struct tdx_pamt_pair pair;
 	u64 deadline = 0;
 	int ret;
 
 	for (;;) {
-		if (old & PAMT_SLOT_HOLE)
-			return -EINVAL;
+		if (old & PAMT_SLOT_HOLE) {
+			ret = -EINVAL;
+			break;
+		}
 
 		if (old & PAMT_SLOT_TRANSIT) {
-			if (!pamt_slot_wait(slot, &old, &deadline))
-				return -EBUSY;
+			/* The owner runs with preemption off: it is running. */
+			if (!pamt_slot_wait(slot, &old, &deadline)) {
+				ret = -EBUSY;
+				break;
+			}
 			continue;
 		}
 
 		if (old & PAMT_SLOT_INSTALLED) {
-			if (unlikely(pamt_slot_refs(old) == PAMT_SLOT_REF_MAX))
-				return -EOVERFLOW;
+			if (unlikely(pamt_slot_refs(old) == PAMT_SLOT_REF_MAX)) {
+				ret = -EOVERFLOW;
+				break;
+			}
 			if (!atomic_long_try_cmpxchg(slot, &old,
 						     (old + 1) & ~PAMT_SLOT_RECENT))
 				continue;
@@ -357,20 +444,43 @@ static noinline int pamt_slot_get_slow(atomic_long_t *slot, unsigned long idx,
 					atomic_long_dec(&pamt.idle);
 				pamt_stat_inc(REVIVE);
 			}
-			return 0;
+			ret = 0;
+			break;
 		}
 
-		/* EMPTY: become the one CPU that issues the ADD. */
-		preempt_disable();
+		/* EMPTY: get a pair first, while we may still sleep on RT. */
+		if (src == PAMT_PAIR_NONE) {
+			src = pamt_slot_pair_get(&pair, res);
+			if (src == PAMT_PAIR_NONE) {
+				/* -ENOMEM only if the slot is still EMPTY. */
+				unsigned long now = atomic_long_read(slot);
+
+				if (now != old) {
+					old = now;
+					continue;
+				}
+				ret = -ENOMEM;
+				break;
+			}
+		}
+
+		/* Become the one CPU that issues the ADD. */
+		pamt_transit_begin();
 		if (!atomic_long_try_cmpxchg_acquire(slot, &old,
 						     PAMT_SLOT_TRANSIT)) {
-			preempt_enable();
+			pamt_transit_end();
 			continue;
 		}
-		ret = pamt_slot_add(slot, idx, res);
-		preempt_enable();
-		return ret;
+		ret = pamt_slot_add(slot, idx, &pair);
+		pamt_transit_end();
+		if (!ret)
+			src = PAMT_PAIR_NONE;	/* the module holds it */
+		break;
 	}
+
+	if (src != PAMT_PAIR_NONE)
+		pamt_slot_pair_put(&pair, src, res);
+	return ret;
 }
 
 /**
@@ -379,10 +489,11 @@ static noinline int pamt_slot_get_slow(atomic_long_t *slot, unsigned long idx,
  * @res: pairs to fall back on when this CPU's magazines are empty, or NULL
  *
  * Task context; never sleeps, so it may be called with a spinlock held.
- * Not from softirq: a softirq that interrupted the owner of a transition
- * would wait for it in vain.  With a non-empty @res it cannot fail with
- * -ENOMEM.  Without one it falls back on the
- * page allocator with GFP_NOWAIT.
+ * On PREEMPT_RT it takes the cache's sleeping locks: not with preemption
+ * or IRQs off, nor under a raw spinlock.  Not from softirq: a softirq
+ * that interrupted the owner of a transition would wait for it in vain.
+ * With a non-empty @res it cannot fail with -ENOMEM.  Without one it falls
+ * back on the page allocator with GFP_NOWAIT.
  *
  * Return: 0; -EINVAL if @pfn is not covered; -ENOMEM if no pair could be
  * found; -EOVERFLOW if the count is saturated; -EBUSY if the module stayed
@@ -417,6 +528,8 @@ static noinline int pamt_slot_put_slow(atomic_long_t *slot,
 				       unsigned long idx)
 {
 	unsigned long old = atomic_long_read(slot);
+	struct tdx_pamt_pair pair;
+	int ret;
 
 	for (;;) {
 		if (old & PAMT_SLOT_HOLE)
@@ -446,15 +559,17 @@ static noinline int pamt_slot_put_slow(atomic_long_t *slot,
 		}
 
 		/* Eager: go straight from ACTIVE to REMOVING. */
-		preempt_disable();
+		pamt_transit_begin();
 		if (!atomic_long_try_cmpxchg_release(slot, &old,
 						     (old - 1) |
 						     PAMT_SLOT_TRANSIT)) {
-			preempt_enable();
+			pamt_transit_end();
 			continue;
 		}
-		pamt_slot_remove(slot, idx, PAMT_PAIR_TO_MAG);
-		preempt_enable();
+		ret = pamt_slot_remove(slot, idx, &pair);
+		pamt_transit_end();
+		if (!ret)
+			pamt_pair_release(&pair, PAMT_PAIR_TO_MAG);
 		pamt_stat_inc(PUT_SLOW);
 		/* The reference is gone either way; a failed REMOVE is kept. */
 		return 0;
@@ -468,7 +583,10 @@ static noinline int pamt_slot_put_slow(atomic_long_t *slot,
  * tdx_pamt_put() - drop a reference taken by tdx_pamt_get()
  * @pfn: the page
  *
- * Never sleeps; may be called from softirq.  In magazine mode the last put
+ * Never sleeps; may be called from softirq.  On PREEMPT_RT, as get: not
+ * with preemption or IRQs off, nor under a raw spinlock (the last put may
+ * take the cache's locks to cache a pair or enforce the idle cap; RT's
+ * softirqs run in task context).  In magazine mode the last put
  * leaves the pair installed (the slot goes IDLE); in eager mode it issues
  * PAMT.REMOVE.  A REMOVE that fails leaves the pair installed.
  *
@@ -506,6 +624,7 @@ EXPORT_SYMBOL_FOR_KVM(tdx_pamt_put);
 int tdx_pamt_evict(unsigned long pfn)
 {
 	unsigned long idx = pamt_slot_index(pfn), old;
+	struct tdx_pamt_pair pair;
 	atomic_long_t *slot;
 	int ret;
 
@@ -528,16 +647,18 @@ int tdx_pamt_evict(unsigned long pfn)
 		if (old & PAMT_SLOT_LEAKED)
 			return -EIO;
 
-		preempt_disable();
+		pamt_transit_begin();
 		if (!atomic_long_try_cmpxchg_acquire(slot, &old,
 						     PAMT_SLOT_INSTALLED |
 						     PAMT_SLOT_TRANSIT)) {
-			preempt_enable();
+			pamt_transit_end();
 			continue;
 		}
 		atomic_long_dec(&pamt.idle);
-		ret = pamt_slot_remove(slot, idx, PAMT_PAIR_TO_MAG);
-		preempt_enable();
+		ret = pamt_slot_remove(slot, idx, &pair);
+		pamt_transit_end();
+		if (!ret)
+			pamt_pair_release(&pair, PAMT_PAIR_TO_MAG);
 		trace_tdx_pamt_evict(pfn, ret);
 		if (!ret)
 			pamt_stat_inc(EVICT);
