@@ -142,13 +142,14 @@ ours() {
 
 # The cache, one layer per patch.  The layers call each other (a get pops
 # a pair from the magazines, init sets the shrink layer up), so the
-# Kconfig symbol and the Makefile lines come with the last layer: before
-# it, each patch's objects are compiled on their own (make-patches.sh
-# --check builds the objects each patch adds), and from it on the
-# kernel links.
+# Makefile lines come with the last layer: before it, each patch's
+# objects are compiled on their own (make-patches.sh --check builds the
+# objects each patch adds), and from it on they are linked.  The Kconfig
+# symbol comes first, so that asm/tdx_pamt.h declares the real API.
 copy arch/x86/include/asm/tdx_pamt.h $TDX/pamt_internal.h $TDX/pamt_slot.c \
 	$TDX/pamt_core.c $TDX/pamt_trace.h $TDX/pamt_trace.c
-"$HERE/hooks.sh" "$WORK" trace 2>/dev/null
+kconfig_without_kunit
+"$HERE/hooks.sh" "$WORK" kconfig trace 2>/dev/null
 commit "x86/virt/tdx: Add refcounted 2M slots for Dynamic PAMT" \
 "With Dynamic PAMT the TDX module needs a pair of 4K pages for every 2M
 range that holds a 4K TD page.  The DPAMT series keeps a refcount per 2M
@@ -167,8 +168,9 @@ events only.
 
 The API is named as in the DPAMT series: tdx_pamt_get(pfn, cache),
 tdx_pamt_put(pfn), struct tdx_pamt_cache, tdx_alloc_control_page() and
-tdx_free_control_page().  Where a pair comes from is the next patch; the
-cache is built once its last layer is in."
+tdx_free_control_page().  CONFIG_INTEL_TDX_PAMT_CACHE comes with it;
+where a pair comes from is the next patch, and the cache is built once
+its last layer is in."
 
 copy $TDX/pamt_mag.c
 commit "x86/virt/tdx: Add per-CPU magazines of ready PAMT pairs" \
@@ -188,11 +190,10 @@ give it back under memory pressure with a clock sweep that removes idle
 pairs, and let tdx_pamt_drain() give everything back."
 
 copy $TDX/pamt_glue.c $TDX/pamt_glue.h
-kconfig_without_kunit
-"$HERE/hooks.sh" "$WORK" kconfig slots mag shrink glue 2>/dev/null
+"$HERE/hooks.sh" "$WORK" slots mag shrink glue 2>/dev/null
 commit "x86/virt/tdx: Build the PAMT cache, with a shrinker and CPU hotplug" \
-"Add CONFIG_INTEL_TDX_PAMT_CACHE and build the slot, magazine and shrink
-layers.  Register a shrinker that counts idle and cached pairs and gives
+"Build the slot, magazine and shrink layers under
+CONFIG_INTEL_TDX_PAMT_CACHE.  Register a shrinker that counts idle and cached pairs and gives
 them back, and a CPU hotplug callback that empties a dead CPU's
 magazines into the depot.
 
@@ -367,7 +368,9 @@ if [ "$CHECK" = 1 ]; then
 		# The objects of the .c files it touches, and the folders of
 		# our code (which builds their Makefile changes too).
 		files=$(git -C "$CHECKT" show --name-only --format= HEAD | grep -v '^tools/')
-		dirs=$( (echo "$files" | grep '\.c$' | sed 's|\.c$|.o|'
+		# (tdx_global_metadata.c is #included by tdx.c, not built.)
+		dirs=$( (echo "$files" | grep '\.c$' | grep -v '/tdx_global_metadata\.c$' |
+			 sed 's|\.c$|.o|'
 			 echo "$files" | grep '^arch/x86/virt/vmx/tdx/' | sed 's|[^/]*$||') |
 			sort -u | tr '\n' ' ')
 		log=$B/build-$name.log
