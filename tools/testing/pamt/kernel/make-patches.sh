@@ -193,9 +193,9 @@ copy $TDX/pamt_glue.c $TDX/pamt_glue.h
 "$HERE/hooks.sh" "$WORK" slots mag shrink glue 2>/dev/null
 commit "x86/virt/tdx: Build the PAMT cache, with a shrinker and CPU hotplug" \
 "Build the slot, magazine and shrink layers under
-CONFIG_INTEL_TDX_PAMT_CACHE.  Register a shrinker that counts idle and cached pairs and gives
-them back, and a CPU hotplug callback that empties a dead CPU's
-magazines into the depot.
+CONFIG_INTEL_TDX_PAMT_CACHE.  Register a shrinker that counts idle and
+cached pairs and gives them back, and a CPU hotplug callback that
+empties a dead CPU's magazines into the depot.
 
 The cache stays off, and every call succeeds without doing anything,
 until a backend is registered with tdx_pamt_init()."
