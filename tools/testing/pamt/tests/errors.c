@@ -278,15 +278,19 @@ PAMT_TEST(err_fake_catches_remove_in_use)
 	env.expect_violations = 1;
 }
 
-/* The SEAMCALL did not run (no VMX on this CPU): not a leak, retry later. */
+/*
+ * The SEAMCALL did not run (no VMX on this CPU): not a leak, retry later.
+ * evict says -EBUSY, which KVM's 2M path takes as "map at 4K", not -EIO,
+ * which it takes as fatal; and the word is as it was, RECENT included.
+ */
 PAMT_TEST(err_remove_sw_error_is_transient)
 {
 	pamt_env_up_default();
 	ASSERT(!tdx_pamt_get(slot_pfn(4, 0), NULL));
 	ASSERT(!tdx_pamt_put(slot_pfn(4, 0)));
 	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_SW_ERROR | 6, 1, 0);
-	EXPECT_EQ(tdx_pamt_evict(slot_pfn(4, 0)), -EIO);
-	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED);
+	EXPECT_EQ(tdx_pamt_evict(slot_pfn(4, 0)), -EBUSY);
+	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED | PAMT_SLOT_RECENT);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_LEAKED), 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 1);
 	EXPECT_EQ(tdx_pamt_evict(slot_pfn(4, 0)), 0);
@@ -295,6 +299,7 @@ PAMT_TEST(err_remove_sw_error_is_transient)
 /*
  * The module says the range has no pair, or the backend could not name
  * the pages REMOVE handed back: the range is EMPTY, the pages are lost.
+ * evict asked for an empty range and has one: it answers 0.
  */
 static void expect_pair_lost(u64 status)
 {
@@ -304,7 +309,7 @@ static void expect_pair_lost(u64 status)
 	ASSERT(!tdx_pamt_get(slot_pfn(4, 0), NULL));
 	ASSERT(!tdx_pamt_put(slot_pfn(4, 0)));
 	pamt_fake_inject(PAMT_FAKE_REMOVE, status, 1, 0);
-	EXPECT_EQ(tdx_pamt_evict(slot_pfn(4, 0)), -EIO);
+	EXPECT_EQ(tdx_pamt_evict(slot_pfn(4, 0)), 0);
 	EXPECT_EQ(slot_word(4), 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_LEAKED), 1);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_INSTALLED), 0);
@@ -350,4 +355,36 @@ PAMT_TEST(err_add_failure_keeps_the_reserve)
 	pamt_sim_fail_set(&pamt_sim_fail_page, -1, 0);
 	EXPECT_EQ(res.nr, 0);
 	EXPECT_EQ(tdx_pamt_put(slot_pfn(2, 0)), 0);
+}
+
+/*
+ * A REMOVE that stays BUSY changes nothing: evict, the shrinker and a
+ * drain all put the exact old word back, PAMT_SLOT_RECENT included, so a
+ * failed reclaim does not age the slot.
+ */
+PAMT_TEST(err_busy_reclaim_restores_exact_word)
+{
+	const unsigned long idle_recent = PAMT_SLOT_INSTALLED | PAMT_SLOT_RECENT;
+
+	pamt_env_up_default();
+	ASSERT(!tdx_pamt_get(slot_pfn(4, 0), NULL));
+	ASSERT(!tdx_pamt_put(slot_pfn(4, 0)));
+	ASSERT(slot_word(4) == idle_recent);
+	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, 100000, 0);
+
+	EXPECT_EQ(tdx_pamt_evict(slot_pfn(4, 0)), -EBUSY);
+	EXPECT_EQ(slot_word(4), idle_recent);
+	/* A drain removes IDLE slots, RECENT or not. */
+	EXPECT_EQ(tdx_pamt_drain(), 0);
+	EXPECT_EQ(slot_word(4), idle_recent);
+	/* The shrinker's first pass clears RECENT, its second tries. */
+	EXPECT_EQ(tdx_pamt_shrink_scan(1, NULL), 0);
+	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 1);
+	EXPECT(pamt_fake_range_has_pair(slot_pfn(4, 0)));
+
+	pamt_fake_inject(PAMT_FAKE_REMOVE, 0, 0, 0);
+	EXPECT_EQ(tdx_pamt_evict(slot_pfn(4, 0)), 0);
+	EXPECT_EQ(slot_word(4), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 0);
 }

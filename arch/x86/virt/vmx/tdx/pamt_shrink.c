@@ -35,10 +35,10 @@ static int pamt_shrink_remove(unsigned long idx, unsigned long old)
 	struct tdx_pamt_pair pair;
 	int ret;
 
+	/* RECENT stays in the word: a BUSY REMOVE restores it exactly. */
 	pamt_transit_begin();
 	if (!atomic_long_try_cmpxchg_acquire(slot, &old,
-					     PAMT_SLOT_INSTALLED |
-					     PAMT_SLOT_TRANSIT)) {
+					     old | PAMT_SLOT_TRANSIT)) {
 		pamt_transit_end();
 		return -EAGAIN;
 	}

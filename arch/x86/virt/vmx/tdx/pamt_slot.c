@@ -287,15 +287,24 @@ void pamt_pair_release(const struct tdx_pamt_pair *pair,
  * @pair: on success, the pair the module handed back
  *
  * Must be called inside pamt_transit_begin(), so that a waiter on this slot
- * never waits for a task that is not running.  On success the caller ends
- * the transition, then gives @pair to pamt_pair_release().
+ * never waits for a task that is not running.  The caller took the slot by
+ * setting PAMT_SLOT_TRANSIT in the word it read (an IDLE word, RECENT
+ * included, or an ACTIVE(1) word less its reference), so the word without
+ * PAMT_SLOT_TRANSIT is the one to restore when nothing was removed.  On
+ * success the caller ends the transition, then gives @pair to
+ * pamt_pair_release().
  *
- * Return: 0 with the slot EMPTY; -EBUSY with the slot IDLE again when the
- * module stayed busy; -EIO with the slot IDLE and LEAKED otherwise.
+ * Return: 0 with the slot EMPTY; -EBUSY with the slot's old word restored
+ * exactly when the module stayed busy or the SEAMCALL did not run; -ENOENT
+ * with the slot EMPTY when the module held no pair (or the backend could
+ * not name the pages it handed back): nothing to release; -EIO with the
+ * slot IDLE and LEAKED otherwise.
  */
 int pamt_slot_remove(atomic_long_t *slot, unsigned long idx,
 		     struct tdx_pamt_pair *pair)
 {
+	/* Nobody else writes the word while we own the transition. */
+	unsigned long old = atomic_long_read(slot) & ~PAMT_SLOT_TRANSIT;
 	u64 status;
 	int ret;
 
@@ -308,11 +317,13 @@ int pamt_slot_remove(atomic_long_t *slot, unsigned long idx,
 		/*
 		 * Try again later: the module was busy, or the SEAMCALL did
 		 * not run at all (a shrinker on a CPU out of VMX operation).
-		 * No cap check here: the caller is already reclaiming.
+		 * Either way nothing changed: put the word back as it was,
+		 * RECENT included.  No cap check here: the caller is already
+		 * reclaiming.
 		 */
 		atomic_long_inc(&pamt.idle);
-		atomic_long_set_release(slot, PAMT_SLOT_INSTALLED);
-		return ret;
+		atomic_long_set_release(slot, old);
+		return -EBUSY;
 	}
 	if ((status & TDX_PAMT_STATUS_MASK) == TDX_PAMT_NO_PAGE_PAIR ||
 	    status == TDX_PAMT_SW_PAIR_LOST) {
@@ -322,7 +333,7 @@ int pamt_slot_remove(atomic_long_t *slot, unsigned long idx,
 		pamt_stat_inc(LEAKED);
 		atomic_long_dec(&pamt.installed);
 		atomic_long_set_release(slot, 0);
-		return ret;
+		return -ENOENT;
 	}
 	if (ret) {
 		pr_warn_once("tdx-pamt: PAMT.REMOVE on pfn %#lx failed: %#llx, pair left in the module\n",
@@ -617,9 +628,12 @@ EXPORT_SYMBOL_FOR_KVM(tdx_pamt_put);
  * tdx_pamt_evict() - remove the pair of an idle range, for a 2M mapping
  * @pfn: any page of the range
  *
- * Return: 0 if the range has no pair (any more); -EBUSY, changing nothing,
- * if the range is in use or in transition, or if the module stayed busy;
- * -EINVAL if @pfn is not covered; -EIO if the pair is stuck in the module.
+ * Return: 0 if the range has no pair (any more), also when the module
+ * answered that it held none; -EBUSY, changing nothing (the word is as it
+ * was, PAMT_SLOT_RECENT included), if the range is in use or in
+ * transition, if the module stayed busy, or if the REMOVE did not run:
+ * the caller maps at 4K and may try again later; -EINVAL if @pfn is not
+ * covered; -EIO if the pair is stuck in the module for good.
  */
 int tdx_pamt_evict(unsigned long pfn)
 {
@@ -647,10 +661,10 @@ int tdx_pamt_evict(unsigned long pfn)
 		if (old & PAMT_SLOT_LEAKED)
 			return -EIO;
 
+		/* Keep RECENT in the word: a BUSY REMOVE puts it back. */
 		pamt_transit_begin();
 		if (!atomic_long_try_cmpxchg_acquire(slot, &old,
-						     PAMT_SLOT_INSTALLED |
-						     PAMT_SLOT_TRANSIT)) {
+						     old | PAMT_SLOT_TRANSIT)) {
 			pamt_transit_end();
 			continue;
 		}
@@ -659,6 +673,9 @@ int tdx_pamt_evict(unsigned long pfn)
 		pamt_transit_end();
 		if (!ret)
 			pamt_pair_release(&pair, PAMT_PAIR_TO_MAG);
+		/* The module held no pair: the range is empty, as asked. */
+		if (ret == -ENOENT)
+			ret = 0;
 		trace_tdx_pamt_evict(pfn, ret);
 		if (!ret)
 			pamt_stat_inc(EVICT);
