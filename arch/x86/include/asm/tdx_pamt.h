@@ -123,10 +123,10 @@ struct tdx_pamt_cache {
 /* Counters, folded across CPUs by tdx_pamt_read_stats(). */
 enum tdx_pamt_stat {
 	TDX_PAMT_STAT_GET_FAST,		/* get on an installed slot */
-	TDX_PAMT_STAT_GET_SLOW,		/* get that issued PAMT.ADD */
+	TDX_PAMT_STAT_GET_SLOW,		/* get whose PAMT.ADD installed a pair */
 	TDX_PAMT_STAT_GET_WAIT,		/* get that waited on a transition */
 	TDX_PAMT_STAT_PUT_FAST,		/* put that issued no SEAMCALL */
-	TDX_PAMT_STAT_PUT_SLOW,		/* put that issued PAMT.REMOVE */
+	TDX_PAMT_STAT_PUT_SLOW,		/* put that issued PAMT.REMOVE itself */
 	TDX_PAMT_STAT_REVIVE,		/* idle slot made active, no SEAMCALL */
 	TDX_PAMT_STAT_ADD,		/* PAMT.ADD calls, retries included */
 	TDX_PAMT_STAT_REMOVE,		/* PAMT.REMOVE calls, retries included */
@@ -140,6 +140,9 @@ enum tdx_pamt_stat {
 	TDX_PAMT_STAT_SHRINK,		/* idle slots removed by the shrinker */
 	TDX_PAMT_STAT_CAP,		/* idle slots removed by the idle cap */
 	TDX_PAMT_STAT_LEAKED,		/* slots whose REMOVE failed for good */
+	TDX_PAMT_STAT_ADD_FAILED,	/* get whose PAMT.ADD failed */
+	TDX_PAMT_STAT_DEMOTE,		/* tdx_pamt_demote() that installed */
+	TDX_PAMT_STAT_PROMOTE,		/* tdx_pamt_promote() that emptied */
 	TDX_PAMT_STAT_NR_COUNTERS,
 	/* Gauges, not per-CPU counters: */
 	TDX_PAMT_STAT_IDLE_SLOTS = TDX_PAMT_STAT_NR_COUNTERS,

@@ -32,6 +32,9 @@ const char * const tdx_pamt_stat_names[TDX_PAMT_STAT_NR] = {
 	[TDX_PAMT_STAT_SHRINK]		= "shrink",
 	[TDX_PAMT_STAT_CAP]		= "cap",
 	[TDX_PAMT_STAT_LEAKED]		= "leaked",
+	[TDX_PAMT_STAT_ADD_FAILED]	= "add_failed",
+	[TDX_PAMT_STAT_DEMOTE]		= "demote",
+	[TDX_PAMT_STAT_PROMOTE]		= "promote",
 	[TDX_PAMT_STAT_IDLE_SLOTS]	= "idle_slots",
 	[TDX_PAMT_STAT_CACHED_PAIRS]	= "cached_pairs",
 	[TDX_PAMT_STAT_INSTALLED]	= "installed_slots",
@@ -201,7 +204,11 @@ void tdx_pamt_read_stats(u64 *vals)
 		cached += READ_ONCE(pc->stat[PAMT_PCPU_CACHED]);
 	}
 	vals[TDX_PAMT_STAT_IDLE_SLOTS] = max(atomic_long_read(&pamt.idle), 0L);
-	vals[TDX_PAMT_STAT_CACHED_PAIRS] = cached;
+	/*
+	 * A pair pushed on one CPU and popped on another may be read as
+	 * popped only: the sum of the deltas is then briefly negative.
+	 */
+	vals[TDX_PAMT_STAT_CACHED_PAIRS] = max_t(s64, cached, 0);
 	vals[TDX_PAMT_STAT_INSTALLED] = atomic_long_read(&pamt.installed);
 }
 

@@ -238,7 +238,7 @@ unsigned long pamt_depot_shrink(unsigned long nr);
 void pamt_depot_free_empty(void);
 
 /* pamt_shrink.c */
-void pamt_shrink_idle_inc(void);
+bool pamt_shrink_idle_inc(void);
 unsigned long pamt_shrink_remove_all_idle(void);
 
 /*

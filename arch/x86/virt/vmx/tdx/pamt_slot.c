@@ -254,6 +254,7 @@ static int pamt_slot_add(atomic_long_t *slot, unsigned long idx,
 			  "tdx-pamt: PAMT.ADD on pfn %#lx: range already has a pair\n",
 			  pamt_slot_base_pfn(idx));
 		atomic_long_set_release(slot, 0);
+		pamt_stat_inc(ADD_FAILED);
 		return ret;
 	}
 
@@ -564,16 +565,24 @@ static noinline int pamt_slot_put_slow(atomic_long_t *slot,
 							     (old - 1) |
 							     PAMT_SLOT_RECENT))
 				continue;
-			if (!(old & PAMT_SLOT_LEAKED))
-				pamt_shrink_idle_inc();
+			/* put_slow: the cap made this put issue a REMOVE. */
+			if (!(old & PAMT_SLOT_LEAKED) && pamt_shrink_idle_inc()) {
+				pamt_stat_inc(PUT_SLOW);
+				return 0;
+			}
 			break;
 		}
 
-		/* Eager: go straight from ACTIVE to REMOVING. */
+		/*
+		 * Eager: go straight from ACTIVE to REMOVING.  Fully ordered,
+		 * as every transition that takes ownership is at least
+		 * acquire: the REMOVE must come after the other CPUs' uses of
+		 * the range, which their puts released; and release, as the
+		 * drop of this put's own reference.
+		 */
 		pamt_transit_begin();
-		if (!atomic_long_try_cmpxchg_release(slot, &old,
-						     (old - 1) |
-						     PAMT_SLOT_TRANSIT)) {
+		if (!atomic_long_try_cmpxchg(slot, &old,
+					     (old - 1) | PAMT_SLOT_TRANSIT)) {
 			pamt_transit_end();
 			continue;
 		}
