@@ -9,6 +9,7 @@
 #ifndef _ASM_X86_TDX_PAMT_H
 #define _ASM_X86_TDX_PAMT_H
 
+#include <linux/errno.h>
 #include <linux/gfp.h>
 #include <linux/types.h>
 
@@ -169,6 +170,30 @@ int tdx_pamt_pair_take(struct tdx_pamt_pair *pair,
 		       struct tdx_pamt_cache *res, gfp_t gfp);
 void tdx_pamt_pair_give(const struct tdx_pamt_pair *pair);
 
+/**
+ * typedef tdx_pamt_demote_fn - issue TDH.MEM.PAGE.DEMOTE for tdx_pamt_demote()
+ * @pair: the pair to pass in R12/R13; NULL without Dynamic PAMT
+ * @arg: the caller's argument
+ *
+ * Runs inside the slot's transition, with preemption disabled: it must not
+ * sleep, nor take a lock that sleeps on PREEMPT_RT.
+ *
+ * Return: the TDX status of the DEMOTE.
+ */
+typedef u64 (*tdx_pamt_demote_fn)(const struct tdx_pamt_pair *pair, void *arg);
+
+/**
+ * typedef tdx_pamt_promote_fn - issue TDH.MEM.PAGE.PROMOTE for tdx_pamt_promote()
+ * @pair: to fill with the pair the module hands back; NULL without
+ *	Dynamic PAMT
+ * @arg: the caller's argument
+ *
+ * Runs as a tdx_pamt_demote_fn does.
+ *
+ * Return: the TDX status of the PROMOTE.
+ */
+typedef u64 (*tdx_pamt_promote_fn)(struct tdx_pamt_pair *pair, void *arg);
+
 struct page *__tdx_alloc_control_page(gfp_t gfp);
 
 unsigned long tdx_pamt_shrink_count(void);
@@ -187,6 +212,10 @@ bool tdx_pamt_enabled(void);
 int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_cache *cache);
 int tdx_pamt_put(unsigned long pfn);
 int tdx_pamt_evict(unsigned long pfn);
+int tdx_pamt_demote(unsigned long pfn, struct tdx_pamt_cache *cache,
+		    tdx_pamt_demote_fn demote, void *arg);
+int tdx_pamt_promote(unsigned long pfn, tdx_pamt_promote_fn promote,
+		     void *arg);
 int tdx_topup_pamt_cache(struct tdx_pamt_cache *cache, unsigned int nr);
 void tdx_free_pamt_cache(struct tdx_pamt_cache *cache);
 struct page *tdx_alloc_control_page(void);
@@ -202,6 +231,28 @@ static inline int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_cache *cache)
 
 static inline int tdx_pamt_put(unsigned long pfn) { return 0; }
 static inline int tdx_pamt_evict(unsigned long pfn) { return 0; }
+
+/* No Dynamic PAMT: DEMOTE takes no pair and PROMOTE hands none back. */
+static inline int tdx_pamt_split_errno(u64 status)
+{
+	if (!(status & TDX_PAMT_STATUS_MASK))
+		return 0;
+	return (status & TDX_PAMT_STATUS_MASK) == TDX_PAMT_OPERAND_BUSY ?
+	       -EBUSY : -EIO;
+}
+
+static inline int tdx_pamt_demote(unsigned long pfn,
+				  struct tdx_pamt_cache *cache,
+				  tdx_pamt_demote_fn demote, void *arg)
+{
+	return tdx_pamt_split_errno(demote(NULL, arg));
+}
+
+static inline int tdx_pamt_promote(unsigned long pfn,
+				   tdx_pamt_promote_fn promote, void *arg)
+{
+	return tdx_pamt_split_errno(promote(NULL, arg));
+}
 
 static inline int tdx_topup_pamt_cache(struct tdx_pamt_cache *cache,
 				       unsigned int nr)
