@@ -355,6 +355,7 @@ void *pamt_sim_kmalloc(size_t size, gfp_t gfp, bool zero);
 #define kmalloc(size, gfp)	pamt_sim_kmalloc(size, gfp, false)
 #define kzalloc(size, gfp)	pamt_sim_kmalloc(size, gfp, true)
 #define kvcalloc(n, size, gfp)	pamt_sim_kmalloc((n) * (size), gfp, true)
+#define kmalloc_array(n, size, gfp)	pamt_sim_kmalloc((n) * (size), gfp, false)
 #define kfree(p)							\
 	do {								\
 		pamt_sim_rt_sleeps("kfree()", __FILE__, __LINE__);	\

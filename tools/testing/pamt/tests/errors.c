@@ -388,3 +388,64 @@ PAMT_TEST(err_busy_reclaim_restores_exact_word)
 	EXPECT_EQ(slot_word(4), 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 0);
 }
+
+/*
+ * exit, then init again (a teardown and a new TDX user): the pairs the
+ * module kept at exit -- a LEAKED slot, a REMOVE that stayed BUSY -- are
+ * still in the module.  The new cache must know, or its first get on
+ * such a range issues a PAMT.ADD that fails for good (HPA_RANGE_NOT_FREE).
+ */
+PAMT_TEST(err_exit_then_init_keeps_module_pairs)
+{
+	extern const struct tdx_pamt_ops pamt_env_ops;
+	struct tdx_pamt_range r = { env.base_pfn, 0 };
+	struct tdx_pamt_config cfg = { .ops = &pamt_env_ops };
+	const unsigned long stuck = PAMT_SLOT_INSTALLED | PAMT_SLOT_LEAKED;
+	struct tdx_pamt_pair p;
+	unsigned long s;
+	long adds;
+
+	pamt_env_up_default();
+	r.start_pfn = env.base_pfn;
+	r.end_pfn = slot_pfn(env.nr_slots, 0);
+	/* Slot 4: REMOVE failed for good (LEAKED). */
+	ASSERT(!tdx_pamt_get(slot_pfn(4, 0), NULL));
+	ASSERT(!tdx_pamt_put(slot_pfn(4, 0)));
+	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_PAGE_NOT_EMPTY, 1, 0);
+	EXPECT_EQ(tdx_pamt_evict(slot_pfn(4, 0)), -EIO);
+	/* Slot 6: IDLE, and the module stays BUSY through exit's REMOVE. */
+	ASSERT(!tdx_pamt_get(slot_pfn(6, 0), NULL));
+	ASSERT(!tdx_pamt_put(slot_pfn(6, 0)));
+	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, 100000, 0);
+	tdx_pamt_exit();
+	pamt_fake_inject(PAMT_FAKE_REMOVE, 0, 0, 0);
+	EXPECT(pamt_fake_range_has_pair(slot_pfn(4, 0)));
+	EXPECT(pamt_fake_range_has_pair(slot_pfn(6, 0)));
+
+	ASSERT(!tdx_pamt_init(&r, 1, &cfg));
+	EXPECT_EQ(slot_word(4), stuck);
+	EXPECT_EQ(slot_word(6), stuck);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_INSTALLED), 2);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 0);
+	EXPECT_EQ(tdx_pamt_shrink_count(), 0);
+
+	/* A get uses the pair the module holds: no ADD. */
+	adds = fake_calls(PAMT_FAKE_ADD);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(6, 5), NULL), 0);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_ADD), adds);
+	EXPECT_EQ(pamt_fake_page_aug(slot_pfn(6, 5)), TDX_PAMT_SUCCESS);
+	EXPECT_EQ(pamt_fake_page_remove(slot_pfn(6, 5)), TDX_PAMT_SUCCESS);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(6, 5)), 0);
+
+	/*
+	 * This instance never allocated those pairs: take them back from
+	 * the module by hand, for the teardown's page accounting.
+	 */
+	for (s = 4; s <= 6; s += 2) {
+		EXPECT_EQ(pamt_fake_ops.remove(slot_pfn(s, 0), &p), 0);
+		__free_page(pfn_to_page(p.pfn[0]));
+		__free_page(pfn_to_page(p.pfn[1]));
+		slot_set_word(s, 0);
+		atomic_long_dec(&pamt.installed);
+	}
+}

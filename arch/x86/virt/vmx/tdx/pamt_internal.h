@@ -216,6 +216,9 @@ extern struct lockdep_map pamt_transit_map;
 #define pamt_transit_end()	preempt_enable()
 #endif
 
+/* pamt_core.c */
+void pamt_forget_module_pairs(void);
+
 /* pamt_slot.c */
 int pamt_slot_remove(atomic_long_t *slot, unsigned long idx,
 		     struct tdx_pamt_pair *pair);
