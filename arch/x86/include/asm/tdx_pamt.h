@@ -9,6 +9,7 @@
 #ifndef _ASM_X86_TDX_PAMT_H
 #define _ASM_X86_TDX_PAMT_H
 
+#include <linux/errno.h>
 #include <linux/gfp.h>
 #include <linux/types.h>
 
@@ -123,10 +124,10 @@ struct tdx_pamt_cache {
 /* Counters, folded across CPUs by tdx_pamt_read_stats(). */
 enum tdx_pamt_stat {
 	TDX_PAMT_STAT_GET_FAST,		/* get on an installed slot */
-	TDX_PAMT_STAT_GET_SLOW,		/* get that issued PAMT.ADD */
+	TDX_PAMT_STAT_GET_SLOW,		/* get whose PAMT.ADD installed a pair */
 	TDX_PAMT_STAT_GET_WAIT,		/* get that waited on a transition */
 	TDX_PAMT_STAT_PUT_FAST,		/* put that issued no SEAMCALL */
-	TDX_PAMT_STAT_PUT_SLOW,		/* put that issued PAMT.REMOVE */
+	TDX_PAMT_STAT_PUT_SLOW,		/* put that issued PAMT.REMOVE itself */
 	TDX_PAMT_STAT_REVIVE,		/* idle slot made active, no SEAMCALL */
 	TDX_PAMT_STAT_ADD,		/* PAMT.ADD calls, retries included */
 	TDX_PAMT_STAT_REMOVE,		/* PAMT.REMOVE calls, retries included */
@@ -140,6 +141,9 @@ enum tdx_pamt_stat {
 	TDX_PAMT_STAT_SHRINK,		/* idle slots removed by the shrinker */
 	TDX_PAMT_STAT_CAP,		/* idle slots removed by the idle cap */
 	TDX_PAMT_STAT_LEAKED,		/* slots whose REMOVE failed for good */
+	TDX_PAMT_STAT_ADD_FAILED,	/* get whose PAMT.ADD failed */
+	TDX_PAMT_STAT_DEMOTE,		/* tdx_pamt_demote() that installed */
+	TDX_PAMT_STAT_PROMOTE,		/* tdx_pamt_promote() that emptied */
 	TDX_PAMT_STAT_NR_COUNTERS,
 	/* Gauges, not per-CPU counters: */
 	TDX_PAMT_STAT_IDLE_SLOTS = TDX_PAMT_STAT_NR_COUNTERS,
@@ -166,6 +170,30 @@ int tdx_pamt_pair_take(struct tdx_pamt_pair *pair,
 		       struct tdx_pamt_cache *res, gfp_t gfp);
 void tdx_pamt_pair_give(const struct tdx_pamt_pair *pair);
 
+/**
+ * typedef tdx_pamt_demote_fn - issue TDH.MEM.PAGE.DEMOTE for tdx_pamt_demote()
+ * @pair: the pair to pass in R12/R13; NULL without Dynamic PAMT
+ * @arg: the caller's argument
+ *
+ * Runs inside the slot's transition, with preemption disabled: it must not
+ * sleep, nor take a lock that sleeps on PREEMPT_RT.
+ *
+ * Return: the TDX status of the DEMOTE.
+ */
+typedef u64 (*tdx_pamt_demote_fn)(const struct tdx_pamt_pair *pair, void *arg);
+
+/**
+ * typedef tdx_pamt_promote_fn - issue TDH.MEM.PAGE.PROMOTE for tdx_pamt_promote()
+ * @pair: to fill with the pair the module hands back; NULL without
+ *	Dynamic PAMT
+ * @arg: the caller's argument
+ *
+ * Runs as a tdx_pamt_demote_fn does.
+ *
+ * Return: the TDX status of the PROMOTE.
+ */
+typedef u64 (*tdx_pamt_promote_fn)(struct tdx_pamt_pair *pair, void *arg);
+
 struct page *__tdx_alloc_control_page(gfp_t gfp);
 
 unsigned long tdx_pamt_shrink_count(void);
@@ -184,6 +212,10 @@ bool tdx_pamt_enabled(void);
 int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_cache *cache);
 int tdx_pamt_put(unsigned long pfn);
 int tdx_pamt_evict(unsigned long pfn);
+int tdx_pamt_demote(unsigned long pfn, struct tdx_pamt_cache *cache,
+		    tdx_pamt_demote_fn demote, void *arg);
+int tdx_pamt_promote(unsigned long pfn, tdx_pamt_promote_fn promote,
+		     void *arg);
 int tdx_topup_pamt_cache(struct tdx_pamt_cache *cache, unsigned int nr);
 void tdx_free_pamt_cache(struct tdx_pamt_cache *cache);
 struct page *tdx_alloc_control_page(void);
@@ -199,6 +231,28 @@ static inline int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_cache *cache)
 
 static inline int tdx_pamt_put(unsigned long pfn) { return 0; }
 static inline int tdx_pamt_evict(unsigned long pfn) { return 0; }
+
+/* No Dynamic PAMT: DEMOTE takes no pair and PROMOTE hands none back. */
+static inline int tdx_pamt_split_errno(u64 status)
+{
+	if (!(status & TDX_PAMT_STATUS_MASK))
+		return 0;
+	return (status & TDX_PAMT_STATUS_MASK) == TDX_PAMT_OPERAND_BUSY ?
+	       -EBUSY : -EIO;
+}
+
+static inline int tdx_pamt_demote(unsigned long pfn,
+				  struct tdx_pamt_cache *cache,
+				  tdx_pamt_demote_fn demote, void *arg)
+{
+	return tdx_pamt_split_errno(demote(NULL, arg));
+}
+
+static inline int tdx_pamt_promote(unsigned long pfn,
+				   tdx_pamt_promote_fn promote, void *arg)
+{
+	return tdx_pamt_split_errno(promote(NULL, arg));
+}
 
 static inline int tdx_topup_pamt_cache(struct tdx_pamt_cache *cache,
 				       unsigned int nr)

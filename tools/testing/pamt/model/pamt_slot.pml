@@ -40,6 +40,14 @@
  *                    deliberately broken variants; see the README.  The
  *                    last two are the C code before its two starvation
  *                    fixes.
+ *   SPLIT            the range starts mapped 2M by a TD (slot EMPTY), and
+ *                    a splitter process does tdx_pamt_demote() around
+ *                    TDH.MEM.PAGE.DEMOTE, then either tdx_pamt_promote()
+ *                    around TDH.MEM.PAGE.PROMOTE or the unmapping of every
+ *                    4K page with a put; one getter instead of two
+ *   MUTANT_DEMOTE_NO_TRANSIT, MUTANT_DEMOTE_NO_REFS,
+ *   MUTANT_PROMOTE_NO_TRANSIT, MUTANT_PROMOTE_KEEPS_INSTALLED
+ *                    broken variants of those two (README)
  */
 
 /* ---- pamt_internal.h ---------------------------------------------------- */
@@ -96,7 +104,13 @@
 #define EOVERFLOW	5
 
 /* ---- the configuration ------------------------------------------------- */
+#ifdef SPLIT
+#define NGET		1	/* getter processes: get, use a page, put */
+#else
 #define NGET		2	/* getter processes: get, use a page, put */
+#endif
+/* The 512 4K pages of a split range (TDX_PAMT_PAGES_PER_SLOT), shrunk. */
+#define SPLIT_PAGES	2
 #define NITER		1	/* get/put rounds per getter */
 #define NPAIRS		3
 #define NO_PAIR		255
@@ -117,13 +131,16 @@ byte installed;			/* pamt.installed */
 bool mod_has_pair;
 byte mod_pair = NO_PAIR;
 byte td_pages;			/* 4K pages of the range a TD uses */
+bool mod_mapped_2m;		/* a TD maps the whole range at 2M */
+bool split_owner;		/* ghost: DEMOTE/PROMOTE owns the slot */
 byte owner[NPAIRS];
 #ifdef BUSY_MAX
 byte busy_left = BUSY_MAX;
 #endif
 
-bool in_get[NGET];		/* getter i is inside tdx_pamt_get() */
+bool in_get[2];			/* getter i is inside tdx_pamt_get() */
 bool in_evict;
+bool in_split;			/* the splitter is inside demote/promote */
 
 /* Locals every process needs; the inlines below share them. */
 #define PAMT_LOCALS						\
@@ -244,8 +261,45 @@ inline module_add(pp, st)
 		assert(!mod_has_pair);
 		assert(pp < NPAIRS && owner[pp] == OWN_ME);
 		if
+		:: mod_mapped_2m -> st = TDX_PAMT_ERROR	/* HPA_RANGE_NOT_FREE */
+		:: !mod_mapped_2m -> mod_has_pair = true; mod_pair = pp;
+		   owner[pp] = OWN_MODULE; st = TDX_PAMT_SUCCESS
+		MODULE_BUSY
+		:: st = TDX_PAMT_ERROR
+		fi
+	}
+}
+
+/* TDH.MEM.PAGE.DEMOTE with @pp in R12/R13: 2M -> SPLIT_PAGES 4K pages. */
+inline module_demote(pp, st)
+{
+	atomic {
+		/* DEMOTE is never issued on a range that has a pair. */
+		assert(!mod_has_pair && mod_mapped_2m);
+		assert(pp < NPAIRS && owner[pp] == OWN_ME);
+		if
 		:: mod_has_pair = true; mod_pair = pp; owner[pp] = OWN_MODULE;
+		   mod_mapped_2m = false; td_pages = SPLIT_PAGES;
 		   st = TDX_PAMT_SUCCESS
+		MODULE_BUSY
+		:: st = TDX_PAMT_ERROR
+		fi
+	}
+}
+
+/* TDH.MEM.PAGE.PROMOTE: needs every 4K page mapped; hands the pair back. */
+inline module_promote(pp, st)
+{
+	atomic {
+		/* PROMOTE is never issued on a range without a pair. */
+		assert(mod_has_pair && !mod_mapped_2m);
+		if
+		:: td_pages == SPLIT_PAGES ->
+			pp = mod_pair; assert(owner[pp] == OWN_MODULE);
+			owner[pp] = OWN_ME; mod_pair = NO_PAIR;
+			mod_has_pair = false; mod_mapped_2m = true; td_pages = 0;
+			st = TDX_PAMT_SUCCESS
+		:: td_pages != SPLIT_PAGES -> st = TDX_PAMT_ERROR
 		MODULE_BUSY
 		:: st = TDX_PAMT_ERROR
 		fi
@@ -258,6 +312,7 @@ inline module_remove(pp, st)
 	atomic {
 		/* REMOVE is never issued on a range in use, nor without a pair. */
 		assert(td_pages == 0);
+		assert(!(mod_mapped_2m && mod_has_pair));
 		assert(mod_has_pair);
 		if
 		:: pp = mod_pair; assert(owner[pp] == OWN_MODULE);
@@ -347,10 +402,11 @@ inline pamt_slot_remove(dest, rr)
 	if
 	:: rr == EBUSY ->
 		idle++;
+		/* The word it had, RECENT included: the owner set only TRANSIT. */
 #ifdef MUTANT_BUSY_KEEPS_TRANSIT
-		slot = PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT
+		skip
 #else
-		slot = PAMT_SLOT_INSTALLED
+		slot = slot & ~PAMT_SLOT_TRANSIT
 #endif
 	:: rr == EIO ->
 		slot = PAMT_SLOT_INSTALLED | PAMT_SLOT_LEAKED
@@ -526,8 +582,7 @@ inline pamt_shrink_sweep(nr, budget)
 				/* second chance; losing the race is fine */
 				try_cmpxchg(sw_old, sw_old & ~PAMT_SLOT_RECENT, sw_ok)
 			:: else ->
-				try_cmpxchg(sw_old,
-					PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT, sw_ok);
+				try_cmpxchg(sw_old, sw_old | PAMT_SLOT_TRANSIT, sw_ok);
 				if
 				:: sw_ok ->
 					idle--;
@@ -640,7 +695,7 @@ inline tdx_pamt_evict(rr)
 #ifdef MUTANT_EVICT_NO_RECHECK
 			slot = PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT; ok = true;
 #else
-			try_cmpxchg(old, PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT, ok);
+			try_cmpxchg(old, old | PAMT_SLOT_TRANSIT, ok);
 #endif
 			if
 			:: ok ->
@@ -653,6 +708,111 @@ inline tdx_pamt_evict(rr)
 		fi
 	od;
 	old = 0; ok = false; state = 0
+}
+
+/* ---- DEMOTE and PROMOTE: pamt_slot.c ------------------------------------- */
+
+/*
+ * tdx_pamt_demote(): EMPTY (the range mapped 2M) -> owned as ADDING ->
+ * ACTIVE with SPLIT_PAGES references, or EMPTY again on failure; the pair
+ * is taken before the transition and given back after a failed one.
+ */
+inline tdx_pamt_demote(rr)
+{
+	old = slot;
+	if
+	:: old != 0 -> rr = EBUSY
+	:: else ->
+		tdx_pamt_pair_take(p, rr);
+		if
+		:: rr == 0 ->
+			atomic {
+#ifdef MUTANT_DEMOTE_NO_TRANSIT
+				ok = (slot == 0);
+#else
+				try_cmpxchg(old, PAMT_SLOT_TRANSIT, ok);
+#endif
+				split_owner = ok
+			};
+			if
+			:: !ok -> rr = EBUSY
+			:: else ->
+				module_demote(p, st);
+				pamt_status_errno(st, rr);
+				atomic {
+#ifndef MUTANT_DEMOTE_NO_TRANSIT
+					assert(slot == PAMT_SLOT_TRANSIT);
+#endif
+					if
+					:: rr != 0 -> slot = 0
+					:: else ->
+						installed++;
+#ifdef MUTANT_DEMOTE_NO_REFS
+						slot = PAMT_SLOT_INSTALLED;
+#else
+						slot = PAMT_SLOT_INSTALLED | SPLIT_PAGES;
+#endif
+						p = NO_PAIR
+					fi;
+					split_owner = false
+				}
+			fi;
+			if
+			:: p != NO_PAIR -> pamt_mag_push(p)
+			:: else
+			fi
+		:: else	/* -ENOMEM */
+		fi
+	fi;
+	old = 0; ok = false; st = 0
+}
+
+/*
+ * tdx_pamt_promote(): ACTIVE with exactly SPLIT_PAGES references -> owned
+ * as REMOVING -> EMPTY, the pair to a magazine; or the word as it was.
+ */
+inline tdx_pamt_promote(rr)
+{
+	old = slot;
+	if
+	:: old != (PAMT_SLOT_INSTALLED | SPLIT_PAGES) -> rr = EBUSY
+	:: else ->
+		/* split_owner is a ghost: set with the ownership it stands for. */
+		atomic {
+#ifdef MUTANT_PROMOTE_NO_TRANSIT
+			ok = true;
+#else
+			try_cmpxchg(old, PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT, ok);
+#endif
+			split_owner = ok
+		};
+		if
+		:: !ok -> rr = EBUSY
+		:: else ->
+			module_promote(p, st);
+			pamt_status_errno(st, rr);
+			atomic {
+#ifndef MUTANT_PROMOTE_NO_TRANSIT
+				assert(slot == (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT));
+#endif
+				if
+				:: rr != 0 -> slot = old
+				:: else ->
+#ifdef MUTANT_PROMOTE_KEEPS_INSTALLED
+					slot = old
+#else
+					installed--; slot = 0
+#endif
+				fi;
+				split_owner = false
+			};
+			if
+			:: p != NO_PAIR -> pamt_mag_push(p)
+			:: else
+			fi
+		fi
+	fi;
+	old = 0; ok = false; st = 0
 }
 
 /* ---- processes ---------------------------------------------------------- */
@@ -692,6 +852,40 @@ proctype evictor()
 	in_evict = false
 }
 
+#ifdef SPLIT
+/*
+ * KVM's split hook on a range the TD maps at 2M, then either its merge
+ * hook, or the zap of every 4K page (PAGE.REMOVE, then a put).
+ */
+proctype splitter()
+{
+	PAMT_LOCALS;
+	byte n;
+
+	in_split = true;
+	tdx_pamt_demote(ret);
+	in_split = false;
+	if
+	:: ret == 0 ->
+		assert(mod_has_pair);
+		if
+		:: in_split = true; tdx_pamt_promote(ret); in_split = false
+		:: ret = EBUSY	/* no merge */
+		fi;
+		if
+		:: ret == 0 -> assert(mod_mapped_2m && !mod_has_pair)
+		:: else ->
+			for (n : 1 .. SPLIT_PAGES) {
+				atomic { assert(td_pages > 0); td_pages-- };
+				tdx_pamt_put(ret);
+				assert(ret == 0)
+			}
+		fi
+	:: else -> ret = 0
+	fi
+}
+#endif
+
 /* kswapd calling tdx_pamt_shrink_scan() any number of times. */
 proctype shrinker()
 {
@@ -709,6 +903,11 @@ init {
 	atomic {
 		/* One pair cached, the others with the page allocator. */
 		owner[0] = OWN_MAG;
+#ifdef SPLIT
+		/* The slot is EMPTY: a TD maps the range at 2M. */
+		mod_mapped_2m = true;
+		run splitter();
+#else
 		/* The slot starts EMPTY, or IDLE (with or without RECENT). */
 		if
 		:: skip
@@ -718,6 +917,7 @@ init {
 		   installed = 1;
 		   mod_has_pair = true; mod_pair = 1; owner[1] = OWN_MODULE
 		fi;
+#endif
 		for (i : 0 .. NGET - 1) {
 			run getter(i)
 		}
@@ -729,6 +929,7 @@ init {
 	_nr_pr == 1;
 	atomic {
 		assert(td_pages == 0);
+		assert(!(mod_mapped_2m && mod_has_pair));
 		assert(pamt_slot_refs(slot) == 0 && !(slot & PAMT_SLOT_TRANSIT));
 		assert(((slot & PAMT_SLOT_INSTALLED) != 0) == mod_has_pair);
 		assert(installed == mod_has_pair);
@@ -757,8 +958,10 @@ ltl inv {
 	/* outside a transition the word says what the module holds */
 	((slot & PAMT_SLOT_TRANSIT) ||
 	 (((slot & PAMT_SLOT_INSTALLED) != 0) == mod_has_pair)) &&
-	/* TD pages only under a reference */
-	td_pages <= pamt_slot_refs(slot) &&
+	/* TD pages only under a reference (DEMOTE/PROMOTE: in its transition) */
+	(td_pages <= pamt_slot_refs(slot) || split_owner) &&
+	/* a range mapped 2M has no pair */
+	!(mod_mapped_2m && mod_has_pair) &&
 	/* the module holds at most one pair, the one it says */
 	(in_module(0) + in_module(1) + in_module(2)) == mod_has_pair &&
 	(!mod_has_pair || owner[mod_pair] == OWN_MODULE))
@@ -772,5 +975,5 @@ ltl get_done {
 /* Every transition ends, and every evict returns. */
 ltl transit_ends {
 	[] (((slot & PAMT_SLOT_TRANSIT) -> <> !(slot & PAMT_SLOT_TRANSIT)) &&
-	    (in_evict -> <> !in_evict))
+	    (in_evict -> <> !in_evict) && (in_split -> <> !in_split))
 }

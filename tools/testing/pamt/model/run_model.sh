@@ -110,6 +110,15 @@ for mode in magazine eager; do
 	check "$mode-inv"	ok "$m" "$INV" "-N inv"
 done
 
+# DEMOTE and PROMOTE around a split and a merge of a range mapped 2M.
+check magazine-split-get-done	ok "-DSPLIT" "" "$LIVE -N get_done"
+check magazine-split-transit-ends ok "-DSPLIT" "" "$LIVE -N transit_ends"
+check eager-split-transit-ends	ok "-DSPLIT -DEAGER" "" "$LIVE -N transit_ends"
+for mode in magazine eager; do
+	m=""; [ $mode = eager ] && m="-DEAGER"
+	check "$mode-split-safety"	ok "-DSPLIT $m" "$SAFE" ""
+	check "$mode-split-inv"	ok "-DSPLIT $m" "$INV" "-N inv"
+done
 
 check mutant-no-transit		cex "-DMUTANT_NO_TRANSIT" "$SAFE" ""
 check mutant-put-early-clear	cex "-DEAGER -DMUTANT_PUT_EARLY_CLEAR" "$SAFE" ""
@@ -119,6 +128,11 @@ check mutant-busy-keeps-transit	cex "-DMUTANT_BUSY_KEEPS_TRANSIT" "" "$LIVE -N t
 # The C code before its two starvation fixes (README, "Findings").
 check mutant-wait-resets-deadline cex "-DMUTANT_WAIT_RESETS_DEADLINE" "" "$LIVE -N get_done"
 check mutant-deadline-on-transit-read cex "-DMUTANT_DEADLINE_ON_TRANSIT_READ" "" "$LIVE -N get_done"
+# DEMOTE/PROMOTE that do not own the slot, or leave it behind the module.
+check mutant-demote-no-transit	cex "-DSPLIT -DMUTANT_DEMOTE_NO_TRANSIT" "$SAFE" ""
+check mutant-demote-no-refs	cex "-DSPLIT -DMUTANT_DEMOTE_NO_REFS" "$SAFE" ""
+check mutant-promote-no-transit	cex "-DSPLIT -DMUTANT_PROMOTE_NO_TRANSIT" "$SAFE" ""
+check mutant-promote-keeps-installed cex "-DSPLIT -DMUTANT_PROMOTE_KEEPS_INSTALLED" "$SAFE" ""
 
 wait
 for name in "${names[@]}"; do

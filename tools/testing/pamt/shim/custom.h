@@ -159,17 +159,33 @@ static inline bool test_and_clear_bit(unsigned long nr, volatile unsigned long *
 				       __FILE__, __LINE__);		\
 		pamt_sim_exit_atomic();					\
 	} while (0)
+/*
+ * IRQs-off spans, timed when a test asks (pamt_sim_irqoff_timing): each
+ * section from the outermost disable to the matching enable, and the part
+ * of it spent inside the one SEAMCALL it may contain, in thread CPU time
+ * so that a host preempting the test thread does not count.
+ */
+extern int pamt_sim_irqoff_timing;
+void pamt_sim_irqoff_begin(void);
+void pamt_sim_irqoff_end(void);
+
 /* A new IRQ-off section has issued no SEAMCALL yet. */
 #define pamt_sim_irq_off()						\
 	do {								\
-		if (!pamt_sim_irq_depth++)				\
+		if (!pamt_sim_irq_depth++) {				\
 			pamt_sim_irqoff_seamcalls = 0;			\
+			if (__atomic_load_n(&pamt_sim_irqoff_timing, __ATOMIC_RELAXED)) \
+				pamt_sim_irqoff_begin();		\
+		}							\
 	} while (0)
 #define pamt_sim_irq_on()						\
 	do {								\
 		if (--pamt_sim_irq_depth < 0)				\
 			pamt_sim_fatal("IRQ depth underflow",		\
 				       __FILE__, __LINE__);		\
+		if (!pamt_sim_irq_depth &&				\
+		    __atomic_load_n(&pamt_sim_irqoff_timing, __ATOMIC_RELAXED)) \
+			pamt_sim_irqoff_end();				\
 	} while (0)
 /* What sleeps on PREEMPT_RT (spinlock_t, local locks, the allocators). */
 #define pamt_sim_rt_sleeps(what, file, line)				\
@@ -339,6 +355,7 @@ void *pamt_sim_kmalloc(size_t size, gfp_t gfp, bool zero);
 #define kmalloc(size, gfp)	pamt_sim_kmalloc(size, gfp, false)
 #define kzalloc(size, gfp)	pamt_sim_kmalloc(size, gfp, true)
 #define kvcalloc(n, size, gfp)	pamt_sim_kmalloc((n) * (size), gfp, true)
+#define kmalloc_array(n, size, gfp)	pamt_sim_kmalloc((n) * (size), gfp, false)
 #define kfree(p)							\
 	do {								\
 		pamt_sim_rt_sleeps("kfree()", __FILE__, __LINE__);	\

@@ -56,6 +56,88 @@ void pamt_sim_cpu_relax(const char *file, int line)
 	pamt_sim_relax();
 }
 
+/* ---- IRQs-off spans ---- */
+int pamt_sim_irqoff_timing;
+static __thread u64 irqoff_start, irqoff_seamcall_start, irqoff_seamcall_ns;
+static pthread_mutex_t irqoff_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pamt_sim_irqoff irqoff_stats;
+
+static u64 pamt_sim_thread_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (u64)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+void pamt_sim_irqoff_begin(void)
+{
+	irqoff_seamcall_ns = 0;
+	irqoff_seamcall_start = 0;
+	irqoff_start = pamt_sim_thread_ns();
+}
+
+void pamt_sim_irqoff_end(void)
+{
+	u64 span, other;
+
+	/* Timing was switched on inside this section: nothing to report. */
+	if (!irqoff_start)
+		return;
+	span = pamt_sim_thread_ns() - irqoff_start;
+	irqoff_start = 0;
+	other = span > irqoff_seamcall_ns ? span - irqoff_seamcall_ns : 0;
+	pthread_mutex_lock(&irqoff_lock);
+	irqoff_stats.sections++;
+	if (span > irqoff_stats.max_ns) {
+		irqoff_stats.max_ns = span;
+		irqoff_stats.max_span_seamcall_ns = irqoff_seamcall_ns;
+	}
+	if (irqoff_seamcall_ns > irqoff_stats.max_seamcall_ns)
+		irqoff_stats.max_seamcall_ns = irqoff_seamcall_ns;
+	if (other > irqoff_stats.max_other_ns)
+		irqoff_stats.max_other_ns = other;
+	irqoff_stats.span_us[min(span / NSEC_PER_USEC,
+				 (u64)PAMT_SIM_IRQOFF_BUCKETS - 1)]++;
+	irqoff_stats.other_us[min(other / NSEC_PER_USEC,
+				  (u64)PAMT_SIM_IRQOFF_BUCKETS - 1)]++;
+	pthread_mutex_unlock(&irqoff_lock);
+}
+
+/*
+ * The upper edge, in ns, of the 1 us bucket that holds the given
+ * percentile (in tenths of a per mille: 9990 is p99.9) of @n sections.
+ */
+u64 pamt_sim_irqoff_percentile(const unsigned long *hist, unsigned long n,
+			       unsigned int tenths)
+{
+	unsigned long want = (n * tenths + 9999) / 10000, seen = 0;
+	unsigned int i;
+
+	for (i = 0; i < PAMT_SIM_IRQOFF_BUCKETS; i++) {
+		seen += hist[i];
+		if (seen >= want)
+			return (u64)(i + 1) * NSEC_PER_USEC;
+	}
+	return ~0ULL;
+}
+
+void pamt_sim_irqoff_timing_start(void)
+{
+	pthread_mutex_lock(&irqoff_lock);
+	memset(&irqoff_stats, 0, sizeof(irqoff_stats));
+	pthread_mutex_unlock(&irqoff_lock);
+	__atomic_store_n(&pamt_sim_irqoff_timing, 1, __ATOMIC_SEQ_CST);
+}
+
+void pamt_sim_irqoff_timing_stop(struct pamt_sim_irqoff *out)
+{
+	__atomic_store_n(&pamt_sim_irqoff_timing, 0, __ATOMIC_SEQ_CST);
+	pthread_mutex_lock(&irqoff_lock);
+	*out = irqoff_stats;
+	pthread_mutex_unlock(&irqoff_lock);
+}
+
 /* One SEAMCALL: IRQs off around it, and no other in the same section. */
 void pamt_sim_seamcall_enter(void)
 {
@@ -65,11 +147,16 @@ void pamt_sim_seamcall_enter(void)
 		pamt_sim_fatal("IRQs off across more than one SEAMCALL",
 			       __FILE__, __LINE__);
 	pamt_sim_in_seamcall = 1;
+	if (irqoff_start)
+		irqoff_seamcall_start = pamt_sim_thread_ns();
 }
 
 void pamt_sim_seamcall_exit(void)
 {
 	pamt_sim_in_seamcall = 0;
+	if (irqoff_start && irqoff_seamcall_start)
+		irqoff_seamcall_ns += pamt_sim_thread_ns() - irqoff_seamcall_start;
+	irqoff_seamcall_start = 0;
 }
 
 static void pamt_sim_relax(void)

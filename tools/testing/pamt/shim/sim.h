@@ -33,6 +33,37 @@ unsigned long pamt_sim_pages_in_use(void);
 struct page *pamt_sim_alloc_pfn(unsigned long pfn);
 void pamt_sim_seed(u64 seed);
 
+/**
+ * struct pamt_sim_irqoff - IRQs-off sections timed since the last reset
+ * @sections: sections timed
+ * @max_ns: longest section, thread CPU time
+ * @max_seamcall_ns: longest SEAMCALL inside a section
+ * @max_other_ns: longest part of a section spent outside its SEAMCALL
+ * @max_span_seamcall_ns: the SEAMCALL time inside the longest section
+ * @span_us: histogram of sections, in 1 us buckets, the last one open
+ * @other_us: histogram of the time outside the SEAMCALL, likewise
+ *
+ * Userspace threads are preempted, and the host steals time from them, so
+ * the maximum can include time that no kernel would spend with interrupts
+ * off; the histograms let a test bound a high percentile instead.
+ */
+#define PAMT_SIM_IRQOFF_BUCKETS	256
+struct pamt_sim_irqoff {
+	unsigned long sections;
+	u64 max_ns;
+	u64 max_seamcall_ns;
+	u64 max_other_ns;
+	u64 max_span_seamcall_ns;
+	unsigned long span_us[PAMT_SIM_IRQOFF_BUCKETS];
+	unsigned long other_us[PAMT_SIM_IRQOFF_BUCKETS];
+};
+
+u64 pamt_sim_irqoff_percentile(const unsigned long *hist, unsigned long n,
+			       unsigned int per_mille_tenths);
+
+void pamt_sim_irqoff_timing_start(void);
+void pamt_sim_irqoff_timing_stop(struct pamt_sim_irqoff *out);
+
 /* Provided by the core (pamt_mag.c) */
 void pamt_mag_drain_local(void);
 

@@ -278,15 +278,19 @@ PAMT_TEST(err_fake_catches_remove_in_use)
 	env.expect_violations = 1;
 }
 
-/* The SEAMCALL did not run (no VMX on this CPU): not a leak, retry later. */
+/*
+ * The SEAMCALL did not run (no VMX on this CPU): not a leak, retry later.
+ * evict says -EBUSY, which KVM's 2M path takes as "map at 4K", not -EIO,
+ * which it takes as fatal; and the word is as it was, RECENT included.
+ */
 PAMT_TEST(err_remove_sw_error_is_transient)
 {
 	pamt_env_up_default();
 	ASSERT(!tdx_pamt_get(slot_pfn(4, 0), NULL));
 	ASSERT(!tdx_pamt_put(slot_pfn(4, 0)));
 	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_SW_ERROR | 6, 1, 0);
-	EXPECT_EQ(tdx_pamt_evict(slot_pfn(4, 0)), -EIO);
-	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED);
+	EXPECT_EQ(tdx_pamt_evict(slot_pfn(4, 0)), -EBUSY);
+	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED | PAMT_SLOT_RECENT);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_LEAKED), 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 1);
 	EXPECT_EQ(tdx_pamt_evict(slot_pfn(4, 0)), 0);
@@ -295,6 +299,7 @@ PAMT_TEST(err_remove_sw_error_is_transient)
 /*
  * The module says the range has no pair, or the backend could not name
  * the pages REMOVE handed back: the range is EMPTY, the pages are lost.
+ * evict asked for an empty range and has one: it answers 0.
  */
 static void expect_pair_lost(u64 status)
 {
@@ -304,7 +309,7 @@ static void expect_pair_lost(u64 status)
 	ASSERT(!tdx_pamt_get(slot_pfn(4, 0), NULL));
 	ASSERT(!tdx_pamt_put(slot_pfn(4, 0)));
 	pamt_fake_inject(PAMT_FAKE_REMOVE, status, 1, 0);
-	EXPECT_EQ(tdx_pamt_evict(slot_pfn(4, 0)), -EIO);
+	EXPECT_EQ(tdx_pamt_evict(slot_pfn(4, 0)), 0);
 	EXPECT_EQ(slot_word(4), 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_LEAKED), 1);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_INSTALLED), 0);
@@ -350,4 +355,97 @@ PAMT_TEST(err_add_failure_keeps_the_reserve)
 	pamt_sim_fail_set(&pamt_sim_fail_page, -1, 0);
 	EXPECT_EQ(res.nr, 0);
 	EXPECT_EQ(tdx_pamt_put(slot_pfn(2, 0)), 0);
+}
+
+/*
+ * A REMOVE that stays BUSY changes nothing: evict, the shrinker and a
+ * drain all put the exact old word back, PAMT_SLOT_RECENT included, so a
+ * failed reclaim does not age the slot.
+ */
+PAMT_TEST(err_busy_reclaim_restores_exact_word)
+{
+	const unsigned long idle_recent = PAMT_SLOT_INSTALLED | PAMT_SLOT_RECENT;
+
+	pamt_env_up_default();
+	ASSERT(!tdx_pamt_get(slot_pfn(4, 0), NULL));
+	ASSERT(!tdx_pamt_put(slot_pfn(4, 0)));
+	ASSERT(slot_word(4) == idle_recent);
+	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, 100000, 0);
+
+	EXPECT_EQ(tdx_pamt_evict(slot_pfn(4, 0)), -EBUSY);
+	EXPECT_EQ(slot_word(4), idle_recent);
+	/* A drain removes IDLE slots, RECENT or not. */
+	EXPECT_EQ(tdx_pamt_drain(), 0);
+	EXPECT_EQ(slot_word(4), idle_recent);
+	/* The shrinker's first pass clears RECENT, its second tries. */
+	EXPECT_EQ(tdx_pamt_shrink_scan(1, NULL), 0);
+	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 1);
+	EXPECT(pamt_fake_range_has_pair(slot_pfn(4, 0)));
+
+	pamt_fake_inject(PAMT_FAKE_REMOVE, 0, 0, 0);
+	EXPECT_EQ(tdx_pamt_evict(slot_pfn(4, 0)), 0);
+	EXPECT_EQ(slot_word(4), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 0);
+}
+
+/*
+ * exit, then init again (a teardown and a new TDX user): the pairs the
+ * module kept at exit -- a LEAKED slot, a REMOVE that stayed BUSY -- are
+ * still in the module.  The new cache must know, or its first get on
+ * such a range issues a PAMT.ADD that fails for good (HPA_RANGE_NOT_FREE).
+ */
+PAMT_TEST(err_exit_then_init_keeps_module_pairs)
+{
+	extern const struct tdx_pamt_ops pamt_env_ops;
+	struct tdx_pamt_range r = { env.base_pfn, 0 };
+	struct tdx_pamt_config cfg = { .ops = &pamt_env_ops };
+	const unsigned long stuck = PAMT_SLOT_INSTALLED | PAMT_SLOT_LEAKED;
+	struct tdx_pamt_pair p;
+	unsigned long s;
+	long adds;
+
+	pamt_env_up_default();
+	r.start_pfn = env.base_pfn;
+	r.end_pfn = slot_pfn(env.nr_slots, 0);
+	/* Slot 4: REMOVE failed for good (LEAKED). */
+	ASSERT(!tdx_pamt_get(slot_pfn(4, 0), NULL));
+	ASSERT(!tdx_pamt_put(slot_pfn(4, 0)));
+	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_PAGE_NOT_EMPTY, 1, 0);
+	EXPECT_EQ(tdx_pamt_evict(slot_pfn(4, 0)), -EIO);
+	/* Slot 6: IDLE, and the module stays BUSY through exit's REMOVE. */
+	ASSERT(!tdx_pamt_get(slot_pfn(6, 0), NULL));
+	ASSERT(!tdx_pamt_put(slot_pfn(6, 0)));
+	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, 100000, 0);
+	tdx_pamt_exit();
+	pamt_fake_inject(PAMT_FAKE_REMOVE, 0, 0, 0);
+	EXPECT(pamt_fake_range_has_pair(slot_pfn(4, 0)));
+	EXPECT(pamt_fake_range_has_pair(slot_pfn(6, 0)));
+
+	ASSERT(!tdx_pamt_init(&r, 1, &cfg));
+	EXPECT_EQ(slot_word(4), stuck);
+	EXPECT_EQ(slot_word(6), stuck);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_INSTALLED), 2);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 0);
+	EXPECT_EQ(tdx_pamt_shrink_count(), 0);
+
+	/* A get uses the pair the module holds: no ADD. */
+	adds = fake_calls(PAMT_FAKE_ADD);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(6, 5), NULL), 0);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_ADD), adds);
+	EXPECT_EQ(pamt_fake_page_aug(slot_pfn(6, 5)), TDX_PAMT_SUCCESS);
+	EXPECT_EQ(pamt_fake_page_remove(slot_pfn(6, 5)), TDX_PAMT_SUCCESS);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(6, 5)), 0);
+
+	/*
+	 * This instance never allocated those pairs: take them back from
+	 * the module by hand, for the teardown's page accounting.
+	 */
+	for (s = 4; s <= 6; s += 2) {
+		EXPECT_EQ(pamt_fake_ops.remove(slot_pfn(s, 0), &p), 0);
+		__free_page(pfn_to_page(p.pfn[0]));
+		__free_page(pfn_to_page(p.pfn[1]));
+		slot_set_word(s, 0);
+		atomic_long_dec(&pamt.installed);
+	}
 }

@@ -32,10 +32,62 @@ const char * const tdx_pamt_stat_names[TDX_PAMT_STAT_NR] = {
 	[TDX_PAMT_STAT_SHRINK]		= "shrink",
 	[TDX_PAMT_STAT_CAP]		= "cap",
 	[TDX_PAMT_STAT_LEAKED]		= "leaked",
+	[TDX_PAMT_STAT_ADD_FAILED]	= "add_failed",
+	[TDX_PAMT_STAT_DEMOTE]		= "demote",
+	[TDX_PAMT_STAT_PROMOTE]		= "promote",
 	[TDX_PAMT_STAT_IDLE_SLOTS]	= "idle_slots",
 	[TDX_PAMT_STAT_CACHED_PAIRS]	= "cached_pairs",
 	[TDX_PAMT_STAT_INSTALLED]	= "installed_slots",
 };
+
+/*
+ * Ranges whose pair stayed in the module at the last tdx_pamt_exit() (a
+ * LEAKED slot, or a REMOVE that stayed BUSY), by base pfn.  The next
+ * tdx_pamt_init() marks them, so that it does not issue a PAMT.ADD the
+ * module must refuse for good (HPA_RANGE_NOT_FREE).  Process context only:
+ * init and exit do not race.
+ */
+static unsigned long *pamt_stuck;
+static unsigned long pamt_nr_stuck;
+
+/**
+ * pamt_forget_module_pairs() - forget the ranges exit left in the module
+ *
+ * For when the module that held them is gone (a new fake module in the
+ * tests): the next init starts from a module holding nothing.
+ */
+void pamt_forget_module_pairs(void)
+{
+	kfree(pamt_stuck);
+	pamt_stuck = NULL;
+	pamt_nr_stuck = 0;
+}
+
+/*
+ * Mark the ranges exit left in the module INSTALLED and LEAKED: the module
+ * holds their pairs, so a get revives them with no ADD, and nobody ever
+ * REMOVEs them, since this instance did not allocate their pages.
+ */
+static void pamt_mark_module_pairs(atomic_long_t *slots, unsigned long first,
+				   unsigned long nr_slots)
+{
+	unsigned long i, idx, lost = 0;
+
+	for (i = 0; i < pamt_nr_stuck; i++) {
+		idx = pamt_stuck[i] / TDX_PAMT_PAGES_PER_SLOT - first;
+		if (idx < nr_slots && !atomic_long_read(&slots[idx])) {
+			atomic_long_set(&slots[idx], PAMT_SLOT_INSTALLED |
+						     PAMT_SLOT_LEAKED);
+			atomic_long_inc(&pamt.installed);
+		} else {
+			lost++;
+		}
+	}
+	if (pamt_nr_stuck)
+		pr_info("tdx-pamt: %lu ranges keep the pair the module held at the last exit%s\n",
+			pamt_nr_stuck - lost, lost ? ", some now uncovered" : "");
+	pamt_forget_module_pairs();
+}
 
 static int pamt_check_config(const struct tdx_pamt_range *ranges,
 			     unsigned int nr, const struct tdx_pamt_config *cfg)
@@ -113,6 +165,7 @@ int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
 	pamt.idle_cap = cfg->idle_cap ?: max(covered / 4, 1UL);
 	atomic_long_set(&pamt.idle, 0);
 	atomic_long_set(&pamt.installed, 0);
+	pamt_mark_module_pairs(slots, first, nr_slots);
 	atomic_long_set(&pamt.hand, 0);
 	atomic_set(&pamt.serializing, 0);
 	raw_spin_lock_init(&pamt.seamcall_lock);
@@ -160,6 +213,17 @@ void tdx_pamt_exit(void)
 	if (stuck)
 		pr_warn("tdx-pamt: %lu PAMT pairs stay in the module\n", stuck);
 
+	/* Remember every range whose pair the module keeps, for the next init. */
+	pamt_forget_module_pairs();
+	/* Without memory for the list, a new cache would ADD on them. */
+	if (stuck + in_use)
+		pamt_stuck = kmalloc_array(stuck + in_use, sizeof(*pamt_stuck),
+					   GFP_KERNEL);
+	for (idx = 0; pamt_stuck && idx < pamt.nr_slots; idx++) {
+		if (atomic_long_read(&pamt.slots[idx]) & PAMT_SLOT_INSTALLED)
+			pamt_stuck[pamt_nr_stuck++] = pamt_slot_base_pfn(idx);
+	}
+
 	pamt.enabled = false;
 	pamt.nr_slots = 0;
 	pamt_mag_exit();
@@ -201,7 +265,11 @@ void tdx_pamt_read_stats(u64 *vals)
 		cached += READ_ONCE(pc->stat[PAMT_PCPU_CACHED]);
 	}
 	vals[TDX_PAMT_STAT_IDLE_SLOTS] = max(atomic_long_read(&pamt.idle), 0L);
-	vals[TDX_PAMT_STAT_CACHED_PAIRS] = cached;
+	/*
+	 * A pair pushed on one CPU and popped on another may be read as
+	 * popped only: the sum of the deltas is then briefly negative.
+	 */
+	vals[TDX_PAMT_STAT_CACHED_PAIRS] = max_t(s64, cached, 0);
 	vals[TDX_PAMT_STAT_INSTALLED] = atomic_long_read(&pamt.installed);
 }
 

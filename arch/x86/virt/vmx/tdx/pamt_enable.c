@@ -210,8 +210,10 @@ int tdx_pamt_module_prepare(struct tdmr_info_list *tdmr_list)
  * Called by tdx_enable() once the module is marked initialised.  Registers
  * the shrinker and the CPU hotplug hook.  tdx_enable() is an initcall that
  * holds no CPU hotplug lock, so it registers them directly; no worker is
- * needed.  If registering fails, the cache stays on, with idle memory
- * bounded by the idle cap only.
+ * needed.  A CPU that went offline since tdx_pamt_module_prepare() is
+ * drained as the hook is registered (pamt_glue_register()).  If
+ * registering fails, the cache stays on, with idle memory bounded by the
+ * idle cap only.
  *
  * Context: process context, at boot; may sleep.
  */

@@ -205,8 +205,9 @@ static u64 pamt_fake_add(unsigned long base, const struct tdx_pamt_pair *pair)
 
 	pamt_fake_delay(PAMT_FAKE_ADD);
 
-	if (r->has_pair) {
-		pamt_fake_violation("PAMT.ADD on pfn %#lx, which has a pair", base);
+	if (r->has_pair || r->mapped_2m) {
+		pamt_fake_violation("PAMT.ADD on pfn %#lx, which has a pair or a 2M mapping",
+				    base);
 		status = TDX_PAMT_HPA_RANGE_NOT_FREE;
 		goto out;
 	}
@@ -357,6 +358,230 @@ u64 pamt_fake_page_remove(unsigned long pfn)
 	return status;
 }
 
+/* The range's 512 pages: none may be a PAMT page or in use by a TD. */
+static bool pamt_fake_range_free(unsigned long base)
+{
+	unsigned long bit = pamt_fake_bit(base), i;
+
+	for (i = 0; i < TDX_PAMT_PAGES_PER_SLOT; i++)
+		if (test_bit(bit + i, pamt_fake.td_map) ||
+		    test_bit(bit + i, pamt_fake.pamt_map))
+			return false;
+	return true;
+}
+
+/**
+ * pamt_fake_page_aug_2m() - a TD maps a whole 2M range, as PAGE.AUG at 2M
+ * @base: the range's first pfn
+ *
+ * The module needs the range free of a pair and of PAMT pages (its PAMT
+ * page bitmap all zero), and every page unused.
+ *
+ * Return: TDX_PAMT_SUCCESS; HPA_RANGE_NOT_FREE if the range has a pair;
+ * PAGE_NOT_FREE if a page is in use or a PAMT page; OPERAND_BUSY if the
+ * range is locked; OPERAND_ADDR_RANGE if not covered or not 2M aligned.
+ */
+u64 pamt_fake_page_aug_2m(unsigned long base)
+{
+	unsigned long bit = pamt_fake_bit(base), i;
+	struct pamt_fake_range *r;
+	u64 status = TDX_PAMT_SUCCESS;
+
+	if (!pamt_fake_covered(base) || base % TDX_PAMT_PAGES_PER_SLOT)
+		return TDX_PAMT_OPERAND_ADDR_RANGE;
+	r = pamt_fake_range(base);
+	if (!pamt_fake_trylock_excl(r, base))
+		return TDX_PAMT_OPERAND_BUSY;
+	if (r->has_pair)
+		status = TDX_PAMT_HPA_RANGE_NOT_FREE;
+	else if (r->mapped_2m || !pamt_fake_range_free(base))
+		status = TDX_PAMT_PAGE_NOT_FREE;
+	if (!status) {
+		for (i = 0; i < TDX_PAMT_PAGES_PER_SLOT; i++)
+			set_bit(bit + i, pamt_fake.td_map);
+		WRITE_ONCE(r->mapped_2m, true);
+	}
+	pamt_fake_unlock_excl(r);
+	return status;
+}
+
+/**
+ * pamt_fake_page_remove_2m() - a TD stops mapping a 2M range
+ * @base: the range's first pfn
+ *
+ * Return: TDX_PAMT_SUCCESS, or an error if the range is not mapped at 2M.
+ */
+u64 pamt_fake_page_remove_2m(unsigned long base)
+{
+	unsigned long bit = pamt_fake_bit(base), i;
+	struct pamt_fake_range *r;
+
+	if (!pamt_fake_covered(base) || base % TDX_PAMT_PAGES_PER_SLOT)
+		return TDX_PAMT_OPERAND_ADDR_RANGE;
+	r = pamt_fake_range(base);
+	if (!pamt_fake_trylock_excl(r, base))
+		return TDX_PAMT_OPERAND_BUSY;
+	if (!r->mapped_2m) {
+		pamt_fake_unlock_excl(r);
+		return PAMT_FAKE_NOT_MAPPED_2M;
+	}
+	for (i = 0; i < TDX_PAMT_PAGES_PER_SLOT; i++)
+		clear_bit(bit + i, pamt_fake.td_map);
+	WRITE_ONCE(r->mapped_2m, false);
+	pamt_fake_unlock_excl(r);
+	return TDX_PAMT_SUCCESS;
+}
+
+/**
+ * pamt_fake_page_demote() - TDH.MEM.PAGE.DEMOTE of a range mapped at 2M
+ * @base: the range's first pfn
+ * @pair: the pair the host passes in R12/R13
+ *
+ * Locks as PAMT.ADD does: the range exclusively, the pair pages' ranges
+ * shared.  On success the range holds @pair and its 512 pages are mapped
+ * at 4K.
+ *
+ * Return: TDX_PAMT_SUCCESS; MISSING_PAGE_PAIR without a pair;
+ * PAMT_FAKE_NOT_MAPPED_2M if the range is not mapped at 2M; PAGE_NOT_FREE
+ * (a violation) if a pair page is in use; HPA_RANGE_NOT_FREE (a violation)
+ * if the range has a pair; OPERAND_BUSY on a lock conflict;
+ * OPERAND_ADDR_RANGE if not covered.
+ */
+u64 pamt_fake_page_demote(unsigned long base, const struct tdx_pamt_pair *pair)
+{
+	struct pamt_fake_range *r;
+	u64 status;
+	int i;
+
+	atomic64_inc(&pamt_fake.calls[PAMT_FAKE_DEMOTE]);
+	status = pamt_fake_injected(PAMT_FAKE_DEMOTE);
+	if (status)
+		return status;
+	if (!pair)
+		return pamt_fake_result(PAMT_FAKE_DEMOTE,
+					TDX_PAMT_MISSING_PAGE_PAIR);
+	if (!pamt_fake_covered(base) || base % TDX_PAMT_PAGES_PER_SLOT ||
+	    !pamt_fake_covered(pair->pfn[0]) || !pamt_fake_covered(pair->pfn[1]))
+		return pamt_fake_result(PAMT_FAKE_DEMOTE,
+					TDX_PAMT_OPERAND_ADDR_RANGE);
+
+	r = pamt_fake_range(base);
+	if (!pamt_fake_trylock_excl(r, base))
+		return pamt_fake_result(PAMT_FAKE_DEMOTE, TDX_PAMT_OPERAND_BUSY);
+	if (!pamt_fake_lock_pair(r, pair)) {
+		pamt_fake_unlock_excl(r);
+		return pamt_fake_result(PAMT_FAKE_DEMOTE, TDX_PAMT_OPERAND_BUSY);
+	}
+
+	pamt_fake_delay(PAMT_FAKE_DEMOTE);
+
+	if (r->has_pair) {
+		pamt_fake_violation("DEMOTE on pfn %#lx, which has a pair", base);
+		status = TDX_PAMT_HPA_RANGE_NOT_FREE;
+		goto out;
+	}
+	if (!r->mapped_2m) {
+		status = PAMT_FAKE_NOT_MAPPED_2M;
+		goto out;
+	}
+	for (i = 0; i < 2; i++) {
+		unsigned long bit = pamt_fake_bit(pair->pfn[i]);
+
+		if (test_bit(bit, pamt_fake.td_map) ||
+		    test_bit(bit, pamt_fake.pamt_map) ||
+		    pair->pfn[0] == pair->pfn[1]) {
+			pamt_fake_violation("DEMOTE on pfn %#lx with busy pair page %#lx",
+					    base, pair->pfn[i]);
+			status = TDX_PAMT_PAGE_NOT_FREE;
+			goto out;
+		}
+	}
+	set_bit(pamt_fake_bit(pair->pfn[0]), pamt_fake.pamt_map);
+	set_bit(pamt_fake_bit(pair->pfn[1]), pamt_fake.pamt_map);
+	r->pair = *pair;
+	WRITE_ONCE(r->has_pair, true);
+	WRITE_ONCE(r->mapped_2m, false);
+	atomic_set(&r->td_pages, TDX_PAMT_PAGES_PER_SLOT);
+	atomic64_inc(&pamt_fake.pairs);
+	status = TDX_PAMT_SUCCESS;
+out:
+	pamt_fake_unlock_pair(r, pair);
+	pamt_fake_unlock_excl(r);
+	return pamt_fake_result(PAMT_FAKE_DEMOTE, status);
+}
+
+/**
+ * pamt_fake_page_promote() - TDH.MEM.PAGE.PROMOTE of 512 4K pages to 2M
+ * @base: the range's first pfn
+ * @pair: filled with the pair the module hands back
+ *
+ * Return: TDX_PAMT_SUCCESS; MISSING_PAGE_PAIR (a violation: only a range
+ * with 4K pages can be promoted, and those need the pair) if the range
+ * has no pair; PAMT_FAKE_PROMOTE_REFUSED unless all 512 pages are mapped
+ * at 4K; OPERAND_BUSY on a lock conflict; OPERAND_ADDR_RANGE if not
+ * covered.
+ */
+u64 pamt_fake_page_promote(unsigned long base, struct tdx_pamt_pair *pair)
+{
+	struct pamt_fake_range *r;
+	struct tdx_pamt_pair held;
+	u64 status;
+
+	atomic64_inc(&pamt_fake.calls[PAMT_FAKE_PROMOTE]);
+	status = pamt_fake_injected(PAMT_FAKE_PROMOTE);
+	if (status)
+		return status;
+	if (!pamt_fake_covered(base) || base % TDX_PAMT_PAGES_PER_SLOT)
+		return pamt_fake_result(PAMT_FAKE_PROMOTE,
+					TDX_PAMT_OPERAND_ADDR_RANGE);
+
+	r = pamt_fake_range(base);
+	if (!pamt_fake_trylock_excl(r, base))
+		return pamt_fake_result(PAMT_FAKE_PROMOTE, TDX_PAMT_OPERAND_BUSY);
+	if (!r->has_pair) {
+		pamt_fake_unlock_excl(r);
+		pamt_fake_violation("PROMOTE on pfn %#lx, which has no pair", base);
+		return pamt_fake_result(PAMT_FAKE_PROMOTE,
+					TDX_PAMT_MISSING_PAGE_PAIR);
+	}
+	held = r->pair;
+	if (!pamt_fake_lock_pair(r, &held)) {
+		pamt_fake_unlock_excl(r);
+		return pamt_fake_result(PAMT_FAKE_PROMOTE, TDX_PAMT_OPERAND_BUSY);
+	}
+
+	pamt_fake_delay(PAMT_FAKE_PROMOTE);
+
+	if (atomic_read(&r->td_pages) != TDX_PAMT_PAGES_PER_SLOT) {
+		status = PAMT_FAKE_PROMOTE_REFUSED;
+		goto out;
+	}
+	clear_bit(pamt_fake_bit(held.pfn[0]), pamt_fake.pamt_map);
+	clear_bit(pamt_fake_bit(held.pfn[1]), pamt_fake.pamt_map);
+	WRITE_ONCE(r->has_pair, false);
+	atomic_set(&r->td_pages, 0);
+	WRITE_ONCE(r->mapped_2m, true);
+	atomic64_dec(&pamt_fake.pairs);
+	*pair = held;
+	status = TDX_PAMT_SUCCESS;
+out:
+	pamt_fake_unlock_pair(r, &held);
+	pamt_fake_unlock_excl(r);
+	return pamt_fake_result(PAMT_FAKE_PROMOTE, status);
+}
+
+/**
+ * pamt_fake_range_mapped_2m() - whether a TD maps @pfn's range at 2M
+ * @pfn: any page of the range
+ *
+ * Return: true if it does; false if not or not covered.
+ */
+bool pamt_fake_range_mapped_2m(unsigned long pfn)
+{
+	return pamt_fake_covered(pfn) &&
+	       READ_ONCE(pamt_fake_range(pfn)->mapped_2m);
+}
+
 /**
  * pamt_fake_range_has_pair() - whether the module holds a pair for @pfn
  * @pfn: any page of the range
@@ -388,6 +613,11 @@ unsigned long pamt_fake_check_all(void)
 		}
 		if (atomic_read(&r->td_pages) && !r->has_pair) {
 			pamt_fake_violation("range %lu has TD pages, no pair", i);
+			bad++;
+		}
+		if (r->mapped_2m && (r->has_pair || atomic_read(&r->td_pages))) {
+			pamt_fake_violation("range %lu mapped 2M with a pair or 4K pages",
+					    i);
 			bad++;
 		}
 		pairs += r->has_pair;

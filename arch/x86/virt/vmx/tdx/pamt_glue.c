@@ -6,7 +6,9 @@
  * unchanged by the userspace harness; what only a kernel has lives here:
  * running a drain on every CPU, the shrinker and the CPU hotplug hook.
  */
+#include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
+#include <linux/cpumask.h>
 #include <linux/errno.h>
 #include <linux/shrinker.h>
 #include <linux/workqueue.h>
@@ -23,7 +25,8 @@ static void pamt_glue_drain_fn(struct work_struct *work)
  *
  * Runs pamt_mag_drain_local() in process context on each online CPU and
  * waits for all of them.  The magazines of offline CPUs were drained by
- * the CPU hotplug callback when they went down.
+ * the CPU hotplug callback when they went down, or, for a CPU that went
+ * down before the callback was registered, by pamt_glue_register().
  *
  * Context: process context; sleeps.
  */
@@ -68,11 +71,33 @@ struct shrinker *pamt_glue_shrinker(void)
 }
 
 /**
+ * pamt_glue_drain_offline() - free the pairs of every CPU not in @online
+ * @online: the CPUs to leave alone; cpu_online_mask but for tests
+ *
+ * Context: process context, with the CPU hotplug lock held, so that no CPU
+ * comes or goes meanwhile.
+ */
+void pamt_glue_drain_offline(const struct cpumask *online)
+{
+	unsigned int cpu;
+
+	lockdep_assert_cpus_held();
+	for_each_possible_cpu(cpu) {
+		if (!cpumask_test_cpu(cpu, online))
+			tdx_pamt_drain_cpu(cpu);
+	}
+}
+
+/**
  * pamt_glue_register() - register the shrinker and the CPU-dead hook
  *
  * Both are harmless while the cache is off: they find nothing to do.
+ * The cache is usable from tdx_pamt_init() on, before this runs: a CPU
+ * that went offline in between filled magazines that no callback drained.
+ * The hook is installed and those CPUs drained under one hold of the CPU
+ * hotplug lock, so that every CPU that ever dies is drained once.
  *
- * Context: process context; sleeps.
+ * Context: process context, without the CPU hotplug lock; sleeps.
  *
  * Return: 0 or a negative errno, with nothing registered.
  */
@@ -88,8 +113,13 @@ int pamt_glue_register(void)
 	pamt_shrinker->count_objects = pamt_glue_count;
 	pamt_shrinker->scan_objects = pamt_glue_scan;
 
-	ret = cpuhp_setup_state_nocalls(CPUHP_BP_PREPARE_DYN, "x86/tdx/pamt:dead",
-					NULL, pamt_glue_cpu_dead);
+	cpus_read_lock();
+	ret = cpuhp_setup_state_nocalls_cpuslocked(CPUHP_BP_PREPARE_DYN,
+						   "x86/tdx/pamt:dead", NULL,
+						   pamt_glue_cpu_dead);
+	if (ret >= 0)
+		pamt_glue_drain_offline(cpu_online_mask);
+	cpus_read_unlock();
 	if (ret < 0) {
 		shrinker_free(pamt_shrinker);
 		pamt_shrinker = NULL;

@@ -216,6 +216,9 @@ extern struct lockdep_map pamt_transit_map;
 #define pamt_transit_end()	preempt_enable()
 #endif
 
+/* pamt_core.c */
+void pamt_forget_module_pairs(void);
+
 /* pamt_slot.c */
 int pamt_slot_remove(atomic_long_t *slot, unsigned long idx,
 		     struct tdx_pamt_pair *pair);
@@ -238,7 +241,7 @@ unsigned long pamt_depot_shrink(unsigned long nr);
 void pamt_depot_free_empty(void);
 
 /* pamt_shrink.c */
-void pamt_shrink_idle_inc(void);
+bool pamt_shrink_idle_inc(void);
 unsigned long pamt_shrink_remove_all_idle(void);
 
 /*

@@ -484,6 +484,35 @@ static void pk_ctx_hotplug_drains(struct kunit *test)
 	pk_check_accounting(test, 0);
 }
 
+/*
+ * The window between tdx_pamt_init() and the hook's registration: a CPU
+ * that goes offline there with pairs in its magazines gets no callback.
+ * Registering drains it.
+ */
+static void pk_ctx_hotplug_before_glue(struct kunit *test)
+{
+	u64 cached, freed;
+	int cpu;
+
+	cpu = pk_pick_cpu(test);
+	KUNIT_ASSERT_EQ(test, pk_setup(test, TDX_PAMT_MODE_MAGAZINE, 8,
+				       PK_NO_CAP), 0);
+	KUNIT_EXPECT_EQ(test, work_on_cpu(cpu, pk_give_on_cpu, (void *)10L), 10L);
+	KUNIT_EXPECT_EQ(test, pk_cpu_cached(cpu), 10U);
+	cached = pk_stat(TDX_PAMT_STAT_CACHED_PAIRS);
+	freed = pk_stat(TDX_PAMT_STAT_PAGE_FREE);
+
+	KUNIT_EXPECT_EQ(test, remove_cpu(cpu), 0);
+	/* No hook yet: nothing drained the dead CPU. */
+	KUNIT_EXPECT_EQ(test, pk_cpu_cached(cpu), 10U);
+	KUNIT_EXPECT_EQ(test, pk_glue(test), 0);
+	KUNIT_EXPECT_EQ(test, pk_cpu_cached(cpu), 0U);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), cached - 10);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_PAGE_FREE), freed + 20);
+	KUNIT_EXPECT_EQ(test, add_cpu(cpu), 0);
+	pk_check_accounting(test, 0);
+}
+
 /* Offline and online a CPU twice while every CPU moves pairs around. */
 static void pk_ctx_hotplug_under_load(struct kunit *test)
 {
@@ -534,6 +563,7 @@ static struct kunit_suite pk_ctx_suite = {
 
 static struct kunit_case pk_hotplug_cases[] = {
 	KUNIT_CASE(pk_ctx_hotplug_drains),
+	KUNIT_CASE(pk_ctx_hotplug_before_glue),
 	KUNIT_CASE_SLOW(pk_ctx_hotplug_under_load),
 	KUNIT_CASE(pk_suite_leak_check),
 	{}

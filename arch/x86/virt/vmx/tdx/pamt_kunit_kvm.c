@@ -2,7 +2,8 @@
 /*
  * KUnit: the PAMT cache as KVM TDX calls it (arch/x86/kvm/vmx/tdx.c): a
  * put from a real RCU callback, the per-vCPU cache from vCPU creation to
- * vCPU free, and TD control pages.  Only the exported API is used, as
+ * vCPU free, TD control pages, and DEMOTE/PROMOTE around a split and a
+ * merge.  Only the exported API is used, as
  * kvm-intel would use it; KVM itself is not run.
  */
 #include <linux/kvm_host.h>
@@ -265,11 +266,109 @@ static void pk_kvm_control_pages(struct kunit *test)
 	pk_check_accounting(test, 0);
 }
 
+/*
+ * KVM's split and merge hooks, under the write-held mmu_lock: DEMOTE and
+ * PROMOTE run inside the slot's transition, with preemption off (also on
+ * PREEMPT_RT, where the rwlock itself sleeps).
+ */
+struct pk_kvm_split {
+	unsigned long base;
+	bool atomic;
+	u64 status;
+};
+
+static u64 pk_kvm_demote_cb(const struct tdx_pamt_pair *pair, void *arg)
+{
+	struct pk_kvm_split *s = arg;
+
+	s->atomic = !preemptible();
+	s->status = pamt_fake_page_demote(s->base, pair);
+	return s->status;
+}
+
+static u64 pk_kvm_promote_cb(struct tdx_pamt_pair *pair, void *arg)
+{
+	struct pk_kvm_split *s = arg;
+
+	s->atomic = !preemptible();
+	s->status = pamt_fake_page_promote(s->base, pair);
+	return s->status;
+}
+
+static int pk_kvm_demote(struct pk_kvm_split *s, struct tdx_pamt_cache *c)
+{
+	int ret;
+
+	s->atomic = false;
+	write_lock(&pk_kvm_mmu_lock);
+	ret = tdx_pamt_demote(s->base, c, pk_kvm_demote_cb, s);
+	write_unlock(&pk_kvm_mmu_lock);
+	return ret;
+}
+
+static void pk_kvm_split_merge(struct kunit *test)
+{
+	const unsigned long split = PAMT_SLOT_INSTALLED | TDX_PAMT_PAGES_PER_SLOT;
+	struct pk_kvm_split s = { };
+	struct tdx_pamt_cache c;
+	unsigned long nth, pfn, i, bad = 0;
+	int ret;
+
+	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	tdx_init_pamt_cache(&c);
+	/* A range that no pair page landed in: a TD can map it at 2M. */
+	for (nth = 8; nth < 64 && !s.base; nth++) {
+		pfn = ALIGN_DOWN(pk_slot_pfn(test, nth), TDX_PAMT_PAGES_PER_SLOT);
+		if (pamt_fake_page_aug_2m(pfn) == TDX_PAMT_SUCCESS)
+			s.base = pfn;
+	}
+	KUNIT_ASSERT_NE(test, s.base, 0UL);
+	/* As the per-VM split cache, topped up before mmu_lock. */
+	KUNIT_ASSERT_EQ(test, tdx_topup_pamt_cache(&c, 1), 0);
+	atomic_long_add(c.nr, &pk(test)->held_pairs);
+
+	KUNIT_EXPECT_EQ(test, pk_kvm_demote(&s, &c), 0);
+	KUNIT_EXPECT_TRUE(test, s.atomic);
+	KUNIT_EXPECT_EQ(test, s.status, TDX_PAMT_SUCCESS);
+	KUNIT_EXPECT_EQ(test, pk_word(s.base), split);
+	KUNIT_EXPECT_TRUE(test, pamt_fake_range_has_pair(s.base));
+	atomic_long_sub(1 - c.nr, &pk(test)->held_pairs);
+	pk_check_accounting(test, 0);
+
+	s.atomic = false;
+	write_lock(&pk_kvm_mmu_lock);
+	ret = tdx_pamt_promote(s.base + 3, pk_kvm_promote_cb, &s);
+	write_unlock(&pk_kvm_mmu_lock);
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	KUNIT_EXPECT_TRUE(test, s.atomic);
+	KUNIT_EXPECT_EQ(test, pk_word(s.base), 0UL);
+	KUNIT_EXPECT_FALSE(test, pamt_fake_range_has_pair(s.base));
+	KUNIT_EXPECT_TRUE(test, pamt_fake_range_mapped_2m(s.base));
+	pk_check_accounting(test, 0);
+
+	/* Split again, then zap every 4K leaf: the range ends up IDLE. */
+	KUNIT_EXPECT_EQ(test, pk_kvm_demote(&s, &c), 0);
+	write_lock(&pk_kvm_mmu_lock);
+	for (i = 0; i < TDX_PAMT_PAGES_PER_SLOT; i++) {
+		bad += pamt_fake_page_remove(s.base + i) != TDX_PAMT_SUCCESS;
+		bad += tdx_pamt_put(s.base + i) != 0;
+	}
+	write_unlock(&pk_kvm_mmu_lock);
+	KUNIT_EXPECT_EQ(test, bad, 0UL);
+	KUNIT_EXPECT_EQ(test, pamt_slot_state(pk_word(s.base)), PAMT_SLOT_IDLE);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_DEMOTE), 2ULL);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_PROMOTE), 1ULL);
+	atomic_long_sub(c.nr, &pk(test)->held_pairs);
+	tdx_free_pamt_cache(&c);
+	pk_check_accounting(test, 0);
+}
+
 static struct kunit_case pk_kvm_cases[] = {
 	KUNIT_CASE(pk_kvm_rcu_put_magazine),
 	KUNIT_CASE(pk_kvm_rcu_put_eager),
 	KUNIT_CASE(pk_kvm_vcpu_cache),
 	KUNIT_CASE(pk_kvm_control_pages),
+	KUNIT_CASE(pk_kvm_split_merge),
 	KUNIT_CASE(pk_suite_leak_check),
 	{}
 };

@@ -524,10 +524,13 @@ void tdx_free_pamt_cache(struct tdx_pamt_cache *res)
 EXPORT_SYMBOL_FOR_KVM(tdx_free_pamt_cache);
 
 /**
- * tdx_pamt_pair_take() - take a free pair, for TDH.MEM.PAGE.DEMOTE
+ * tdx_pamt_pair_take() - take a free pair, outside any slot
  * @pair: filled on success
  * @res: reserve to fall back on, or NULL
  * @gfp: allocation flags for when both run dry
+ *
+ * The slot of no range learns of it: a split must use tdx_pamt_demote(),
+ * which takes its pair the same way and installs it in the slot.
  *
  * Return: 0; -ENOMEM; -EOPNOTSUPP while the cache is off, when DEMOTE
  * takes no pair.
@@ -549,8 +552,11 @@ int tdx_pamt_pair_take(struct tdx_pamt_pair *pair,
 EXPORT_SYMBOL_FOR_KVM(tdx_pamt_pair_take);
 
 /**
- * tdx_pamt_pair_give() - give back a pair, for example after PROMOTE
- * @pair: a pair the module no longer holds
+ * tdx_pamt_pair_give() - give back a pair taken by tdx_pamt_pair_take()
+ * @pair: a pair the module does not hold
+ *
+ * A merge must use tdx_pamt_promote(), which empties the slot and gives
+ * the pair PROMOTE handed back to the magazines itself.
  */
 void tdx_pamt_pair_give(const struct tdx_pamt_pair *pair)
 {

@@ -35,10 +35,10 @@ static int pamt_shrink_remove(unsigned long idx, unsigned long old)
 	struct tdx_pamt_pair pair;
 	int ret;
 
+	/* RECENT stays in the word: a BUSY REMOVE restores it exactly. */
 	pamt_transit_begin();
 	if (!atomic_long_try_cmpxchg_acquire(slot, &old,
-					     PAMT_SLOT_INSTALLED |
-					     PAMT_SLOT_TRANSIT)) {
+					     old | PAMT_SLOT_TRANSIT)) {
 		pamt_transit_end();
 		return -EAGAIN;
 	}
@@ -62,9 +62,12 @@ static bool pamt_shrink_reclaimable(unsigned long word)
  * @nr IDLE slots that were not referenced since the hand last passed.
  * Their pairs are freed.  For the cap, a sweep that found only recently
  * used slots takes the first of them rather than nothing.  Never sleeps.
+ * Adds the REMOVE sequences it issued, whatever their outcome, to
+ * *@removes when that is not NULL.
  */
 static unsigned long pamt_shrink_sweep(unsigned long nr, unsigned long budget,
-				       enum pamt_shrink_why why)
+				       enum pamt_shrink_why why,
+				       unsigned long *removes)
 {
 	unsigned long freed = 0, busy = 0, spare = ULONG_MAX, idx, old;
 	atomic_long_t *slot;
@@ -87,6 +90,8 @@ static unsigned long pamt_shrink_sweep(unsigned long nr, unsigned long budget,
 			continue;
 		}
 		ret = pamt_shrink_remove(idx, old);
+		if (removes && ret != -EAGAIN)
+			(*removes)++;
 		if (ret == -EBUSY)
 			busy++;
 		if (ret)
@@ -100,8 +105,11 @@ static unsigned long pamt_shrink_sweep(unsigned long nr, unsigned long budget,
 
 	if (why == PAMT_SHRINK_FOR_CAP && !freed && spare != ULONG_MAX) {
 		old = atomic_long_read(&pamt.slots[spare]);
-		if (pamt_shrink_reclaimable(old) &&
-		    !pamt_shrink_remove(spare, old)) {
+		ret = pamt_shrink_reclaimable(old) ?
+		      pamt_shrink_remove(spare, old) : -EAGAIN;
+		if (removes && ret != -EAGAIN)
+			(*removes)++;
+		if (!ret) {
 			pamt_stat_inc(CAP);
 			freed++;
 		}
@@ -122,15 +130,20 @@ static unsigned long pamt_shrink_idle_memory(void)
  * Called from put, in any context but hardirq.  Over the cap, it frees a
  * depot pair or REMOVEs the oldest idle slot it finds within a small
  * budget, so that idle memory stays bounded without waiting for reclaim.
+ *
+ * Return: true if it issued a PAMT.REMOVE (the put counts as put_slow).
  */
-void pamt_shrink_idle_inc(void)
+bool pamt_shrink_idle_inc(void)
 {
+	unsigned long removes = 0;
+
 	atomic_long_inc(&pamt.idle);
 	if (likely(pamt_shrink_idle_memory() <= READ_ONCE(pamt.idle_cap)))
-		return;
+		return false;
 	if (pamt_depot_pairs() && pamt_depot_shrink(1))
-		return;
-	pamt_shrink_sweep(1, PAMT_CAP_BUDGET, PAMT_SHRINK_FOR_CAP);
+		return false;
+	pamt_shrink_sweep(1, PAMT_CAP_BUDGET, PAMT_SHRINK_FOR_CAP, &removes);
+	return removes;
 }
 
 /**
@@ -188,7 +201,7 @@ unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
 
 	if (pamt.enabled) {
 		freed = pamt_shrink_sweep(nr_to_scan, 2 * pamt.nr_slots,
-					  PAMT_SHRINK_FOR_SCAN);
+					  PAMT_SHRINK_FOR_SCAN, NULL);
 		if (freed < nr_to_scan)
 			freed += pamt_depot_shrink(nr_to_scan - freed);
 		trace_tdx_pamt_shrink(nr_to_scan, freed);
@@ -252,7 +265,7 @@ void tdx_pamt_set_idle_cap(unsigned long cap)
 		now -= pamt_depot_shrink(now - cap);
 		if (now > cap)
 			pamt_shrink_sweep(now - cap, 2 * pamt.nr_slots,
-					  PAMT_SHRINK_FOR_CAP);
+					  PAMT_SHRINK_FOR_CAP, NULL);
 	}
 }
 

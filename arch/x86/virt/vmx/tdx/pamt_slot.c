@@ -254,6 +254,7 @@ static int pamt_slot_add(atomic_long_t *slot, unsigned long idx,
 			  "tdx-pamt: PAMT.ADD on pfn %#lx: range already has a pair\n",
 			  pamt_slot_base_pfn(idx));
 		atomic_long_set_release(slot, 0);
+		pamt_stat_inc(ADD_FAILED);
 		return ret;
 	}
 
@@ -287,15 +288,24 @@ void pamt_pair_release(const struct tdx_pamt_pair *pair,
  * @pair: on success, the pair the module handed back
  *
  * Must be called inside pamt_transit_begin(), so that a waiter on this slot
- * never waits for a task that is not running.  On success the caller ends
- * the transition, then gives @pair to pamt_pair_release().
+ * never waits for a task that is not running.  The caller took the slot by
+ * setting PAMT_SLOT_TRANSIT in the word it read (an IDLE word, RECENT
+ * included, or an ACTIVE(1) word less its reference), so the word without
+ * PAMT_SLOT_TRANSIT is the one to restore when nothing was removed.  On
+ * success the caller ends the transition, then gives @pair to
+ * pamt_pair_release().
  *
- * Return: 0 with the slot EMPTY; -EBUSY with the slot IDLE again when the
- * module stayed busy; -EIO with the slot IDLE and LEAKED otherwise.
+ * Return: 0 with the slot EMPTY; -EBUSY with the slot's old word restored
+ * exactly when the module stayed busy or the SEAMCALL did not run; -ENOENT
+ * with the slot EMPTY when the module held no pair (or the backend could
+ * not name the pages it handed back): nothing to release; -EIO with the
+ * slot IDLE and LEAKED otherwise.
  */
 int pamt_slot_remove(atomic_long_t *slot, unsigned long idx,
 		     struct tdx_pamt_pair *pair)
 {
+	/* Nobody else writes the word while we own the transition. */
+	unsigned long old = atomic_long_read(slot) & ~PAMT_SLOT_TRANSIT;
 	u64 status;
 	int ret;
 
@@ -308,11 +318,13 @@ int pamt_slot_remove(atomic_long_t *slot, unsigned long idx,
 		/*
 		 * Try again later: the module was busy, or the SEAMCALL did
 		 * not run at all (a shrinker on a CPU out of VMX operation).
-		 * No cap check here: the caller is already reclaiming.
+		 * Either way nothing changed: put the word back as it was,
+		 * RECENT included.  No cap check here: the caller is already
+		 * reclaiming.
 		 */
 		atomic_long_inc(&pamt.idle);
-		atomic_long_set_release(slot, PAMT_SLOT_INSTALLED);
-		return ret;
+		atomic_long_set_release(slot, old);
+		return -EBUSY;
 	}
 	if ((status & TDX_PAMT_STATUS_MASK) == TDX_PAMT_NO_PAGE_PAIR ||
 	    status == TDX_PAMT_SW_PAIR_LOST) {
@@ -322,7 +334,7 @@ int pamt_slot_remove(atomic_long_t *slot, unsigned long idx,
 		pamt_stat_inc(LEAKED);
 		atomic_long_dec(&pamt.installed);
 		atomic_long_set_release(slot, 0);
-		return ret;
+		return -ENOENT;
 	}
 	if (ret) {
 		pr_warn_once("tdx-pamt: PAMT.REMOVE on pfn %#lx failed: %#llx, pair left in the module\n",
@@ -553,16 +565,24 @@ static noinline int pamt_slot_put_slow(atomic_long_t *slot,
 							     (old - 1) |
 							     PAMT_SLOT_RECENT))
 				continue;
-			if (!(old & PAMT_SLOT_LEAKED))
-				pamt_shrink_idle_inc();
+			/* put_slow: the cap made this put issue a REMOVE. */
+			if (!(old & PAMT_SLOT_LEAKED) && pamt_shrink_idle_inc()) {
+				pamt_stat_inc(PUT_SLOW);
+				return 0;
+			}
 			break;
 		}
 
-		/* Eager: go straight from ACTIVE to REMOVING. */
+		/*
+		 * Eager: go straight from ACTIVE to REMOVING.  Fully ordered,
+		 * as every transition that takes ownership is at least
+		 * acquire: the REMOVE must come after the other CPUs' uses of
+		 * the range, which their puts released; and release, as the
+		 * drop of this put's own reference.
+		 */
 		pamt_transit_begin();
-		if (!atomic_long_try_cmpxchg_release(slot, &old,
-						     (old - 1) |
-						     PAMT_SLOT_TRANSIT)) {
+		if (!atomic_long_try_cmpxchg(slot, &old,
+					     (old - 1) | PAMT_SLOT_TRANSIT)) {
 			pamt_transit_end();
 			continue;
 		}
@@ -617,9 +637,12 @@ EXPORT_SYMBOL_FOR_KVM(tdx_pamt_put);
  * tdx_pamt_evict() - remove the pair of an idle range, for a 2M mapping
  * @pfn: any page of the range
  *
- * Return: 0 if the range has no pair (any more); -EBUSY, changing nothing,
- * if the range is in use or in transition, or if the module stayed busy;
- * -EINVAL if @pfn is not covered; -EIO if the pair is stuck in the module.
+ * Return: 0 if the range has no pair (any more), also when the module
+ * answered that it held none; -EBUSY, changing nothing (the word is as it
+ * was, PAMT_SLOT_RECENT included), if the range is in use or in
+ * transition, if the module stayed busy, or if the REMOVE did not run:
+ * the caller maps at 4K and may try again later; -EINVAL if @pfn is not
+ * covered; -EIO if the pair is stuck in the module for good.
  */
 int tdx_pamt_evict(unsigned long pfn)
 {
@@ -647,10 +670,10 @@ int tdx_pamt_evict(unsigned long pfn)
 		if (old & PAMT_SLOT_LEAKED)
 			return -EIO;
 
+		/* Keep RECENT in the word: a BUSY REMOVE puts it back. */
 		pamt_transit_begin();
 		if (!atomic_long_try_cmpxchg_acquire(slot, &old,
-						     PAMT_SLOT_INSTALLED |
-						     PAMT_SLOT_TRANSIT)) {
+						     old | PAMT_SLOT_TRANSIT)) {
 			pamt_transit_end();
 			continue;
 		}
@@ -659,6 +682,9 @@ int tdx_pamt_evict(unsigned long pfn)
 		pamt_transit_end();
 		if (!ret)
 			pamt_pair_release(&pair, PAMT_PAIR_TO_MAG);
+		/* The module held no pair: the range is empty, as asked. */
+		if (ret == -ENOENT)
+			ret = 0;
 		trace_tdx_pamt_evict(pfn, ret);
 		if (!ret)
 			pamt_stat_inc(EVICT);
@@ -666,3 +692,146 @@ int tdx_pamt_evict(unsigned long pfn)
 	}
 }
 EXPORT_SYMBOL_FOR_KVM(tdx_pamt_evict);
+
+/**
+ * tdx_pamt_demote() - give a 2M range its pair as DEMOTE splits its mapping
+ * @pfn: any page of the range, which a TD maps at 2M
+ * @res: pairs to fall back on when this CPU's magazines are empty, or NULL
+ * @demote: issues TDH.MEM.PAGE.DEMOTE with the pair in R12/R13
+ * @arg: passed to @demote
+ *
+ * A range mapped at 2M has no pair (tdx_pamt_evict() emptied it), so its
+ * slot is EMPTY.  Takes a pair (this CPU's magazines, @res, then the page
+ * allocator without sleeping), then the slot: EMPTY -> ADDING, as a get
+ * about to ADD does, so that no get, evict or shrinker acts on the range
+ * while the module installs the pair.  Calls @demote inside that
+ * transition, and on success publishes INSTALLED with
+ * TDX_PAMT_PAGES_PER_SLOT references, one for each 4K page the split
+ * maps: each is dropped by the tdx_pamt_put() that follows that page's
+ * TDH.MEM.PAGE.REMOVE, as for a page mapped at 4K from the start.  On
+ * failure the slot is EMPTY again and the pair goes back where it came
+ * from.  Without Dynamic PAMT, calls @demote with a NULL pair.
+ *
+ * Context: as tdx_pamt_get(); @demote runs with preemption disabled.
+ *
+ * Return: 0; -EBUSY, changing nothing, if the range has a pair or is in
+ * transition, or if @demote answered TDX_OPERAND_BUSY; -ENOMEM if no pair
+ * could be found; -EINVAL if @pfn is not covered; -EIO if @demote failed
+ * otherwise.
+ */
+int tdx_pamt_demote(unsigned long pfn, struct tdx_pamt_cache *res,
+		    tdx_pamt_demote_fn demote, void *arg)
+{
+	unsigned long idx = pamt_slot_index(pfn), old;
+	struct tdx_pamt_pair pair;
+	enum pamt_pair_src src;
+	atomic_long_t *slot;
+	u64 status;
+	int ret;
+
+	if (idx >= pamt.nr_slots) {
+		if (pamt.enabled)
+			return -EINVAL;
+		return pamt_status_errno(demote(NULL, arg));
+	}
+	slot = &pamt.slots[idx];
+
+	/* EMPTY is the word 0: no pair, no flag, no reference. */
+	old = atomic_long_read(slot);
+	if (old)
+		return (old & PAMT_SLOT_HOLE) ? -EINVAL : -EBUSY;
+	/* The pair first, while we may still sleep on RT. */
+	src = pamt_slot_pair_get(&pair, res);
+	if (src == PAMT_PAIR_NONE)
+		return -ENOMEM;
+
+	pamt_transit_begin();
+	if (!atomic_long_try_cmpxchg_acquire(slot, &old, PAMT_SLOT_TRANSIT)) {
+		pamt_transit_end();
+		pamt_slot_pair_put(&pair, src, res);
+		return -EBUSY;
+	}
+	status = demote(&pair, arg);
+	ret = pamt_status_errno(status);
+	if (ret) {
+		atomic_long_set_release(slot, 0);
+	} else {
+		atomic_long_inc(&pamt.installed);
+		atomic_long_set_release(slot, PAMT_SLOT_INSTALLED |
+					      TDX_PAMT_PAGES_PER_SLOT);
+		pamt_stat_inc(DEMOTE);
+	}
+	pamt_transit_end();
+	if (ret)
+		pamt_slot_pair_put(&pair, src, res);
+	return ret;
+}
+EXPORT_SYMBOL_FOR_KVM(tdx_pamt_demote);
+
+/**
+ * tdx_pamt_promote() - take a 2M range's pair back as PROMOTE merges it
+ * @pfn: any page of the range, which a TD maps as 512 4K pages
+ * @promote: issues TDH.MEM.PAGE.PROMOTE and fills the pair it hands back
+ * @arg: passed to @promote
+ *
+ * The range must be ACTIVE with exactly TDX_PAMT_PAGES_PER_SLOT
+ * references, one per 4K page about to be merged, and nothing else: any
+ * other reference means a page of the range is not one of the 512.
+ * Takes the slot (ACTIVE -> REMOVING: gets wait, evict and the shrinker
+ * back off), calls @promote inside that transition, and on success
+ * publishes EMPTY, the 512 references gone with the 4K mappings, and
+ * gives the pair to this CPU's magazines.  On failure the slot is as it
+ * was.  Without Dynamic PAMT, calls @promote with a NULL pair.
+ *
+ * Context: as tdx_pamt_put() minus softirq; @promote runs with preemption
+ * disabled.
+ *
+ * Return: 0; -EBUSY, changing nothing, if the slot does not hold exactly
+ * the 512 references, is in transition or LEAKED, or if @promote answered
+ * TDX_OPERAND_BUSY; -EINVAL if @pfn is not covered; -EIO if @promote
+ * failed otherwise.
+ */
+int tdx_pamt_promote(unsigned long pfn, tdx_pamt_promote_fn promote,
+		     void *arg)
+{
+	const unsigned long merged = PAMT_SLOT_INSTALLED |
+				     TDX_PAMT_PAGES_PER_SLOT;
+	unsigned long idx = pamt_slot_index(pfn), old;
+	struct tdx_pamt_pair pair = { };
+	atomic_long_t *slot;
+	u64 status;
+	int ret;
+
+	if (idx >= pamt.nr_slots) {
+		if (pamt.enabled)
+			return -EINVAL;
+		return pamt_status_errno(promote(NULL, arg));
+	}
+	slot = &pamt.slots[idx];
+
+	old = atomic_long_read(slot);
+	if (old != merged)
+		return (old & PAMT_SLOT_HOLE) ? -EINVAL : -EBUSY;
+
+	/* No reference in the word while owned: a get waits, a put warns. */
+	pamt_transit_begin();
+	if (!atomic_long_try_cmpxchg_acquire(slot, &old, PAMT_SLOT_INSTALLED |
+							 PAMT_SLOT_TRANSIT)) {
+		pamt_transit_end();
+		return -EBUSY;
+	}
+	status = promote(&pair, arg);
+	ret = pamt_status_errno(status);
+	if (ret) {
+		atomic_long_set_release(slot, merged);
+	} else {
+		atomic_long_dec(&pamt.installed);
+		atomic_long_set_release(slot, 0);
+		pamt_stat_inc(PROMOTE);
+	}
+	pamt_transit_end();
+	if (!ret)
+		pamt_pair_release(&pair, PAMT_PAIR_TO_MAG);
+	return ret;
+}
+EXPORT_SYMBOL_FOR_KVM(tdx_pamt_promote);

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The counters mean what asm/tdx_pamt.h says, and the ordering of the
+ * transitions that take a slot holds under ThreadSanitizer.
+ */
+#include <pthread.h>
+#include "../harness.h"
+
+/* What the test itself saw, to hold the counters against. */
+struct counted {
+	long gets, puts, add_failed, remove_puts, adds_ok;
+};
+
+static void random_ops(unsigned long nr_slots, long ops, struct counted *c)
+{
+	unsigned int refs[16] = { 0 };
+	long i, removes, adds;
+	unsigned long s;
+	int ret;
+
+	for (i = 0; i < ops; i++) {
+		s = get_random_u32_below(nr_slots);
+		if (!refs[s] || (refs[s] < 3 && get_random_u32_below(2))) {
+			adds = atomic64_read(&pamt_fake.ok[PAMT_FAKE_ADD]);
+			ret = tdx_pamt_get(slot_pfn(s, i % 512), NULL);
+			c->adds_ok += atomic64_read(&pamt_fake.ok[PAMT_FAKE_ADD]) -
+				      adds;
+			if (!ret) {
+				refs[s]++;
+				c->gets++;
+			} else {
+				EXPECT_EQ(ret, -EIO);
+				c->add_failed++;
+			}
+		} else {
+			removes = fake_calls(PAMT_FAKE_REMOVE);
+			EXPECT_EQ(tdx_pamt_put(slot_pfn(s, i % 512)), 0);
+			refs[s]--;
+			c->puts++;
+			c->remove_puts += fake_calls(PAMT_FAKE_REMOVE) != removes;
+		}
+	}
+	for (s = 0; s < nr_slots; s++) {
+		while (refs[s]--) {
+			removes = fake_calls(PAMT_FAKE_REMOVE);
+			EXPECT_EQ(tdx_pamt_put(slot_pfn(s, 0)), 0);
+			c->puts++;
+			c->remove_puts += fake_calls(PAMT_FAKE_REMOVE) != removes;
+		}
+	}
+}
+
+/*
+ * get_fast + revive + get_slow = successful gets; get_slow = successful
+ * PAMT.ADDs; a failed ADD counts in add_failed; put_fast + put_slow =
+ * puts, where put_slow is a put that issued a REMOVE itself (eager, or
+ * the idle cap's sweep in magazine mode).
+ */
+static void counter_identities(enum tdx_pamt_mode mode)
+{
+	struct pamt_env_opts o = {
+		.mode = mode, .nr_slots = 16, .idle_cap = 2, .mag_size = 4,
+	};
+	struct counted c = { 0 };
+	u64 v[TDX_PAMT_STAT_NR];
+
+	ASSERT(!pamt_env_up(&o));
+	pamt_sim_seed(7);
+	/* ADD fails now and then, as a module out of pair pages would. */
+	pamt_fake_inject(PAMT_FAKE_ADD, TDX_PAMT_PAGE_NOT_FREE, 0, 50000);
+	random_ops(16, 4000, &c);
+	pamt_fake_inject(PAMT_FAKE_ADD, 0, 0, 0);
+
+	stats_snapshot(v);
+	EXPECT(c.add_failed > 0);
+	EXPECT(c.remove_puts > 0);
+	EXPECT_EQ(v[TDX_PAMT_STAT_GET_FAST] + v[TDX_PAMT_STAT_REVIVE] +
+		  v[TDX_PAMT_STAT_GET_SLOW], c.gets);
+	EXPECT_EQ(v[TDX_PAMT_STAT_GET_SLOW], c.adds_ok);
+	EXPECT_EQ(v[TDX_PAMT_STAT_ADD_FAILED], c.add_failed);
+	EXPECT_EQ(v[TDX_PAMT_STAT_PUT_FAST] + v[TDX_PAMT_STAT_PUT_SLOW], c.puts);
+	EXPECT_EQ(v[TDX_PAMT_STAT_PUT_SLOW], c.remove_puts);
+	if (mode == TDX_PAMT_MODE_MAGAZINE)
+		EXPECT(v[TDX_PAMT_STAT_CAP] > 0);
+	else
+		EXPECT_EQ(v[TDX_PAMT_STAT_REVIVE], 0);
+}
+
+PAMT_TEST(counters_identities_magazine)
+{
+	counter_identities(TDX_PAMT_MODE_MAGAZINE);
+}
+
+PAMT_TEST(counters_identities_eager)
+{
+	counter_identities(TDX_PAMT_MODE_EAGER);
+}
+
+/*
+ * cached_pairs sums per-CPU deltas: a pair pushed on CPU 0 and popped on
+ * CPU 1, read racily as popped only, sums to -1.  The gauge reads 0, as
+ * idle_slots does, not 2^64 - 1.
+ */
+PAMT_TEST(counters_cached_pairs_never_wraps)
+{
+	struct tdx_pamt_pair p;
+	u64 *cpu0, *cpu1;
+
+	pamt_env_up_default();
+	ASSERT(!tdx_pamt_pair_take(&p, NULL, GFP_KERNEL));
+	tdx_pamt_pair_give(&p);			/* CPU 0: +1 */
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 1);
+
+	/*
+	 * A reader's view while the pair moves to CPU 1 through the depot:
+	 * CPU 0 read before its push (0), CPU 1 after its pop (-1).
+	 */
+	cpu0 = &per_cpu_ptr(pamt.pcpu, 0)->stat[PAMT_PCPU_CACHED];
+	cpu1 = &per_cpu_ptr(pamt.pcpu, 1)->stat[PAMT_PCPU_CACHED];
+	*cpu0 -= 1;
+	*cpu1 -= 1;
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 0);
+	*cpu0 += 1;
+	*cpu1 += 1;
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 1);
+}
+
+/*
+ * The eager put's 1->0 takes REMOVING ownership; its REMOVE must come
+ * after what other CPUs did with the range under their references, which
+ * their puts released.  A release-only compare-and-exchange does not
+ * acquire them: ThreadSanitizer (the tsan build) reports the backend's
+ * read of what the other CPU wrote as a data race.
+ */
+static int eager_use;			/* plain: a TD page the user touched */
+static long eager_seen = -1;
+static int eager_done;			/* read and written relaxed only */
+extern const struct tdx_pamt_ops pamt_env_ops;
+
+static u64 eager_remove(unsigned long base, struct tdx_pamt_pair *pair)
+{
+	eager_seen = eager_use;
+	return pamt_env_ops.remove(base, pair);
+}
+
+static void *eager_other_cpu(void *arg)
+{
+	pamt_sim_set_cpu(1);
+	if (tdx_pamt_get(slot_pfn(3, 1), NULL))
+		return NULL;
+	eager_use = 1;
+	tdx_pamt_put(slot_pfn(3, 1));
+	__atomic_store_n(&eager_done, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+PAMT_TEST(counters_eager_put_acquires_other_puts)
+{
+	struct tdx_pamt_ops ops = pamt_env_ops;
+	const struct tdx_pamt_ops *saved;
+	pthread_t t;
+
+	pamt_env_up_mode(TDX_PAMT_MODE_EAGER);
+	eager_use = 0;
+	eager_seen = -1;
+	eager_done = 0;
+	ASSERT(!tdx_pamt_get(slot_pfn(3, 0), NULL));
+	ops.remove = eager_remove;
+	saved = pamt.ops;
+	pamt.ops = &ops;
+	pthread_create(&t, NULL, eager_other_cpu, NULL);
+	/* Relaxed reads only: no ordering but the cache's own. */
+	while (!__atomic_load_n(&eager_done, __ATOMIC_RELAXED))
+		sched_yield();
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(3, 0)), 0);
+	pthread_join(t, NULL);
+	pamt.ops = saved;
+	EXPECT_EQ(eager_seen, 1);
+	EXPECT_EQ(slot_word(3), 0);
+}
