@@ -554,7 +554,7 @@ static noinline int pamt_slot_put_slow(atomic_long_t *slot,
 							     PAMT_SLOT_RECENT))
 				continue;
 			if (!(old & PAMT_SLOT_LEAKED))
-				pamt_shrink_idle_inc();
+				pamt_shrink_idle_inc(idx);
 			break;
 		}
 
@@ -570,6 +570,8 @@ static noinline int pamt_slot_put_slow(atomic_long_t *slot,
 		pamt_transit_end();
 		if (!ret)
 			pamt_pair_release(&pair, PAMT_PAIR_TO_MAG);
+		else
+			pamt_shrink_idle_again(idx);	/* no second try */
 		pamt_stat_inc(PUT_SLOW);
 		/* The reference is gone either way; a failed REMOVE is kept. */
 		return 0;
