@@ -110,11 +110,11 @@ static bool pamt_idle_pop(unsigned long *idx)
 	}
 	spin_unlock_irqrestore(&ix->lock, flags);
 	if (found) {
+		clear_bit(*idx, ix->queued);
 		/*
 		 * Clear, then read the slot; a put makes the slot IDLE, then
 		 * tests the bit.  Either we see IDLE or the put queues it.
 		 */
-		clear_bit(*idx, ix->queued);
 		smp_mb__after_atomic();
 	}
 	return found;
@@ -129,8 +129,8 @@ static bool pamt_shrink_reclaimable(unsigned long word)
 /*
  * Move slot @idx from IDLE (the word in *@old) to REMOVING and free its
  * pair.  Returns 0; -EAGAIN with *@old updated if the word changed
- * meanwhile; or pamt_slot_remove()'s error, after which a slot that is
- * IDLE again goes back into the index.
+ * meanwhile; or pamt_slot_remove()'s error, after which the slot goes
+ * back into the index.
  */
 static int pamt_shrink_remove(unsigned long idx, unsigned long *old)
 {
@@ -149,9 +149,13 @@ static int pamt_shrink_remove(unsigned long idx, unsigned long *old)
 	ret = pamt_slot_remove(slot, idx, &pair);
 	pamt_transit_end();
 	/* Reset and freed with preemption on: the allocator sleeps on RT. */
+	/*
+	 * On failure queue it whatever the word says now: an evict may own
+	 * it already, and its BUSY REMOVE would leave it IDLE unqueued.
+	 */
 	if (!ret)
 		pamt_pair_release(&pair, PAMT_PAIR_TO_FREE);
-	else if (pamt_shrink_reclaimable(atomic_long_read(slot)))
+	else
 		pamt_idle_push(idx);
 	return ret;
 }
@@ -293,8 +297,11 @@ void pamt_shrink_idle_inc(unsigned long idx)
  */
 void pamt_shrink_idle_again(unsigned long idx)
 {
-	if (!pamt_shrink_reclaimable(atomic_long_read(&pamt.slots[idx])))
-		return;
+	/*
+	 * Whatever the word says now: an evict that took the slot meanwhile
+	 * may leave it IDLE again (found by the model).  A stale entry is
+	 * dropped by reclaim.
+	 */
 	pamt_idle_push(idx);
 	if (pamt_shrink_over_cap(0))
 		pamt_defer(PAMT_DEFER_CAP);
@@ -375,7 +382,7 @@ unsigned long pamt_shrink_remove_all_idle(void)
 
 	might_sleep();
 	while (n) {
-		budget = min(n, (unsigned long)PAMT_RESCHED_POPS);
+		budget = min_t(unsigned long, n, PAMT_RESCHED_POPS);
 		n -= budget;
 		while (budget) {
 			ret = pamt_reclaim_one(&budget, false);
