@@ -65,6 +65,9 @@ bool pamt_test_take_failed(void);
  * @nr_cpus: simulated CPUs
  * @nr_slots: covered 2M ranges
  * @hole: leave the middle two slots uncovered
+ * @mem_slots: 2M ranges of simulated memory from the first covered pfn,
+ *	0 for all of them; pairs come from there, so a large sparse table
+ *	needs little memory
  */
 struct pamt_env_opts {
 	enum tdx_pamt_mode mode;
@@ -73,6 +76,7 @@ struct pamt_env_opts {
 	unsigned int nr_cpus;
 	unsigned long nr_slots;
 	bool hole;
+	unsigned long mem_slots;
 };
 
 /**
@@ -113,5 +117,8 @@ void stats_snapshot(u64 *vals);
 bool pamt_accounting_ok(void);
 long fake_calls(enum pamt_fake_op op);
 int run_in_child(void (*fn)(void));
+unsigned long reclaim_work(void);
+void run_deferred(void);
+u64 idle_memory(void);
 
 #endif /* _PAMT_HARNESS_H */

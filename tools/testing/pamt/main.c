@@ -96,7 +96,9 @@ int pamt_env_up(const struct pamt_env_opts *o)
 	pamt_sim_set_nr_cpus(o->nr_cpus ? o->nr_cpus : 4);
 	pamt_sim_set_cpu(0);
 	atomic_long_set(&pamt_sim_warnings, 0);
-	if (pamt_sim_mem_init(PAMT_ENV_BASE_PFN, pages))
+	if (pamt_sim_mem_init(PAMT_ENV_BASE_PFN,
+			      o->mem_slots ? o->mem_slots * TDX_PAMT_PAGES_PER_SLOT :
+					     pages))
 		return -ENOMEM;
 	if (pamt_fake_init(PAMT_ENV_BASE_PFN, PAMT_ENV_BASE_PFN + pages))
 		return -ENOMEM;
@@ -242,6 +244,30 @@ bool pamt_accounting_ok(void)
 		return false;
 	}
 	return true;
+}
+
+/*
+ * Idle memory as the cap counts it: idle slots plus free pairs in the
+ * depot and in every CPU's magazines.
+ */
+u64 idle_memory(void)
+{
+	u64 v[TDX_PAMT_STAT_NR];
+
+	tdx_pamt_read_stats(v);
+	return v[TDX_PAMT_STAT_IDLE_SLOTS] + v[TDX_PAMT_STAT_CACHED_PAIRS];
+}
+
+/* Index entries reclaim has looked at so far: its work, as a count. */
+unsigned long reclaim_work(void)
+{
+	return READ_ONCE(pamt.idle_index.pops);
+}
+
+/* What the kernel's worker does once put or the shrinker deferred work. */
+void run_deferred(void)
+{
+	pamt_shrink_deferred();
 }
 
 /*

@@ -2,9 +2,9 @@
 /*
  * Stress: threads on simulated CPUs hammer shared and private slots with a
  * random mix of get, get through a reserve in atomic context, put, evict,
- * shrinker scans, full drains and CPU-offline drains, while the fake
- * module injects BUSY and failures and the page allocator fails now and
- * then.  Every get is followed, sometimes, by PAGE.AUG of the page, so the
+ * shrinker scans, full drains, the deferred worker and CPU-offline
+ * drains, while the fake module injects BUSY and failures and the page
+ * allocator fails now and then.  Every get is followed, sometimes, by PAGE.AUG of the page, so the
  * fake module sees any REMOVE of a range in use.
  *
  * Some CPUs carry two threads: the second plays the softirq that
@@ -166,8 +166,12 @@ static void stress_one(struct stress_thread *t)
 			tdx_pamt_shrink_scan(1 + get_random_u32_below(8), &scanned);
 		t->counts[R_SHRINK]++;
 	} else if (r < 998) {
+		/* A drain, or the worker that put and the shrinker kick. */
 		pthread_rwlock_rdlock(&hotplug_lock);
-		tdx_pamt_drain();
+		if (get_random_u32_below(2))
+			tdx_pamt_drain();
+		else
+			pamt_shrink_deferred();
 		pthread_rwlock_unlock(&hotplug_lock);
 		t->counts[R_DRAIN]++;
 	} else if (t->owns_cpu) {

@@ -94,8 +94,9 @@ enum tdx_pamt_mode {
  * struct tdx_pamt_config - parameters fixed at tdx_pamt_init()
  * @mode: see enum tdx_pamt_mode
  * @mag_size: pairs per magazine (M); 0 picks the default
- * @idle_cap: most idle slots plus depot pairs held before put starts
- *	removing; 0 picks the default (a quarter of all slots)
+ * @idle_cap: most idle memory (pairs of idle slots, and free pairs in
+ *	the depot and magazines); 0 picks the default (a quarter of all
+ *	slots)
  * @ops: the platform backend; must outlive the cache
  */
 struct tdx_pamt_config {

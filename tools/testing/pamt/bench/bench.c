@@ -534,7 +534,11 @@ static void *sampler_fn(void *arg)
 	struct timespec ts = { 0, 1000 * 1000 };
 	unsigned int tick = 0;
 
+	/* Also the kernel's worker for the core's deferred work: its CPU. */
+	pamt_sim_set_cpu(run.nworkers);
 	while (!run.sampler_stop) {
+		if (tdx_pamt_enabled() && atomic_long_xchg(&pamt_sim_deferred, 0))
+			pamt_shrink_deferred();
 		run.ops->ctrs(&c);
 		if (c.pamt_pages > run.peak_pages)
 			run.peak_pages = c.pamt_pages;
@@ -798,6 +802,9 @@ static void run_tds(int s, struct sresult *sr, unsigned int nr_tds,
 		pamt_sim_set_cpu(0);
 		sr->full_before = tdx_pamt_shrink_count();
 		tdx_pamt_shrink_scan(sr->full_before, &scanned);
+		/* The worker the scan handed other CPUs' magazines to. */
+		if (atomic_long_xchg(&pamt_sim_deferred, 0))
+			pamt_shrink_deferred();
 		sr->full_after = tdx_pamt_shrink_count();
 		tdx_pamt_read_stats(v);
 		sr->full_installed_after = v[TDX_PAMT_STAT_INSTALLED];

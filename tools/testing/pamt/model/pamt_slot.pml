@@ -12,8 +12,9 @@
  *    pamt_slot_add(), pamt_slot_wait() on a transition, under one
  *    deadline for the whole get, modelled as a budget of waits),
  *    tdx_pamt_put() / pamt_slot_put_slow() in magazine or eager mode,
- *    pamt_slot_remove(), tdx_pamt_evict(), pamt_shrink_sweep() (from the
- *    shrinker and from the idle cap in pamt_shrink_idle_inc());
+ *    pamt_slot_remove(), tdx_pamt_evict(), the idle index (pamt_idle_push(),
+ *    pamt_idle_pop()) and pamt_reclaim_one() / pamt_reclaim_slot() (from
+ *    the shrinker, and from the idle cap in pamt_shrink_idle_inc());
  *  - PAMT.ADD and PAMT.REMOVE, which may succeed, fail, or answer BUSY; the
  *    C code retries BUSY PAMT_BUSY_RETRIES times, the model once;
  *  - NPAIRS pairs, each with exactly one owner: the page allocator, the
@@ -29,14 +30,15 @@
  *
  * Build knobs (spin -D...):
  *   EAGER            put in TDX_PAMT_MODE_EAGER (default: magazine mode)
- *   CAP_SWEEP        the idle cap's sweep from put (magazine mode); off by
- *                    default, it multiplies the state space by ten
+ *   CAP_SWEEP        the idle cap's reclaim from put (magazine mode); off
+ *                    by default, it multiplies the state space by ten
  *   BUSY_MAX=n       the module answers BUSY at most n times in a run
  *                    (default: BUSY forever is allowed)
  *   PAMT_WAIT_BUDGET=n  waits a get may begin under its deadline (default 1)
  *   MUTANT_NO_TRANSIT, MUTANT_PUT_EARLY_CLEAR, MUTANT_EVICT_NO_RECHECK,
  *   MUTANT_ADD_FAIL_LOSES_PAIR, MUTANT_BUSY_KEEPS_TRANSIT,
- *   MUTANT_WAIT_RESETS_DEADLINE, MUTANT_DEADLINE_ON_TRANSIT_READ
+ *   MUTANT_WAIT_RESETS_DEADLINE, MUTANT_DEADLINE_ON_TRANSIT_READ,
+ *   MUTANT_POP_DROPS_REMOVING
  *                    deliberately broken variants; see the README.  The
  *                    last two are the C code before its two starvation
  *                    fixes.
@@ -82,11 +84,9 @@
 #define PAMT_MODE		TDX_PAMT_MODE_MAGAZINE
 #endif
 
-/* Bounds, shrunk from the C values (10, 8, 64, 2 * nr_slots). */
+/* Bounds, shrunk from the C values: BUSY retries (10); reclaim takes one
+ * index entry per call (the shrinker is called again). */
 #define PAMT_BUSY_RETRIES	1
-#define PAMT_SHRINK_MAX_BUSY	1
-#define PAMT_CAP_BUDGET		2
-#define PAMT_SCAN_BUDGET	1	/* kswapd calls again */
 #ifndef PAMT_WAIT_BUDGET
 #define PAMT_WAIT_BUDGET	1	/* waits a get begins under its deadline */
 #endif
@@ -102,6 +102,7 @@
 #define ENOMEM		3
 #define EINVAL		4
 #define EOVERFLOW	5
+#define EAGAIN		6	/* reclaim: no REMOVE attempted */
 
 /* ---- the configuration ------------------------------------------------- */
 #ifdef SPLIT
@@ -125,6 +126,8 @@
 /* ---- shared state ------------------------------------------------------ */
 byte slot;			/* pamt.slots[idx] */
 short idle;			/* pamt.idle */
+bool queued;			/* the slot's bit in pamt.idle_index.queued,
+				 * and its entry in the ring */
 byte installed;			/* pamt.installed */
 
 /* The fake TDX module's view of the range. */
@@ -146,7 +149,7 @@ bool in_split;			/* the splitter is inside demote/promote */
 #define PAMT_LOCALS						\
 	byte old, ret, r, p = NO_PAIR, st, try, state, deadline;	\
 	bool ok;						\
-	byte sw_old, sw_freed, sw_busy, sw_budget;		\
+	byte sw_old;						\
 	bool sw_ok
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -565,59 +568,104 @@ inline tdx_pamt_get(rr)
 
 /* ---- pamt_shrink.c ------------------------------------------------------ */
 
-inline pamt_shrink_sweep(nr, budget)
+/* pamt_idle_push(): test_and_set_bit(), then the entry at the tail. */
+inline pamt_idle_push()
 {
-	sw_freed = 0; sw_busy = 0; sw_budget = budget;
-	do
-	:: sw_freed < nr && sw_budget > 0 && sw_busy < PAMT_SHRINK_MAX_BUSY &&
-	   idle > 0 ->
-		sw_budget--;
+	queued = true
+}
+
+/* The slot is IDLE and not LEAKED: reclaim could take it. */
+#define reclaimable(w)	(((w) & PAMT_SLOT_INSTALLED) && !((w) & PAMT_SLOT_TRANSIT) && \
+			 pamt_slot_refs(w) == 0 && !((w) & PAMT_SLOT_LEAKED))
+
+/*
+ * pamt_reclaim_one() with a budget of one entry (do_pop: pamt_idle_pop(),
+ * which takes the entry out and clears the bit), then pamt_reclaim_slot();
+ * without do_pop, pamt_reclaim_slot() on the slot a put just made IDLE.
+ * rr: 0 freed, EAGAIN nothing attempted, else the REMOVE's error.
+ */
+inline pamt_reclaim(second_chance, do_pop, rr)
+{
+	rr = EAGAIN;
+	if
+	:: do_pop -> atomic { sw_ok = queued; queued = false }
+	:: else -> sw_ok = true
+	fi;
+	if
+	:: sw_ok ->
 		sw_old = slot;
-		pamt_slot_state(sw_old, state);
-		if
-		:: state != PAMT_SLOT_IDLE || (sw_old & PAMT_SLOT_LEAKED) -> skip
-		:: else ->
+		do
+		:: true ->
+			pamt_slot_state(sw_old, state);
 			if
-			:: (sw_old & PAMT_SLOT_RECENT) ->
+			:: state == PAMT_SLOT_REMOVING ->
+				/* evict's REMOVE may stay BUSY: keep it queued */
+#ifndef MUTANT_POP_DROPS_REMOVING
+				pamt_idle_push();
+#endif
+				break
+			:: state != PAMT_SLOT_REMOVING && !reclaimable(sw_old) ->
+				break	/* in use, empty, LEAKED: dropped */
+			:: reclaimable(sw_old) && second_chance &&
+			   (sw_old & PAMT_SLOT_RECENT) ->
 				/* second chance; losing the race is fine */
-				try_cmpxchg(sw_old, sw_old & ~PAMT_SLOT_RECENT, sw_ok)
-			:: else ->
+				try_cmpxchg(sw_old, sw_old & ~PAMT_SLOT_RECENT, sw_ok);
+				pamt_idle_push();
+				break
+			:: reclaimable(sw_old) &&
+			   !(second_chance && (sw_old & PAMT_SLOT_RECENT)) ->
+				/* RECENT stays: a BUSY REMOVE restores the word */
 				try_cmpxchg(sw_old, sw_old | PAMT_SLOT_TRANSIT, sw_ok);
 				if
 				:: sw_ok ->
 					idle--;
-					pamt_slot_remove(PAMT_PAIR_TO_FREE, r);
+					pamt_slot_remove(PAMT_PAIR_TO_FREE, rr);
 					if
-					:: r == EBUSY -> sw_busy++
-					:: r == EIO -> skip
-					:: r == 0 -> sw_freed++
-					fi
-				:: else
+					:: rr != 0 -> pamt_idle_push()
+					:: else
+					fi;
+					break
+				:: else	/* sw_old reloaded: look again */
 				fi
 			fi
-		fi
-	:: else -> break
-	od;
-	sw_old = 0; sw_freed = 0; sw_busy = 0; sw_budget = 0; sw_ok = false;
-	state = 0; r = 0
+		od
+	:: else
+	fi;
+	sw_old = 0; sw_ok = false; state = 0
 }
 
-/* Called from put: account the new IDLE slot; over the cap, free a cached
- * pair or sweep. Whether the cap is exceeded is left open. */
+/* Called from put: account and queue the new IDLE slot; over the cap,
+ * free a cached pair, or reclaim the oldest entry, or this slot. Whether
+ * the cap is exceeded is left open. */
 inline pamt_shrink_idle_inc()
 {
 	idle++;
+	pamt_idle_push();
 	if
 	:: skip			/* under the cap */
 	:: pamt_depot_shrink_one(p, sw_ok);
 #ifdef CAP_SWEEP
 	   if
-	   :: !sw_ok -> pamt_shrink_sweep(1, PAMT_CAP_BUDGET)
+	   :: !sw_ok ->
+		pamt_reclaim(false, true, r);
+		if
+		:: r == EAGAIN -> pamt_reclaim(false, false, r)
+		:: else
+		fi;
+		r = 0
 	   :: else
 	   fi;
 #endif
 	   sw_ok = false
 	fi
+}
+
+/* A put's REMOVE failed: queue the slot, whatever its word says now (an
+ * evict may own it; a first version that checked the word here left an
+ * IDLE slot unqueued), no second try. */
+inline pamt_shrink_idle_again()
+{
+	pamt_idle_push()
 }
 
 /* ---- put and evict ------------------------------------------------------ */
@@ -659,6 +707,10 @@ inline pamt_slot_put_slow(rr)
 		if
 		:: ok ->
 			pamt_slot_remove(PAMT_PAIR_TO_MAG, r);
+			if
+			:: r != 0 -> pamt_shrink_idle_again()
+			:: else
+			fi;
 			r = 0; rr = 0; break	/* the reference is gone either way */
 		:: else
 		fi
@@ -892,7 +944,7 @@ proctype shrinker()
 	PAMT_LOCALS;
 
 	do
-	:: pamt_shrink_sweep(1, PAMT_SCAN_BUDGET)
+	:: pamt_reclaim(true, true, r); r = 0
 	:: break
 	od
 }
@@ -912,9 +964,10 @@ init {
 		if
 		:: skip
 		:: slot = PAMT_SLOT_INSTALLED; idle = 1; installed = 1;
+		   queued = true;
 		   mod_has_pair = true; mod_pair = 1; owner[1] = OWN_MODULE
 		:: slot = PAMT_SLOT_INSTALLED | PAMT_SLOT_RECENT; idle = 1;
-		   installed = 1;
+		   installed = 1; queued = true;
 		   mod_has_pair = true; mod_pair = 1; owner[1] = OWN_MODULE
 		fi;
 #endif
@@ -936,6 +989,8 @@ init {
 		/* pamt.idle counts IDLE slots that are not LEAKED. */
 		assert(idle == ((slot & PAMT_SLOT_INSTALLED) &&
 				!(slot & PAMT_SLOT_LEAKED)));
+		/* An IDLE slot that reclaim could take is in the idle index. */
+		assert(!reclaimable(slot) || queued);
 		/* No pair lost: each is free, cached or in the module. */
 		for (i : 0 .. NPAIRS - 1) {
 			assert(owner[i] == OWN_FREE || owner[i] == OWN_MAG ||

@@ -124,6 +124,9 @@ check mutant-no-transit		cex "-DMUTANT_NO_TRANSIT" "$SAFE" ""
 check mutant-put-early-clear	cex "-DEAGER -DMUTANT_PUT_EARLY_CLEAR" "$SAFE" ""
 check mutant-evict-no-recheck	cex "-DMUTANT_EVICT_NO_RECHECK" "$SAFE" ""
 check mutant-add-fail-loses-pair cex "-DMUTANT_ADD_FAIL_LOSES_PAIR" "$SAFE" ""
+# Reclaim drops an entry whose slot evict is removing: a BUSY REMOVE
+# leaves an IDLE slot out of the idle index.
+check mutant-pop-drops-removing	cex "-DMUTANT_POP_DROPS_REMOVING" "$SAFE" ""
 check mutant-busy-keeps-transit	cex "-DMUTANT_BUSY_KEEPS_TRANSIT" "" "$LIVE -N transit_ends"
 # The C code before its two starvation fixes (README, "Findings").
 check mutant-wait-resets-deadline cex "-DMUTANT_WAIT_RESETS_DEADLINE" "" "$LIVE -N get_done"

@@ -74,6 +74,10 @@ static inline T pfx##_dec_return(type *v)				\
 { return __atomic_sub_fetch(&v->counter, 1, __ATOMIC_SEQ_CST); }	\
 static inline T pfx##_dec_return_release(type *v)			\
 { return __atomic_sub_fetch(&v->counter, 1, __ATOMIC_RELEASE); }	\
+static inline T pfx##_xchg(type *v, T i)				\
+{ return __atomic_exchange_n(&v->counter, i, __ATOMIC_SEQ_CST); }	\
+static inline void pfx##_or(T i, type *v)				\
+{ __atomic_fetch_or(&v->counter, i, __ATOMIC_RELAXED); }		\
 static inline T pfx##_fetch_add(T i, type *v)				\
 { return __atomic_fetch_add(&v->counter, i, __ATOMIC_SEQ_CST); }	\
 static inline T pfx##_cmpxchg(type *v, T o, T n)			\
@@ -194,6 +198,8 @@ void pamt_sim_irqoff_end(void);
 			pamt_sim_fatal("PREEMPT_RT: " what " in a raw atomic section (preemption or IRQs off, raw lock)", \
 				       file, line);			\
 	} while (0)
+/* Work the core handed to its worker (pamt_platform_defer()), not yet run. */
+extern atomic_long_t pamt_sim_deferred;
 void pamt_sim_seamcall_enter(void);
 void pamt_sim_seamcall_exit(void);
 

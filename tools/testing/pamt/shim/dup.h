@@ -36,6 +36,7 @@ typedef unsigned int gfp_t;
 #define min(a, b)	({ typeof(a) _a = (a); typeof(b) _b = (b); _a < _b ? _a : _b; })
 #define max(a, b)	({ typeof(a) _a = (a); typeof(b) _b = (b); _a > _b ? _a : _b; })
 #define max_t(type, a, b)	max((type)(a), (type)(b))
+#define min_t(t, a, b)	min((t)(a), (t)(b))
 #define swap(a, b)	do { typeof(a) _t = (a); (a) = (b); (b) = _t; } while (0)
 
 #define container_of(ptr, type, member) \

@@ -469,3 +469,19 @@ void pamt_platform_drain_cpus(void)
 	}
 	pamt_sim_set_cpu(self);
 }
+
+/*
+ * The kernel queues a work item; here the test runs pamt_shrink_deferred()
+ * itself when it wants the worker to have run (run_deferred()).
+ */
+atomic_long_t pamt_sim_deferred;
+
+void pamt_platform_defer(void)
+{
+	atomic_long_inc(&pamt_sim_deferred);
+}
+
+void pamt_platform_defer_sync(void)
+{
+	might_sleep();
+}

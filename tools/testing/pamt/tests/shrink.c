@@ -20,7 +20,7 @@ static void make_idle(unsigned long first, unsigned long n)
 	}
 }
 
-PAMT_TEST(shrink_count_is_idle_plus_depot)
+PAMT_TEST(shrink_count_is_idle_plus_free_pairs)
 {
 	struct tdx_pamt_pair p[12];
 	int i;
@@ -33,8 +33,8 @@ PAMT_TEST(shrink_count_is_idle_plus_depot)
 		ASSERT(!tdx_pamt_pair_take(&p[i], NULL, GFP_KERNEL));
 	for (i = 0; i < 12; i++)
 		tdx_pamt_pair_give(&p[i]);
-	/* Per-CPU magazines (8 pairs) are working set, not surplus. */
-	EXPECT_EQ(tdx_pamt_shrink_count(), 5 + 4);
+	/* Depot (4) and per-CPU magazine (8) pairs count too. */
+	EXPECT_EQ(tdx_pamt_shrink_count(), 5 + 12);
 }
 
 /* A slot that just went idle gets a second chance; a full pass frees all. */
@@ -61,8 +61,7 @@ PAMT_TEST(shrink_prefers_least_recently_used)
 {
 	env_cap(1000, 0);
 	make_idle(0, 4);
-	/* One sweep clears RECENT on all four ... */
-	atomic_long_set(&pamt.hand, -1);
+	/* One pass over the index clears RECENT on all four ... */
 	EXPECT_EQ(tdx_pamt_shrink_scan(1, NULL), 1);	/* removes slot 0 */
 	EXPECT_EQ(slot_word(0), 0);
 	/* ... slot 2 is used again, so it is the youngest. */

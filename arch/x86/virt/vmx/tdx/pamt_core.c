@@ -166,13 +166,18 @@ int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
 	atomic_long_set(&pamt.idle, 0);
 	atomic_long_set(&pamt.installed, 0);
 	pamt_mark_module_pairs(slots, first, nr_slots);
-	atomic_long_set(&pamt.hand, 0);
 	atomic_set(&pamt.serializing, 0);
 	raw_spin_lock_init(&pamt.seamcall_lock);
 	pamt.wait_ns = PAMT_WAIT_NS_DEFAULT;
 
+	ret = pamt_shrink_init(nr_slots);
+	if (ret) {
+		kvfree(slots);
+		return ret;
+	}
 	ret = pamt_mag_init();
 	if (ret) {
+		pamt_shrink_exit();
 		kvfree(slots);
 		return ret;
 	}
@@ -201,6 +206,8 @@ void tdx_pamt_exit(void)
 	if (!pamt.enabled)
 		return;
 
+	/* No user is left to defer more work. */
+	pamt_platform_defer_sync();
 	pamt_shrink_remove_all_idle();
 	for (idx = 0; idx < pamt.nr_slots; idx++) {
 		word = atomic_long_read(&pamt.slots[idx]);
@@ -227,6 +234,7 @@ void tdx_pamt_exit(void)
 	pamt.enabled = false;
 	pamt.nr_slots = 0;
 	pamt_mag_exit();
+	pamt_shrink_exit();
 	kvfree(pamt.slots);
 	pamt.slots = NULL;
 }

@@ -4,7 +4,8 @@
  *
  * The core (pamt_slot.c, pamt_mag.c, pamt_shrink.c, pamt_core.c) is built
  * unchanged by the userspace harness; what only a kernel has lives here:
- * running a drain on every CPU, the shrinker and the CPU hotplug hook.
+ * running a drain on every CPU, the deferred work of put and the shrinker,
+ * the shrinker and the CPU hotplug hook.
  */
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
@@ -33,6 +34,36 @@ static void pamt_glue_drain_fn(struct work_struct *work)
 void pamt_platform_drain_cpus(void)
 {
 	schedule_on_each_cpu(pamt_glue_drain_fn);
+}
+
+static void pamt_glue_defer_fn(struct work_struct *work)
+{
+	pamt_shrink_deferred();
+}
+
+static DECLARE_WORK(pamt_glue_defer_work, pamt_glue_defer_fn);
+
+/**
+ * pamt_platform_defer() - run pamt_shrink_deferred() soon, from a worker
+ *
+ * What a put or the shrinker may not do itself: more than one REMOVE
+ * sequence, or draining other CPUs' magazines.
+ *
+ * Context: any but hardirq; never sleeps.
+ */
+void pamt_platform_defer(void)
+{
+	schedule_work(&pamt_glue_defer_work);
+}
+
+/**
+ * pamt_platform_defer_sync() - wait for the deferred work, cancel the rest
+ *
+ * Context: process context; sleeps.
+ */
+void pamt_platform_defer_sync(void)
+{
+	cancel_work_sync(&pamt_glue_defer_work);
 }
 
 static unsigned long pamt_glue_count(struct shrinker *s,

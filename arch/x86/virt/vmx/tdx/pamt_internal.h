@@ -27,7 +27,7 @@
 #define PAMT_SLOT_REF_MAX	PAMT_SLOT_REF_MASK
 #define PAMT_SLOT_INSTALLED	BIT(32)	/* the module holds a pair */
 #define PAMT_SLOT_TRANSIT	BIT(33)	/* one CPU owns an ADD or REMOVE */
-#define PAMT_SLOT_RECENT	BIT(34)	/* clock reference bit, idle slots */
+#define PAMT_SLOT_RECENT	BIT(34)	/* used since queued: second chance */
 #define PAMT_SLOT_LEAKED	BIT(35)	/* REMOVE failed; never reclaimed */
 #define PAMT_SLOT_HOLE		BIT(36)	/* not covered; every call -EINVAL */
 
@@ -131,6 +131,37 @@ struct pamt_depot {
 };
 
 /**
+ * struct pamt_idle_index - the slots that went IDLE, oldest first
+ * @lock: guards @ring, @head, @nr and @pops; spin_lock_irqsave(), a leaf:
+ *	no other cache lock is held with it, and never inside a transition
+ * @ring: slot indices, a FIFO of @size entries
+ * @queued: one bit per slot, set while the slot's index is in @ring or on
+ *	its way in or out; so no slot is in @ring twice, and @size =
+ *	pamt.nr_slots entries always suffice
+ * @size: entries @ring can hold
+ * @head: the oldest entry
+ * @nr: entries in @ring; read racily to skip the lock
+ * @pops: entries ever taken out: the work reclaim did, for tests
+ *
+ * An entry is a hint, checked with a compare-and-exchange once it is
+ * taken out: the slot may have been revived, removed or emptied since.
+ * Every IDLE slot that is not LEAKED has its bit set, or is held by the
+ * CPU that took its entry out, which puts it back if it stays IDLE.
+ */
+struct pamt_idle_index {
+	spinlock_t lock;	/* see @lock above */
+	u32 *ring;
+	unsigned long *queued;
+	unsigned long size;
+	unsigned long head;
+	unsigned long nr;
+	unsigned long pops;
+};
+
+/* Deferred to a worker: see pamt_shrink_deferred(). */
+#define PAMT_DEFER_CAP		BIT(0)	/* idle memory over the cap */
+
+/**
  * struct pamt_cache - the one PAMT cache of this host
  * @slots: one word per 2M range from the first covered pfn to the last
  * @base_idx: slot index (pfn >> 9) of @slots[0]
@@ -142,8 +173,12 @@ struct pamt_depot {
  * @depot: shared magazines
  * @idle: slots in the IDLE state, LEAKED ones excluded
  * @installed: slots whose pair is in the module
- * @hand: clock hand of the shrinker, an index into @slots
- * @idle_cap: most of @idle plus depot pairs before put reclaims
+ * @free_pairs: pairs in magazines and in the depot, exactly
+ * @idle_index: IDLE slots, oldest first, for the shrinker and the cap
+ * @deferred: PAMT_DEFER_* work left to pamt_shrink_deferred()
+ * @defer_drain: pairs the shrinker wants freed from other CPUs' magazines
+ * @idle_cap: most idle memory, @idle plus @free_pairs; see the
+ *	Documentation for the slack
  * @serializing: CPUs retrying a BUSY SEAMCALL through @seamcall_lock
  * @seamcall_lock: while @serializing is non-zero, every PAMT SEAMCALL is
  *	issued under it.  A raw spinlock, held around exactly one SEAMCALL
@@ -165,7 +200,10 @@ struct pamt_cache {
 	struct pamt_depot depot;
 	atomic_long_t idle;
 	atomic_long_t installed;
-	atomic_long_t hand;
+	atomic_long_t free_pairs;
+	struct pamt_idle_index idle_index;
+	atomic_t deferred;
+	atomic_long_t defer_drain;
 	unsigned long idle_cap;
 	atomic_t serializing;
 	raw_spinlock_t seamcall_lock;	/* the BUSY fallback; see above */
@@ -238,11 +276,17 @@ void pamt_mag_drain_dead(unsigned int cpu);
 int pamt_depot_prefill_empty(unsigned int nr);
 unsigned long pamt_depot_pairs(void);
 unsigned long pamt_depot_shrink(unsigned long nr);
+unsigned long pamt_mag_shrink_local(unsigned long nr);
 void pamt_depot_free_empty(void);
 
 /* pamt_shrink.c */
-bool pamt_shrink_idle_inc(void);
+int pamt_shrink_init(unsigned long nr_slots);
+void pamt_shrink_exit(void);
+bool pamt_shrink_idle_inc(unsigned long idx);
+void pamt_shrink_idle_again(unsigned long idx);
+bool pamt_shrink_over_cap(unsigned long more);
 unsigned long pamt_shrink_remove_all_idle(void);
+void pamt_shrink_deferred(void);
 
 /*
  * Platform glue: pamt_glue.c in the kernel, the harness's shims in
@@ -250,5 +294,14 @@ unsigned long pamt_shrink_remove_all_idle(void);
  * context on that CPU, and waits for all of them.  May sleep.
  */
 void pamt_platform_drain_cpus(void);
+
+/*
+ * Platform glue: have pamt_shrink_deferred() run soon in process context
+ * (a work item in the kernel); callable in any context but hardirq, and
+ * outside a transition.  pamt_platform_defer_sync() waits for it and
+ * cancels what is pending; process context, may sleep.
+ */
+void pamt_platform_defer(void);
+void pamt_platform_defer_sync(void);
 
 #endif /* _X86_VIRT_TDX_PAMT_INTERNAL_H */

@@ -346,6 +346,106 @@ static void pk_ctx_shrinker_registered(struct kunit *test)
 	pk_check_accounting(test, 0);
 }
 
+/*
+ * A last put from an RCU callback (softirq), at the idle cap, with the
+ * module answering BUSY to every REMOVE: one REMOVE sequence at most, the
+ * rest is the worker's, which brings idle memory back within the cap.
+ */
+static u64 pk_busy_put_removes;
+
+/*
+ * The put and its SEAMCALLs as this CPU counts them: the worker it kicks
+ * runs elsewhere, or after this callback.
+ */
+static void pk_busy_put_cb(struct rcu_head *head)
+{
+	u64 before = this_cpu_read(pamt.pcpu->stat[TDX_PAMT_STAT_REMOVE]);
+
+	pk_rcu_put_cb(head);
+	WRITE_ONCE(pk_busy_put_removes,
+		   this_cpu_read(pamt.pcpu->stat[TDX_PAMT_STAT_REMOVE]) - before);
+}
+
+/* What the worker does, once and in full: no queued run left behind. */
+static void pk_run_deferred(void)
+{
+	pamt_platform_defer_sync();
+	pamt_shrink_deferred();
+}
+
+static void pk_ctx_softirq_put_busy_bounded(struct kunit *test)
+{
+	struct pk_rcu_put *p;
+	u64 removes;
+
+	KUNIT_ASSERT_EQ(test, pk_setup(test, TDX_PAMT_MODE_MAGAZINE, 4, 4), 0);
+	pk_make_idle(test, 0, 8);
+	KUNIT_EXPECT_LE(test, tdx_pamt_shrink_count(), 4UL);
+	p = kmalloc_obj(*p, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	p->pfn = pk_ctx_pfn(test, 9);
+	KUNIT_ASSERT_EQ(test, tdx_pamt_get(p->pfn, NULL), 0);
+	atomic_long_set(&pk_rcu_bad, 0);
+	PK_INJECT(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, 1000000);
+	call_rcu(&p->rcu, pk_busy_put_cb);
+	rcu_barrier();
+	pamt_platform_defer_sync();
+	removes = READ_ONCE(pk_busy_put_removes);
+	PK_INJECT(PAMT_FAKE_REMOVE, 0, 0);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&pk_rcu_bad), 0L);
+	KUNIT_EXPECT_GE(test, removes, 1ULL);
+	KUNIT_EXPECT_LE(test, removes, (u64)PAMT_BUSY_CALLS_MAX);
+	kunit_info(test, "%llu PAMT.REMOVE calls in one softirq put\n", removes);
+	pk_run_deferred();
+	KUNIT_EXPECT_LE(test, tdx_pamt_shrink_count(), 4UL);
+	pk_check_accounting(test, 0);
+}
+
+static long pk_fill_on_cpu(void *arg)
+{
+	struct tdx_pamt_pair p[6];
+	long i;
+
+	for (i = 0; i < 6; i++)
+		if (tdx_pamt_pair_take(&p[i], NULL, GFP_KERNEL))
+			break;
+	while (i--)
+		tdx_pamt_pair_give(&p[i]);
+	return 0;
+}
+
+/*
+ * The shrinker sees the pairs in every CPU's magazines, frees this CPU's
+ * at once and the others' through the worker.
+ */
+static void pk_ctx_shrinker_magazines(struct kunit *test)
+{
+	struct shrink_control sc = { .gfp_mask = GFP_KERNEL, .nid = 0 };
+	unsigned long cached;
+	struct shrinker *s;
+	int cpu;
+
+	KUNIT_ASSERT_EQ(test, pk_setup(test, TDX_PAMT_MODE_MAGAZINE, 4,
+				       PK_NO_CAP), 0);
+	KUNIT_ASSERT_EQ(test, pk_glue(test), 0);
+	s = pamt_glue_shrinker();
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	cpus_read_lock();
+	for_each_online_cpu(cpu)
+		work_on_cpu(cpu, pk_fill_on_cpu, NULL);
+	cpus_read_unlock();
+	cached = pk_stat(TDX_PAMT_STAT_CACHED_PAIRS);
+	KUNIT_EXPECT_EQ(test, pamt_depot_pairs(), 0UL);
+	KUNIT_EXPECT_GE(test, cached, 6UL * num_online_cpus());
+	KUNIT_EXPECT_EQ(test, s->count_objects(s, &sc), cached);
+	sc.nr_to_scan = cached;
+	KUNIT_EXPECT_GT(test, s->scan_objects(s, &sc), 0UL);
+	pk_run_deferred();
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 0ULL);
+	KUNIT_EXPECT_EQ(test, s->count_objects(s, &sc), SHRINK_EMPTY);
+	pk_check_accounting(test, 0);
+}
+
 /* CPU hotplug */
 
 static int pk_pick_cpu(struct kunit *test)
@@ -550,6 +650,8 @@ static struct kunit_case pk_ctx_cases[] = {
 	KUNIT_CASE(pk_ctx_rcu_put),
 	KUNIT_CASE(pk_ctx_shrinker_direct),
 	KUNIT_CASE(pk_ctx_shrinker_registered),
+	KUNIT_CASE(pk_ctx_softirq_put_busy_bounded),
+	KUNIT_CASE(pk_ctx_shrinker_magazines),
 	KUNIT_CASE(pk_suite_leak_check),
 	{}
 };

@@ -362,7 +362,7 @@ static void pk_eager_put_removes(struct kunit *test)
 	migrate_enable();
 }
 
-/* The clock: RECENT buys a second chance; unreferenced slots go first. */
+/* RECENT buys a second chance; unreferenced slots go first. */
 static void pk_shrink_second_chance(struct kunit *test)
 {
 	unsigned long a, b, scanned = 0;
@@ -374,7 +374,7 @@ static void pk_shrink_second_chance(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, pk_get(b), 0);
 	tdx_pamt_put(a);
 	tdx_pamt_put(b);
-	/* As if the hand had already passed b once. */
+	/* As if the shrinker had already given b its second chance. */
 	pk_set_word(b, W_INST);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 2UL);
 
@@ -398,7 +398,7 @@ static void pk_shrink_second_chance(struct kunit *test)
 	pk_check_accounting(test, 0);
 }
 
-/* A slot revived before the hand reaches it is not removed. */
+/* A slot revived before reclaim reaches its entry is not removed. */
 static void pk_shrink_skips_revived(struct kunit *test)
 {
 	unsigned long pfn;
@@ -443,14 +443,15 @@ static void pk_shrink_depot(struct kunit *test)
 	depot = pamt_depot_pairs();
 	KUNIT_EXPECT_GE(test, depot, 4UL);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 9ULL);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), depot);
+	/* The shrinker counts magazine pairs too, but frees the depot first. */
+	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 9UL);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_scan(depot, NULL), depot);
 	KUNIT_EXPECT_EQ(test, pamt_depot_pairs(), 0UL);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 9ULL - depot);
 	pk_check_accounting(test, 0);
 }
 
-/* Over the idle cap, full magazines are freed instead of parked. */
+/* At the idle cap, pairs given back are freed instead of cached. */
 static void pk_depot_respects_cap(struct kunit *test)
 {
 	KUNIT_ASSERT_EQ(test, pk_setup(test, TDX_PAMT_MODE_MAGAZINE, 2, 2), 0);
@@ -493,8 +494,9 @@ static void pk_put_over_cap_frees_depot(struct kunit *test)
 	migrate_disable();
 	pk_give_new_pairs(test, 10);
 	depot = pamt_depot_pairs();
-	tdx_pamt_set_idle_cap(depot);
 	KUNIT_EXPECT_EQ(test, pk_get(pfn), 0);
+	/* Idle memory (magazines and depot) is now exactly the cap. */
+	tdx_pamt_set_idle_cap(tdx_pamt_shrink_count());
 	tdx_pamt_put(pfn);
 	migrate_enable();
 	KUNIT_EXPECT_GT(test, depot, 0UL);

@@ -31,6 +31,16 @@
 
 #define PAMT_FREE_BATCH	16	/* pairs freed per depot lock hold */
 
+/*
+ * Pairs entering (@n > 0) or leaving the magazines and the depot: the
+ * exact count the idle cap reads, and the per-CPU gauge.
+ */
+static inline void pamt_free_pairs_add(long n)
+{
+	atomic_long_add(n, &pamt.free_pairs);
+	pamt_cached_add(n);
+}
+
 static struct pamt_mag *pamt_mag_new(gfp_t gfp)
 {
 	struct pamt_mag *mag;
@@ -99,13 +109,6 @@ static struct pamt_mag *pamt_depot_unpark_empty(void)
 	return mag;
 }
 
-/* Parking @nr more pairs in the depot would exceed the idle cap. */
-static bool pamt_depot_over_cap(unsigned long nr)
-{
-	return READ_ONCE(pamt.depot.nr_pairs) + nr +
-	       atomic_long_read(&pamt.idle) > READ_ONCE(pamt.idle_cap);
-}
-
 /**
  * pamt_mag_pop() - take a pair from this CPU's magazines or the depot
  * @pair: filled on success
@@ -143,7 +146,7 @@ bool pamt_mag_pop(struct tdx_pamt_pair *pair)
 	found = pc->loaded->nr;
 	if (found) {
 		*pair = pc->loaded->pairs[--pc->loaded->nr];
-		pamt_cached_add(-1);
+		pamt_free_pairs_add(-1);
 	}
 	local_unlock_irqrestore(&pamt.pcpu->lock, flags);
 
@@ -158,16 +161,22 @@ bool pamt_mag_pop(struct tdx_pamt_pair *pair)
  * pamt_mag_push() - give a free pair to this CPU's magazines
  * @pair: the pair; it must not be in the module
  *
- * Never sleeps; any context but hardirq.  When the depot holds as much as
- * the idle cap allows, or no empty magazine can be had without sleeping,
- * pairs go back to the page allocator instead.
+ * Never sleeps; any context but hardirq.  When idle memory is at the
+ * idle cap, or no empty magazine can be had without sleeping, the pair
+ * goes back to the page allocator instead.
  */
 void pamt_mag_push(const struct tdx_pamt_pair *pair)
 {
-	struct pamt_mag *spill = NULL, *empty = NULL;
+	struct pamt_mag *empty = NULL;
 	unsigned long flags, dflags;
 	struct pamt_pcpu *pc;
 	bool pushed = true;
+
+	/* Idle memory at the cap: the pair is worth least, free it. */
+	if (pamt_shrink_over_cap(1)) {
+		pamt_pair_free(pair);
+		return;
+	}
 
 	local_lock_irqsave(&pamt.pcpu->lock, flags);
 	pc = this_cpu_ptr(pamt.pcpu);
@@ -181,10 +190,7 @@ void pamt_mag_push(const struct tdx_pamt_pair *pair)
 		if (!empty)
 			empty = pamt_depot_unpark_empty();
 		if (empty) {
-			if (pamt_depot_over_cap(pc->prev->nr))
-				spill = pc->prev;
-			else
-				pamt_depot_park_full(pc->prev);
+			pamt_depot_park_full(pc->prev);
 			pc->prev = pc->loaded;
 			pc->loaded = empty;
 		}
@@ -193,19 +199,12 @@ void pamt_mag_push(const struct tdx_pamt_pair *pair)
 	}
 	if (pushed) {
 		pc->loaded->pairs[pc->loaded->nr++] = *pair;
-		pamt_cached_add(1);
+		pamt_free_pairs_add(1);
 	}
-	if (spill)
-		pamt_cached_add(-(long)spill->nr);
 	local_unlock_irqrestore(&pamt.pcpu->lock, flags);
 
 	if (!pushed)
 		pamt_pair_free(pair);
-	if (spill) {
-		while (spill->nr)
-			pamt_pair_free(&spill->pairs[--spill->nr]);
-		kfree(spill);
-	}
 }
 
 /**
@@ -301,7 +300,7 @@ void pamt_mag_drain_dead(unsigned int cpu)
 	for (i = 0; i < 2; i++) {
 		while (mags[i]->nr) {
 			pamt_pair_free(&mags[i]->pairs[--mags[i]->nr]);
-			pamt_cached_add(-1);
+			pamt_free_pairs_add(-1);
 		}
 	}
 }
@@ -377,12 +376,45 @@ unsigned long pamt_depot_shrink(unsigned long nr)
 		pamt_depot_unlock(flags);
 		if (!n)
 			break;
-		pamt_cached_add(-(long)n);
+		pamt_free_pairs_add(-(long)n);
 		for (i = 0; i < n; i++)
 			pamt_pair_free(&batch[i]);
 		freed += n;
 	}
 	return freed;
+}
+
+/**
+ * pamt_mag_shrink_local() - free up to @nr pairs from this CPU's magazines
+ * @nr: most pairs to free
+ *
+ * At most PAMT_FREE_BATCH pairs, copied out under the per-CPU lock and
+ * freed after it.  Any context but hardirq; never sleeps.
+ *
+ * Return: pairs freed.
+ */
+unsigned long pamt_mag_shrink_local(unsigned long nr)
+{
+	struct tdx_pamt_pair batch[PAMT_FREE_BATCH];
+	struct pamt_pcpu *pc;
+	unsigned long flags;
+	unsigned int n = 0, i;
+
+	local_lock_irqsave(&pamt.pcpu->lock, flags);
+	pc = this_cpu_ptr(pamt.pcpu);
+	while (n < PAMT_FREE_BATCH && n < nr) {
+		if (!pc->loaded->nr && pc->prev->nr)
+			swap(pc->loaded, pc->prev);
+		if (!pc->loaded->nr)
+			break;
+		batch[n++] = pc->loaded->pairs[--pc->loaded->nr];
+	}
+	if (n)
+		pamt_free_pairs_add(-(long)n);
+	local_unlock_irqrestore(&pamt.pcpu->lock, flags);
+	for (i = 0; i < n; i++)
+		pamt_pair_free(&batch[i]);
+	return n;
 }
 
 /**
@@ -418,6 +450,7 @@ int pamt_mag_init(void)
 	pamt.depot.nr_full = 0;
 	pamt.depot.nr_empty = 0;
 	pamt.depot.nr_pairs = 0;
+	atomic_long_set(&pamt.free_pairs, 0);
 
 	pamt.pcpu = alloc_percpu(struct pamt_pcpu);
 	if (!pamt.pcpu)

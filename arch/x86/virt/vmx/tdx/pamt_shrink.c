@@ -2,53 +2,122 @@
 /*
  * TDX Dynamic PAMT cache, shrink layer: giving idle memory back.
  *
- * Idle memory is the pairs of IDLE slots plus the pairs parked in the
- * depot.  A clock hand sweeps the slot array: an IDLE slot with
- * PAMT_SLOT_RECENT set loses the bit (second chance), one without it is
- * moved to REMOVING with a compare-and-exchange (it may have been revived
- * meanwhile) and its pair is freed.  The same sweep enforces the idle cap
- * from the put path, a few slots at a time.
+ * Idle memory is the pairs of IDLE slots plus the free pairs in the
+ * depot and in every CPU's magazines.  A last put queues its slot in the
+ * idle index, a FIFO; reclaim takes the oldest entry, checks the slot with
+ * a compare-and-exchange (it may have been revived meanwhile) and frees
+ * its pair, so its cost is O(1) per pair whatever the table size.  The
+ * shrinker gives a slot with PAMT_SLOT_RECENT a second chance; the idle
+ * cap, enforced by put with at most one REMOVE sequence and by a worker
+ * for the rest, does not.  Bounds: Documentation/arch/x86/tdx-dpamt.rst,
+ * "Memory cost and the shrinker".
  */
+#include <linux/bitops.h>
 #include <linux/errno.h>
 #include <linux/limits.h>
+#include <linux/minmax.h>
+#include <linux/mm.h>
 #include <linux/preempt.h>
 #include <linux/sched.h>
 #include "pamt_internal.h"
 #include "pamt_trace.h"
 
-#define PAMT_CAP_BUDGET		64	/* slots a put may visit for the cap */
-#define PAMT_SHRINK_MAX_BUSY	8	/* BUSY removals before a scan stops */
+#define PAMT_CAP_POPS		8	/* index entries a put may look at */
+#define PAMT_SCAN_POPS		64	/* spare entries per shrinker scan */
+#define PAMT_SHRINK_MAX_BUSY	8	/* failed removals before a scan stops */
+#define PAMT_RESCHED_POPS	32	/* entries between two cond_resched() */
 
-enum pamt_shrink_why {
-	PAMT_SHRINK_FOR_SCAN,
-	PAMT_SHRINK_FOR_CAP,
-};
+/**
+ * pamt_shrink_init() - allocate the idle index for @nr_slots slots
+ * @nr_slots: entries of pamt.slots; a u32 indexes 8 EiB of 2M ranges
+ *
+ * Context: process context; may sleep.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int pamt_shrink_init(unsigned long nr_slots)
+{
+	struct pamt_idle_index *ix = &pamt.idle_index;
+
+	spin_lock_init(&ix->lock);
+	ix->ring = kvcalloc(nr_slots, sizeof(*ix->ring), GFP_KERNEL);
+	ix->queued = kvcalloc(BITS_TO_LONGS(nr_slots), sizeof(long),
+			      GFP_KERNEL);
+	if (!ix->ring || !ix->queued) {
+		pamt_shrink_exit();
+		return -ENOMEM;
+	}
+	ix->size = nr_slots;
+	ix->head = 0;
+	ix->nr = 0;
+	ix->pops = 0;
+	atomic_set(&pamt.deferred, 0);
+	atomic_long_set(&pamt.defer_drain, 0);
+	return 0;
+}
+
+/**
+ * pamt_shrink_exit() - free the idle index
+ */
+void pamt_shrink_exit(void)
+{
+	kvfree(pamt.idle_index.ring);
+	kvfree(pamt.idle_index.queued);
+	pamt.idle_index.ring = NULL;
+	pamt.idle_index.queued = NULL;
+	pamt.idle_index.size = 0;
+	pamt.idle_index.nr = 0;
+}
 
 /*
- * Move an IDLE slot whose word is still @old to REMOVING and free its
- * pair.  Returns 0, -EAGAIN if the slot changed meanwhile (a get revived
- * it), or pamt_slot_remove()'s error.
+ * Put slot @idx at the tail of the idle index, unless it is queued
+ * already.  Outside any transition: the lock sleeps on PREEMPT_RT.
  */
-static int pamt_shrink_remove(unsigned long idx, unsigned long old)
+static void pamt_idle_push(unsigned long idx)
 {
-	atomic_long_t *slot = &pamt.slots[idx];
-	struct tdx_pamt_pair pair;
-	int ret;
+	struct pamt_idle_index *ix = &pamt.idle_index;
+	unsigned long flags;
 
-	/* RECENT stays in the word: a BUSY REMOVE restores it exactly. */
-	pamt_transit_begin();
-	if (!atomic_long_try_cmpxchg_acquire(slot, &old,
-					     old | PAMT_SLOT_TRANSIT)) {
-		pamt_transit_end();
-		return -EAGAIN;
+	/* Fully ordered: the slot went IDLE before; see pamt_idle_pop(). */
+	if (test_and_set_bit(idx, ix->queued))
+		return;
+	spin_lock_irqsave(&ix->lock, flags);
+	pamt_stat_inc(GLOBAL_LOCK);
+	if (!WARN_ON_ONCE(ix->nr >= ix->size)) {
+		ix->ring[(ix->head + ix->nr) % ix->size] = idx;
+		WRITE_ONCE(ix->nr, ix->nr + 1);
 	}
-	atomic_long_dec(&pamt.idle);
-	ret = pamt_slot_remove(slot, idx, &pair);
-	pamt_transit_end();
-	/* Reset and freed with preemption on: the allocator sleeps on RT. */
-	if (!ret)
-		pamt_pair_release(&pair, PAMT_PAIR_TO_FREE);
-	return ret;
+	spin_unlock_irqrestore(&ix->lock, flags);
+}
+
+/* Take the oldest entry out of the idle index; false if it is empty. */
+static bool pamt_idle_pop(unsigned long *idx)
+{
+	struct pamt_idle_index *ix = &pamt.idle_index;
+	unsigned long flags;
+	bool found = false;
+
+	if (!READ_ONCE(ix->nr))
+		return false;
+	spin_lock_irqsave(&ix->lock, flags);
+	pamt_stat_inc(GLOBAL_LOCK);
+	if (ix->nr) {
+		*idx = ix->ring[ix->head];
+		ix->head = (ix->head + 1) % ix->size;
+		WRITE_ONCE(ix->nr, ix->nr - 1);
+		WRITE_ONCE(ix->pops, ix->pops + 1);
+		found = true;
+	}
+	spin_unlock_irqrestore(&ix->lock, flags);
+	if (found) {
+		clear_bit(*idx, ix->queued);
+		/*
+		 * Clear, then read the slot; a put makes the slot IDLE, then
+		 * tests the bit.  Either we see IDLE or the put queues it.
+		 */
+		smp_mb__after_atomic();
+	}
+	return found;
 }
 
 static bool pamt_shrink_reclaimable(unsigned long word)
@@ -58,96 +127,258 @@ static bool pamt_shrink_reclaimable(unsigned long word)
 }
 
 /*
- * Advance the clock hand over at most @budget slots and REMOVE at most
- * @nr IDLE slots that were not referenced since the hand last passed.
- * Their pairs are freed.  For the cap, a sweep that found only recently
- * used slots takes the first of them rather than nothing.  Never sleeps.
- * Adds the REMOVE sequences it issued, whatever their outcome, to
- * *@removes when that is not NULL.
+ * Move slot @idx from IDLE (the word in *@old) to REMOVING and free its
+ * pair.  Returns 0; -EAGAIN with *@old updated if the word changed
+ * meanwhile; or pamt_slot_remove()'s error, after which the slot goes
+ * back into the index.
  */
-static unsigned long pamt_shrink_sweep(unsigned long nr, unsigned long budget,
-				       enum pamt_shrink_why why,
-				       unsigned long *removes)
+static int pamt_shrink_remove(unsigned long idx, unsigned long *old)
 {
-	unsigned long freed = 0, busy = 0, spare = ULONG_MAX, idx, old;
-	atomic_long_t *slot;
+	atomic_long_t *slot = &pamt.slots[idx];
+	struct tdx_pamt_pair pair;
 	int ret;
 
-	while (freed < nr && budget-- && busy < PAMT_SHRINK_MAX_BUSY &&
-	       atomic_long_read(&pamt.idle) > 0) {
-		idx = (unsigned long)atomic_long_inc_return(&pamt.hand) %
-		      pamt.nr_slots;
-		slot = &pamt.slots[idx];
-		old = atomic_long_read(slot);
+	/* RECENT stays in the word: a BUSY REMOVE restores it exactly. */
+	pamt_transit_begin();
+	if (!atomic_long_try_cmpxchg_acquire(slot, old,
+					     *old | PAMT_SLOT_TRANSIT)) {
+		pamt_transit_end();
+		return -EAGAIN;
+	}
+	atomic_long_dec(&pamt.idle);
+	ret = pamt_slot_remove(slot, idx, &pair);
+	pamt_transit_end();
+	/* The module held no pair: the slot is EMPTY, nothing to free. */
+	if (ret == -ENOENT)
+		return 0;
+	/* Reset and freed with preemption on: the allocator sleeps on RT. */
+	/*
+	 * On failure queue it whatever the word says now: an evict may own
+	 * it already, and its BUSY REMOVE would leave it IDLE unqueued.
+	 */
+	if (!ret)
+		pamt_pair_release(&pair, PAMT_PAIR_TO_FREE);
+	else
+		pamt_idle_push(idx);
+	return ret;
+}
+
+/*
+ * Deal with one entry taken out of the index.  An IDLE slot is removed;
+ * with @second_chance, one with PAMT_SLOT_RECENT loses the bit and goes
+ * back to the tail instead.  A slot in use, empty or LEAKED is dropped
+ * (its next last put queues it again); one that another CPU is removing
+ * goes back, since a BUSY REMOVE makes it IDLE again.
+ *
+ * Return: 1 if a pair was freed; -EAGAIN if no REMOVE was attempted; the
+ * error of the one REMOVE sequence attempted otherwise.
+ */
+static int pamt_reclaim_slot(unsigned long idx, bool second_chance)
+{
+	atomic_long_t *slot = &pamt.slots[idx];
+	unsigned long old = atomic_long_read(slot);
+	int ret;
+
+	for (;;) {
+		if (pamt_slot_state(old) == PAMT_SLOT_REMOVING) {
+			pamt_idle_push(idx);
+			return -EAGAIN;
+		}
 		if (!pamt_shrink_reclaimable(old))
-			continue;
-		if (old & PAMT_SLOT_RECENT) {
+			return -EAGAIN;
+		if (second_chance && (old & PAMT_SLOT_RECENT)) {
 			/* Losing the race to a get only costs a second chance. */
 			atomic_long_try_cmpxchg(slot, &old,
 						old & ~PAMT_SLOT_RECENT);
-			if (spare == ULONG_MAX)
-				spare = idx;
-			continue;
+			pamt_idle_push(idx);
+			return -EAGAIN;
 		}
-		ret = pamt_shrink_remove(idx, old);
-		if (removes && ret != -EAGAIN)
-			(*removes)++;
-		if (ret == -EBUSY)
-			busy++;
-		if (ret)
-			continue;
-		freed++;
-		if (why == PAMT_SHRINK_FOR_CAP)
-			pamt_stat_inc(CAP);
-		else
-			pamt_stat_inc(SHRINK);
+		ret = pamt_shrink_remove(idx, &old);
+		if (ret != -EAGAIN)
+			return ret ?: 1;
 	}
+}
 
-	if (why == PAMT_SHRINK_FOR_CAP && !freed && spare != ULONG_MAX) {
-		old = atomic_long_read(&pamt.slots[spare]);
-		ret = pamt_shrink_reclaimable(old) ?
-		      pamt_shrink_remove(spare, old) : -EAGAIN;
-		if (removes && ret != -EAGAIN)
-			(*removes)++;
-		if (!ret) {
-			pamt_stat_inc(CAP);
-			freed++;
-		}
+/*
+ * Take entries out of the index until one REMOVE sequence was attempted,
+ * at most *@budget entries (decremented).  Never sleeps.
+ *
+ * Return: as pamt_reclaim_slot(), or 0 if the index or *@budget ran out
+ * first.
+ */
+static int pamt_reclaim_one(unsigned long *budget, bool second_chance)
+{
+	unsigned long idx;
+	int ret;
+
+	while (*budget) {
+		(*budget)--;
+		if (!pamt_idle_pop(&idx))
+			return 0;
+		ret = pamt_reclaim_slot(idx, second_chance);
+		if (ret != -EAGAIN)
+			return ret;
 	}
-	return freed;
+	return 0;
 }
 
 static unsigned long pamt_shrink_idle_memory(void)
 {
 	long idle = atomic_long_read(&pamt.idle);
+	long free = atomic_long_read(&pamt.free_pairs);
 
-	return (idle > 0 ? idle : 0) + pamt_depot_pairs();
+	return (idle > 0 ? idle : 0) + (free > 0 ? free : 0);
+}
+
+/**
+ * pamt_shrink_over_cap() - whether @more idle pairs would exceed the cap
+ * @more: pairs about to become idle
+ *
+ * Return: true if idle memory plus @more is over the idle cap.
+ */
+bool pamt_shrink_over_cap(unsigned long more)
+{
+	return pamt_shrink_idle_memory() + more > READ_ONCE(pamt.idle_cap);
+}
+
+/* Free one free pair, from the depot or this CPU's magazines. */
+static bool pamt_shrink_free_cached(void)
+{
+	return pamt_depot_shrink(1) || pamt_mag_shrink_local(1);
+}
+
+static void pamt_defer(unsigned int what)
+{
+	atomic_or(what, &pamt.deferred);
+	pamt_platform_defer();
+}
+
+/*
+ * Idle memory grew by one with slot @idx going IDLE; bring it back within
+ * the cap.  A free pair goes first (no SEAMCALL); then the oldest idle
+ * slot among PAMT_CAP_POPS index entries, or else @idx itself.  At most
+ * one REMOVE sequence: anything still over the cap after it, a BUSY
+ * module for example, is left to the worker.
+ */
+static bool pamt_shrink_cap_put(unsigned long idx)
+{
+	unsigned long budget = PAMT_CAP_POPS;
+	bool removed = false;
+	int ret;
+
+	if (likely(!pamt_shrink_over_cap(0)))
+		return false;
+	if (!pamt_shrink_free_cached()) {
+		ret = pamt_reclaim_one(&budget, false);
+		if (!ret)
+			ret = pamt_reclaim_slot(idx, false);
+		if (ret == 1)
+			pamt_stat_inc(CAP);
+		/* One REMOVE sequence was issued, whatever its outcome. */
+		removed = ret == 1 || (ret < 0 && ret != -EAGAIN);
+	}
+	if (pamt_shrink_over_cap(0))
+		pamt_defer(PAMT_DEFER_CAP);
+	return removed;
 }
 
 /**
  * pamt_shrink_idle_inc() - account a slot that went IDLE, enforce the cap
+ * @idx: the slot, just moved from ACTIVE to IDLE by this put
  *
- * Called from put, in any context but hardirq.  Over the cap, it frees a
- * depot pair or REMOVEs the oldest idle slot it finds within a small
- * budget, so that idle memory stays bounded without waiting for reclaim.
+ * Called from put, in any context but hardirq, outside any transition.
  *
  * Return: true if it issued a PAMT.REMOVE (the put counts as put_slow).
  */
-bool pamt_shrink_idle_inc(void)
+bool pamt_shrink_idle_inc(unsigned long idx)
 {
-	unsigned long removes = 0;
-
 	atomic_long_inc(&pamt.idle);
-	if (likely(pamt_shrink_idle_memory() <= READ_ONCE(pamt.idle_cap)))
-		return false;
-	if (pamt_depot_pairs() && pamt_depot_shrink(1))
-		return false;
-	pamt_shrink_sweep(1, PAMT_CAP_BUDGET, PAMT_SHRINK_FOR_CAP, &removes);
-	return removes;
+	pamt_idle_push(idx);
+	return pamt_shrink_cap_put(idx);
+}
+
+/**
+ * pamt_shrink_idle_again() - a put's REMOVE left slot @idx IDLE
+ * @idx: the slot
+ *
+ * The put already spent its one REMOVE sequence: index the slot, and
+ * leave the cap to the worker.
+ */
+void pamt_shrink_idle_again(unsigned long idx)
+{
+	/*
+	 * Whatever the word says now: an evict that took the slot meanwhile
+	 * may leave it IDLE again (found by the model).  A stale entry is
+	 * dropped by reclaim.
+	 */
+	pamt_idle_push(idx);
+	if (pamt_shrink_over_cap(0))
+		pamt_defer(PAMT_DEFER_CAP);
+}
+
+/*
+ * Bring idle memory within the cap, in process context: free pairs first,
+ * then idle slots oldest first, then other CPUs' magazines.  Stops after
+ * PAMT_SHRINK_MAX_BUSY failed removals.
+ */
+static void pamt_shrink_cap_trim(void)
+{
+	unsigned long budget, fails = 0;
+	int ret;
+
+	might_sleep();
+	while (pamt_shrink_over_cap(0) && fails < PAMT_SHRINK_MAX_BUSY) {
+		if (pamt_shrink_free_cached())
+			continue;
+		budget = PAMT_RESCHED_POPS;
+		ret = pamt_reclaim_one(&budget, false);
+		if (ret == 1)
+			pamt_stat_inc(CAP);
+		else if (ret < 0)
+			fails++;
+		else if (budget)
+			break;		/* the index is empty */
+		cond_resched();
+	}
+	if (pamt_shrink_over_cap(0) && atomic_long_read(&pamt.free_pairs) > 0 &&
+	    !pamt_depot_prefill_empty(2 * nr_cpu_ids)) {
+		/* What is left is in other CPUs' magazines. */
+		pamt_platform_drain_cpus();
+		while (pamt_shrink_over_cap(0) && pamt_depot_shrink(1))
+			;
+	}
+}
+
+/**
+ * pamt_shrink_deferred() - the work put and the shrinker left over
+ *
+ * Frees the magazine pairs of other CPUs the shrinker asked for, then
+ * brings idle memory within the cap.
+ *
+ * Context: process context; may sleep.  The kernel's glue runs it from a
+ * work item (pamt_platform_defer()).
+ */
+void pamt_shrink_deferred(void)
+{
+	unsigned long nr;
+
+	might_sleep();
+	atomic_set(&pamt.deferred, 0);
+	nr = atomic_long_xchg(&pamt.defer_drain, 0);
+	if (!pamt.enabled)
+		return;
+	if (nr && !pamt_depot_prefill_empty(2 * nr_cpu_ids)) {
+		pamt_platform_drain_cpus();
+		pamt_depot_shrink(nr);
+	}
+	pamt_shrink_cap_trim();
 }
 
 /**
  * pamt_shrink_remove_all_idle() - REMOVE every IDLE slot, referenced or not
+ *
+ * Goes through the idle index once, from oldest to newest: a slot whose
+ * REMOVE stays BUSY is queued again, and left for next time.
  *
  * Context: process context; may sleep.
  *
@@ -155,18 +386,23 @@ bool pamt_shrink_idle_inc(void)
  */
 unsigned long pamt_shrink_remove_all_idle(void)
 {
-	unsigned long idx, old, freed = 0;
+	unsigned long n = READ_ONCE(pamt.idle_index.nr), freed = 0, budget;
+	int ret;
 
-	for (idx = 0; idx < pamt.nr_slots; idx++) {
-		old = atomic_long_read(&pamt.slots[idx]);
-		if (pamt_shrink_reclaimable(old) &&
-		    !pamt_shrink_remove(idx, old)) {
-			pamt_stat_inc(SHRINK);
-			freed++;
+	might_sleep();
+	while (n) {
+		budget = min_t(unsigned long, n, PAMT_RESCHED_POPS);
+		n -= budget;
+		while (budget) {
+			ret = pamt_reclaim_one(&budget, false);
+			if (!ret)
+				return freed;	/* the index is empty */
+			if (ret == 1) {
+				pamt_stat_inc(SHRINK);
+				freed++;
+			}
 		}
-		/* Up to a SEAMCALL per slot, over all of memory. */
-		if (!(idx % 256))
-			cond_resched();
+		cond_resched();
 	}
 	return freed;
 }
@@ -174,7 +410,8 @@ unsigned long pamt_shrink_remove_all_idle(void)
 /**
  * tdx_pamt_shrink_count() - idle pairs the shrinker could free
  *
- * Return: IDLE slots plus pairs parked in the depot; 0 when disabled.
+ * Return: IDLE slots plus the free pairs in the depot and in every CPU's
+ * magazines; 0 when disabled.
  */
 unsigned long tdx_pamt_shrink_count(void)
 {
@@ -188,22 +425,44 @@ unsigned long tdx_pamt_shrink_count(void)
  * @nr_to_scan: most pairs to free
  * @nr_scanned: set to the number of pairs freed
  *
- * IDLE slots go first, oldest first by the clock, then depot pairs.  The
- * sweep visits each slot at most twice and stops early when the module
- * keeps answering BUSY.  Never sleeps.
+ * IDLE slots go first, oldest first in the idle index, with a second
+ * chance for those used since they were queued; then depot pairs; then
+ * this CPU's magazines.  Other CPUs' magazines are the worker's: it parks
+ * them in the depot and frees what is still wanted.  Takes at most
+ * 2 * @nr_to_scan + PAMT_SCAN_POPS entries out of the index, and stops
+ * after PAMT_SHRINK_MAX_BUSY failed REMOVE sequences.  Never sleeps.
  *
- * Return: pairs freed; 0 means no progress could be made.
+ * Return: pairs freed now; 0 means no progress could be made.
  */
 unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
 				   unsigned long *nr_scanned)
 {
-	unsigned long freed = 0;
+	unsigned long freed = 0, fails = 0, budget;
+	int ret;
 
 	if (pamt.enabled) {
-		freed = pamt_shrink_sweep(nr_to_scan, 2 * pamt.nr_slots,
-					  PAMT_SHRINK_FOR_SCAN, NULL);
+		budget = PAMT_SCAN_POPS + 2 * min(nr_to_scan, pamt.nr_slots);
+		while (freed < nr_to_scan && fails < PAMT_SHRINK_MAX_BUSY) {
+			ret = pamt_reclaim_one(&budget, true);
+			if (!ret)
+				break;
+			if (ret < 0) {
+				fails++;
+				continue;
+			}
+			pamt_stat_inc(SHRINK);
+			freed++;
+		}
 		if (freed < nr_to_scan)
 			freed += pamt_depot_shrink(nr_to_scan - freed);
+		if (freed < nr_to_scan)
+			freed += pamt_mag_shrink_local(nr_to_scan - freed);
+		if (freed < nr_to_scan && atomic_long_read(&pamt.free_pairs) > 0) {
+			atomic_long_add(min_t(unsigned long, nr_to_scan - freed,
+					      atomic_long_read(&pamt.free_pairs)),
+					&pamt.defer_drain);
+			pamt_platform_defer();
+		}
 		trace_tdx_pamt_shrink(nr_to_scan, freed);
 	}
 	if (nr_scanned)
@@ -251,22 +510,13 @@ void tdx_pamt_drain_cpu(unsigned int cpu)
  * tdx_pamt_set_idle_cap() - set the most idle pairs kept, and enforce it
  * @cap: the cap, in pairs
  *
- * Context: process context.
+ * Context: process context; may sleep.
  */
 void tdx_pamt_set_idle_cap(unsigned long cap)
 {
-	unsigned long now;
-
 	WRITE_ONCE(pamt.idle_cap, cap);
-	if (!pamt.enabled)
-		return;
-	now = pamt_shrink_idle_memory();
-	if (now > cap) {
-		now -= pamt_depot_shrink(now - cap);
-		if (now > cap)
-			pamt_shrink_sweep(now - cap, 2 * pamt.nr_slots,
-					  PAMT_SHRINK_FOR_CAP, NULL);
-	}
+	if (pamt.enabled)
+		pamt_shrink_cap_trim();
 }
 
 /**

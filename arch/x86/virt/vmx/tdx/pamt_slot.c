@@ -566,7 +566,7 @@ static noinline int pamt_slot_put_slow(atomic_long_t *slot,
 							     PAMT_SLOT_RECENT))
 				continue;
 			/* put_slow: the cap made this put issue a REMOVE. */
-			if (!(old & PAMT_SLOT_LEAKED) && pamt_shrink_idle_inc()) {
+			if (!(old & PAMT_SLOT_LEAKED) && pamt_shrink_idle_inc(idx)) {
 				pamt_stat_inc(PUT_SLOW);
 				return 0;
 			}
@@ -590,6 +590,8 @@ static noinline int pamt_slot_put_slow(atomic_long_t *slot,
 		pamt_transit_end();
 		if (!ret)
 			pamt_pair_release(&pair, PAMT_PAIR_TO_MAG);
+		else
+			pamt_shrink_idle_again(idx);	/* no second try */
 		pamt_stat_inc(PUT_SLOW);
 		/* The reference is gone either way; a failed REMOVE is kept. */
 		return 0;
