@@ -99,26 +99,35 @@ count_cases() {
 	python3 - "$1" "$2" <<'PY'
 import re, sys
 log, cfg = sys.argv[1], sys.argv[2]
+# suite -> [plan, {number: (status, name)}]; a result line that the
+# console cut and printk replayed ("** replaying previous printk
+# message **") appears twice under one number: the last one wins.
 suites, cur = {}, None
 for line in open(log, errors="replace"):
     line = re.sub(r"^\[[^\]]*\]\s?", "", line.rstrip("\n"))
     m = re.match(r"^\s*# Subtest: (\S+)", line)
     if m and not line.startswith(" " * 8):
         cur = m.group(1)
-        suites.setdefault(cur, [0, 0, 0, []])
+        suites.setdefault(cur, [None, {}])
         continue
-    m = re.match(r"^    (not ok|ok) \d+ (\S+)(.*)$", line)
+    m = re.match(r"^    1\.\.(\d+)$", line)
+    if m and cur and suites[cur][0] is None:
+        suites[cur][0] = int(m.group(1))
+        continue
+    m = re.match(r"^    (not ok|ok) (\d+) (\S+)(.*)$", line)
     if m and cur:
-        s = suites[cur]
-        if "# SKIP" in m.group(3):
-            s[2] += 1
-        elif m.group(1) == "ok":
-            s[0] += 1
-        else:
-            s[1] += 1
-            s[3].append(m.group(2))
+        st = "skip" if "# SKIP" in m.group(4) else ("pass" if m.group(1) == "ok" else "fail")
+        suites[cur][1][int(m.group(2))] = (st, m.group(3))
 tp = tf = ts = 0
-for name, (p, f, sk, bad) in suites.items():
+for name, (plan, res) in suites.items():
+    p = sum(1 for st, _ in res.values() if st == "pass")
+    f = sum(1 for st, _ in res.values() if st == "fail")
+    sk = sum(1 for st, _ in res.values() if st == "skip")
+    bad = [n for st, n in res.values() if st == "fail"]
+    missing = (plan or 0) - len(res)
+    if missing > 0:
+        f += missing
+        bad.append(f"{missing} without a result")
     print(f"  [{cfg}] {name}: {p} passed, {f} failed, {sk} skipped"
           + (f"  FAILED: {' '.join(bad)}" if bad else ""))
     tp, tf, ts = tp + p, tf + f, ts + sk
