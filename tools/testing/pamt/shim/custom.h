@@ -332,6 +332,7 @@ void *pamt_sim_alloc_percpu(size_t size);
 #define per_cpu_ptr(p, cpu)						\
 	((typeof(p))((char *)(p) + (size_t)(cpu) * PAMT_SIM_PCPU_UNIT))
 #define this_cpu_ptr(p)		((typeof(p))((char *)(p) + pamt_sim_pcpu_off))
+#define raw_cpu_ptr(p)		this_cpu_ptr(p)
 #define this_cpu_add(pcp, n)						\
 	((void)__atomic_fetch_add(this_cpu_ptr(&(pcp)), (n), __ATOMIC_RELAXED))
 #define this_cpu_inc(pcp)	this_cpu_add(pcp, 1)

@@ -67,6 +67,7 @@ static inline enum pamt_slot_state pamt_slot_state(unsigned long word)
 #define PAMT_WAIT_NS_DEFAULT	(100 * NSEC_PER_MSEC)
 #define PAMT_WAIT_NS		READ_ONCE(pamt.wait_ns)
 #define PAMT_MAG_SIZE_DEFAULT	64
+#define PAMT_IDLE_BATCH		64	/* idle slots a CPU queues per lock */
 #define PAMT_MAG_SIZE_MAX	1024
 
 /**
@@ -95,6 +96,11 @@ struct pamt_mag {
  *	never taken inside a transition (it sleeps on PREEMPT_RT)
  * @loaded: magazine pairs are taken from and given to; never NULL
  * @prev: the previous magazine, full or empty; never NULL
+ * @idle_lock: protects @idle_buf and @idle_nr; a spinlock_t, not part of
+ *	the local lock, so that reclaim on another CPU can empty the buffer
+ * @idle_buf: slots this CPU queued for the idle index, not yet moved
+ *	there: the index's lock is taken once per PAMT_IDLE_BATCH of them
+ * @idle_nr: entries in @idle_buf
  * @stat: event counters, folded by tdx_pamt_read_stats()
  * @in_flight: PAMT SEAMCALLs this CPU is issuing outside the serialised
  *	fallback; read by the CPU that runs it
@@ -103,6 +109,9 @@ struct pamt_pcpu {
 	local_lock_t lock;
 	struct pamt_mag *loaded;
 	struct pamt_mag *prev;
+	spinlock_t idle_lock;	/* see @idle_lock above */
+	u32 idle_buf[PAMT_IDLE_BATCH];
+	unsigned int idle_nr;
 	u64 stat[PAMT_PCPU_NR_STATS];
 	unsigned int in_flight;
 };
@@ -285,6 +294,7 @@ void pamt_shrink_exit(void);
 bool pamt_shrink_idle_inc(unsigned long idx);
 void pamt_shrink_idle_again(unsigned long idx);
 bool pamt_shrink_over_cap(unsigned long more);
+void pamt_shrink_flush_cpu(unsigned int cpu);
 unsigned long pamt_shrink_remove_all_idle(void);
 void pamt_shrink_deferred(void);
 

@@ -458,6 +458,7 @@ int pamt_mag_init(void)
 	for_each_possible_cpu(cpu) {
 		pc = per_cpu_ptr(pamt.pcpu, cpu);
 		local_lock_init(&pc->lock);
+		spin_lock_init(&pc->idle_lock);
 		pc->loaded = pamt_mag_new(GFP_KERNEL);
 		pc->prev = pamt_mag_new(GFP_KERNEL);
 		if (!pc->loaded || !pc->prev) {

@@ -19,6 +19,7 @@
 #include <linux/mm.h>
 #include <linux/preempt.h>
 #include <linux/sched.h>
+#include <linux/string.h>
 #include "pamt_internal.h"
 #include "pamt_trace.h"
 
@@ -69,25 +70,96 @@ void pamt_shrink_exit(void)
 	pamt.idle_index.nr = 0;
 }
 
-/*
- * Put slot @idx at the tail of the idle index, unless it is queued
- * already.  Outside any transition: the lock sleeps on PREEMPT_RT.
- */
-static void pamt_idle_push(unsigned long idx)
+/* Append @n entries to the tail of the idle index: one lock acquisition. */
+static void pamt_idle_append(const u32 *batch, unsigned int n)
 {
 	struct pamt_idle_index *ix = &pamt.idle_index;
 	unsigned long flags;
+	unsigned int i;
 
-	/* Fully ordered: the slot went IDLE before; see pamt_idle_pop(). */
-	if (test_and_set_bit(idx, ix->queued))
-		return;
 	spin_lock_irqsave(&ix->lock, flags);
 	pamt_stat_inc(GLOBAL_LOCK);
-	if (!WARN_ON_ONCE(ix->nr >= ix->size)) {
-		ix->ring[(ix->head + ix->nr) % ix->size] = idx;
+	for (i = 0; i < n; i++) {
+		if (WARN_ON_ONCE(ix->nr >= ix->size))
+			break;
+		ix->ring[(ix->head + ix->nr) % ix->size] = batch[i];
 		WRITE_ONCE(ix->nr, ix->nr + 1);
 	}
 	spin_unlock_irqrestore(&ix->lock, flags);
+}
+
+/* Empty @pc's buffer into @batch, under its lock; returns how many. */
+static unsigned int pamt_idle_take_buf(struct pamt_pcpu *pc, u32 *batch)
+{
+	unsigned long flags;
+	unsigned int n;
+
+	spin_lock_irqsave(&pc->idle_lock, flags);
+	n = pc->idle_nr;
+	memcpy(batch, pc->idle_buf, n * sizeof(*batch));
+	WRITE_ONCE(pc->idle_nr, 0);	/* read racily by pamt_shrink_flush_cpu() */
+	spin_unlock_irqrestore(&pc->idle_lock, flags);
+	return n;
+}
+
+/*
+ * Queue slot @idx in the idle index, unless it is queued already.  The
+ * entry waits in this CPU's buffer; a full buffer moves to the index
+ * with one acquisition of the index's lock, so the lock shared by all
+ * CPUs is taken once per PAMT_IDLE_BATCH slots going idle.  The buffer's
+ * own lock is per CPU and uncontended but for reclaim emptying it.
+ * Outside any transition: the locks sleep on PREEMPT_RT.
+ */
+static void pamt_idle_push(unsigned long idx)
+{
+	struct pamt_pcpu *pc = raw_cpu_ptr(pamt.pcpu);
+	u32 batch[PAMT_IDLE_BATCH];
+	unsigned long flags;
+	unsigned int n = 0;
+
+	/* Fully ordered: the slot went IDLE before; see pamt_idle_pop(). */
+	if (test_and_set_bit(idx, pamt.idle_index.queued))
+		return;
+	spin_lock_irqsave(&pc->idle_lock, flags);
+	pc->idle_buf[pc->idle_nr] = idx;
+	if (pc->idle_nr + 1 < PAMT_IDLE_BATCH) {
+		WRITE_ONCE(pc->idle_nr, pc->idle_nr + 1);
+	} else {
+		n = PAMT_IDLE_BATCH;
+		memcpy(batch, pc->idle_buf, n * sizeof(*batch));
+		WRITE_ONCE(pc->idle_nr, 0);
+	}
+	spin_unlock_irqrestore(&pc->idle_lock, flags);
+	if (n)
+		pamt_idle_append(batch, n);
+}
+
+/**
+ * pamt_shrink_flush_cpu() - move a CPU's buffered idle slots to the index
+ * @cpu: any possible CPU, running or not
+ *
+ * Context: any but hardirq, outside any transition.
+ */
+void pamt_shrink_flush_cpu(unsigned int cpu)
+{
+	struct pamt_pcpu *pc = per_cpu_ptr(pamt.pcpu, cpu);
+	u32 batch[PAMT_IDLE_BATCH];
+	unsigned int n;
+
+	if (!READ_ONCE(pc->idle_nr))
+		return;
+	n = pamt_idle_take_buf(pc, batch);
+	if (n)
+		pamt_idle_append(batch, n);
+}
+
+/* Every CPU's buffered idle slots to the index: O(CPUs), when it is empty. */
+static void pamt_idle_flush_all(void)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		pamt_shrink_flush_cpu(cpu);
 }
 
 /* Take the oldest entry out of the idle index; false if it is empty. */
@@ -97,8 +169,16 @@ static bool pamt_idle_pop(unsigned long *idx)
 	unsigned long flags;
 	bool found = false;
 
-	if (!READ_ONCE(ix->nr))
-		return false;
+	/*
+	 * The oldest entries are in the index; the newest wait in the CPUs'
+	 * buffers.  An empty index takes them all at once, so the cost is
+	 * one pass over the CPUs per index-full of entries.
+	 */
+	if (!READ_ONCE(ix->nr)) {
+		pamt_idle_flush_all();
+		if (!READ_ONCE(ix->nr))
+			return false;
+	}
 	spin_lock_irqsave(&ix->lock, flags);
 	pamt_stat_inc(GLOBAL_LOCK);
 	if (ix->nr) {
@@ -321,13 +401,12 @@ void pamt_shrink_idle_again(unsigned long idx)
  * then idle slots oldest first, then other CPUs' magazines.  Stops after
  * PAMT_SHRINK_MAX_BUSY failed removals.
  */
-static void pamt_shrink_cap_trim(void)
+static void pamt_shrink_cap_trim_once(unsigned long *fails)
 {
-	unsigned long budget, fails = 0;
+	unsigned long budget;
 	int ret;
 
-	might_sleep();
-	while (pamt_shrink_over_cap(0) && fails < PAMT_SHRINK_MAX_BUSY) {
+	while (pamt_shrink_over_cap(0) && *fails < PAMT_SHRINK_MAX_BUSY) {
 		if (pamt_shrink_free_cached())
 			continue;
 		budget = PAMT_RESCHED_POPS;
@@ -335,14 +414,24 @@ static void pamt_shrink_cap_trim(void)
 		if (ret == 1)
 			pamt_stat_inc(CAP);
 		else if (ret < 0)
-			fails++;
+			(*fails)++;
 		else if (budget)
 			break;		/* the index is empty */
 		cond_resched();
 	}
-	if (pamt_shrink_over_cap(0) && atomic_long_read(&pamt.free_pairs) > 0 &&
+}
+
+static void pamt_shrink_cap_trim(void)
+{
+	unsigned long fails = 0;
+
+	might_sleep();
+	pamt_shrink_cap_trim_once(&fails);
+	if (!pamt_shrink_over_cap(0) || fails >= PAMT_SHRINK_MAX_BUSY)
+		return;
+	/* What is left is in other CPUs' magazines. */
+	if (atomic_long_read(&pamt.free_pairs) > 0 &&
 	    !pamt_depot_prefill_empty(2 * nr_cpu_ids)) {
-		/* What is left is in other CPUs' magazines. */
 		pamt_platform_drain_cpus();
 		while (pamt_shrink_over_cap(0) && pamt_depot_shrink(1))
 			;
@@ -386,10 +475,12 @@ void pamt_shrink_deferred(void)
  */
 unsigned long pamt_shrink_remove_all_idle(void)
 {
-	unsigned long n = READ_ONCE(pamt.idle_index.nr), freed = 0, budget;
+	unsigned long n, freed = 0, budget;
 	int ret;
 
 	might_sleep();
+	pamt_idle_flush_all();
+	n = READ_ONCE(pamt.idle_index.nr);
 	while (n) {
 		budget = min_t(unsigned long, n, PAMT_RESCHED_POPS);
 		n -= budget;
@@ -502,8 +593,10 @@ unsigned long tdx_pamt_drain(void)
  */
 void tdx_pamt_drain_cpu(unsigned int cpu)
 {
-	if (pamt.enabled)
+	if (pamt.enabled) {
+		pamt_shrink_flush_cpu(cpu);
 		pamt_mag_drain_dead(cpu);
+	}
 }
 
 /**
