@@ -19,6 +19,9 @@
 #include "pamt_internal.h"
 #include "pamt_fake.h"
 
+/* The fake module behind the shim's SEAMCALL checks (shim/fake_ops.c). */
+extern const struct tdx_pamt_ops pamt_env_ops;
+
 /* ---- strategies (strat.c) ---- */
 enum bench_strat {
 	S_LOCK,

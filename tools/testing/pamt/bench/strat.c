@@ -377,47 +377,14 @@ static void ref_ctrs(struct strat_ctrs *c)
 /* ---- the core ---- */
 
 /*
- * The core issues each SEAMCALL with IRQs off and tells the shim so, as
- * the harness does (tools/testing/pamt/main.c): the shim then accepts the
- * fake module's modelled latency inside it, and checks that IRQs are off
- * around one SEAMCALL at a time.
+ * The core issues each SEAMCALL with IRQs off and tells the shim so, as in
+ * the harness: pamt_env_ops (shim/fake_ops.c).
  */
-static u64 core_add(unsigned long base, const struct tdx_pamt_pair *pair)
-{
-	u64 status;
-
-	pamt_sim_seamcall_enter();
-	status = pamt_fake_ops.add(base, pair);
-	pamt_sim_seamcall_exit();
-	return status;
-}
-
-static u64 core_remove(unsigned long base, struct tdx_pamt_pair *pair)
-{
-	u64 status;
-
-	pamt_sim_seamcall_enter();
-	status = pamt_fake_ops.remove(base, pair);
-	pamt_sim_seamcall_exit();
-	return status;
-}
-
-static void core_reset_page(unsigned long pfn)
-{
-	pamt_fake_ops.reset_page(pfn);
-}
-
-static const struct tdx_pamt_ops core_ops = {
-	.add		= core_add,
-	.remove		= core_remove,
-	.reset_page	= core_reset_page,
-};
-
 static int core_init(const struct tdx_pamt_range *range, enum tdx_pamt_mode m)
 {
 	struct tdx_pamt_config cfg = {
 		.mode = m,
-		.ops = &core_ops,
+		.ops = &pamt_env_ops,
 	};
 
 	return tdx_pamt_init(range, 1, &cfg);

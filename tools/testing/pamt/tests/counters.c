@@ -135,7 +135,6 @@ PAMT_TEST(counters_cached_pairs_never_wraps)
 static int eager_use;			/* plain: a TD page the user touched */
 static long eager_seen = -1;
 static int eager_done;			/* read and written relaxed only */
-extern const struct tdx_pamt_ops pamt_env_ops;
 
 static u64 eager_remove(unsigned long base, struct tdx_pamt_pair *pair)
 {

@@ -397,8 +397,7 @@ PAMT_TEST(err_busy_reclaim_restores_exact_word)
  */
 PAMT_TEST(err_exit_then_init_keeps_module_pairs)
 {
-	extern const struct tdx_pamt_ops pamt_env_ops;
-	struct tdx_pamt_range r = { env.base_pfn, 0 };
+		struct tdx_pamt_range r = { env.base_pfn, 0 };
 	struct tdx_pamt_config cfg = { .ops = &pamt_env_ops };
 	const unsigned long stuck = PAMT_SLOT_INSTALLED | PAMT_SLOT_LEAKED;
 	struct tdx_pamt_pair p;

@@ -24,7 +24,6 @@
 #define IRQOFF_OPS		1500
 #define IRQOFF_SLOTS		6
 
-extern const struct tdx_pamt_ops pamt_env_ops;
 static long irqoff_serialised;
 
 /* Count the calls issued under the fallback's lock. */

@@ -179,29 +179,76 @@ static u64 pamt_fake_result(enum pamt_fake_op op, u64 status)
 	return status;
 }
 
+/*
+ * The locks of an ADD or a DEMOTE on @base with @pair, as the module takes
+ * them: the target range exclusive, the pair pages' ranges shared.  On
+ * success *@rp is the target range, locked; otherwise the status to
+ * answer, nothing held.
+ */
+static u64 pamt_fake_lock_for_pair(enum pamt_fake_op op, unsigned long base,
+				   const struct tdx_pamt_pair *pair,
+				   struct pamt_fake_range **rp)
+{
+	struct pamt_fake_range *r;
+
+	if (!pamt_fake_covered(base) || base % TDX_PAMT_PAGES_PER_SLOT ||
+	    !pamt_fake_covered(pair->pfn[0]) || !pamt_fake_covered(pair->pfn[1]))
+		return TDX_PAMT_OPERAND_ADDR_RANGE;
+	r = pamt_fake_range(base);
+	if (!pamt_fake_trylock_excl(r, base))
+		return TDX_PAMT_OPERAND_BUSY;
+	if (!pamt_fake_lock_pair(r, pair)) {
+		pamt_fake_unlock_excl(r);
+		return TDX_PAMT_OPERAND_BUSY;
+	}
+	*rp = r;
+	return TDX_PAMT_SUCCESS;
+}
+
+/*
+ * Hand @pair to range @r, as ADD and DEMOTE do: each page must be free (no
+ * TD page, no PAMT page) and the two must differ.  Then both become PAMT
+ * pages in the bitmap.
+ */
+static u64 pamt_fake_install_pair(struct pamt_fake_range *r,
+				  unsigned long base,
+				  const struct tdx_pamt_pair *pair,
+				  const char *what)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		unsigned long bit = pamt_fake_bit(pair->pfn[i]);
+
+		if (test_bit(bit, pamt_fake.td_map) ||
+		    test_bit(bit, pamt_fake.pamt_map) ||
+		    pair->pfn[0] == pair->pfn[1]) {
+			pamt_fake_violation("%s on pfn %#lx with busy pair page %#lx",
+					    what, base, pair->pfn[i]);
+			return TDX_PAMT_PAGE_NOT_FREE;
+		}
+	}
+	set_bit(pamt_fake_bit(pair->pfn[0]), pamt_fake.pamt_map);
+	set_bit(pamt_fake_bit(pair->pfn[1]), pamt_fake.pamt_map);
+	r->pair = *pair;
+	WRITE_ONCE(r->has_pair, true);
+	atomic64_inc(&pamt_fake.pairs);
+	return TDX_PAMT_SUCCESS;
+}
+
 static u64 pamt_fake_add(unsigned long base, const struct tdx_pamt_pair *pair)
 {
 	struct pamt_fake_range *r;
 	u64 status;
-	int i;
 
 	atomic64_inc(&pamt_fake.calls[PAMT_FAKE_ADD]);
 	status = pamt_fake_injected(PAMT_FAKE_ADD);
 	if (status)
 		return status;
 
-	if (!pamt_fake_covered(base) || base % TDX_PAMT_PAGES_PER_SLOT ||
-	    !pamt_fake_covered(pair->pfn[0]) || !pamt_fake_covered(pair->pfn[1]))
-		return pamt_fake_result(PAMT_FAKE_ADD,
-					TDX_PAMT_OPERAND_ADDR_RANGE);
-
-	r = pamt_fake_range(base);
-	if (!pamt_fake_trylock_excl(r, base))
-		return pamt_fake_result(PAMT_FAKE_ADD, TDX_PAMT_OPERAND_BUSY);
-	if (!pamt_fake_lock_pair(r, pair)) {
-		pamt_fake_unlock_excl(r);
-		return pamt_fake_result(PAMT_FAKE_ADD, TDX_PAMT_OPERAND_BUSY);
-	}
+	status = pamt_fake_lock_for_pair(PAMT_FAKE_ADD, base, pair, &r);
+	if (status)
+		return pamt_fake_result(PAMT_FAKE_ADD, status);
 
 	pamt_fake_delay(PAMT_FAKE_ADD);
 
@@ -211,24 +258,7 @@ static u64 pamt_fake_add(unsigned long base, const struct tdx_pamt_pair *pair)
 		status = TDX_PAMT_HPA_RANGE_NOT_FREE;
 		goto out;
 	}
-	for (i = 0; i < 2; i++) {
-		unsigned long bit = pamt_fake_bit(pair->pfn[i]);
-
-		if (test_bit(bit, pamt_fake.td_map) ||
-		    test_bit(bit, pamt_fake.pamt_map) ||
-		    pair->pfn[0] == pair->pfn[1]) {
-			pamt_fake_violation("PAMT.ADD on pfn %#lx with busy pair page %#lx",
-					    base, pair->pfn[i]);
-			status = TDX_PAMT_PAGE_NOT_FREE;
-			goto out;
-		}
-	}
-	set_bit(pamt_fake_bit(pair->pfn[0]), pamt_fake.pamt_map);
-	set_bit(pamt_fake_bit(pair->pfn[1]), pamt_fake.pamt_map);
-	r->pair = *pair;
-	WRITE_ONCE(r->has_pair, true);
-	atomic64_inc(&pamt_fake.pairs);
-	status = TDX_PAMT_SUCCESS;
+	status = pamt_fake_install_pair(r, base, pair, "PAMT.ADD");
 out:
 	pamt_fake_unlock_pair(r, pair);
 	pamt_fake_unlock_excl(r);
@@ -451,7 +481,6 @@ u64 pamt_fake_page_demote(unsigned long base, const struct tdx_pamt_pair *pair)
 {
 	struct pamt_fake_range *r;
 	u64 status;
-	int i;
 
 	atomic64_inc(&pamt_fake.calls[PAMT_FAKE_DEMOTE]);
 	status = pamt_fake_injected(PAMT_FAKE_DEMOTE);
@@ -460,18 +489,9 @@ u64 pamt_fake_page_demote(unsigned long base, const struct tdx_pamt_pair *pair)
 	if (!pair)
 		return pamt_fake_result(PAMT_FAKE_DEMOTE,
 					TDX_PAMT_MISSING_PAGE_PAIR);
-	if (!pamt_fake_covered(base) || base % TDX_PAMT_PAGES_PER_SLOT ||
-	    !pamt_fake_covered(pair->pfn[0]) || !pamt_fake_covered(pair->pfn[1]))
-		return pamt_fake_result(PAMT_FAKE_DEMOTE,
-					TDX_PAMT_OPERAND_ADDR_RANGE);
-
-	r = pamt_fake_range(base);
-	if (!pamt_fake_trylock_excl(r, base))
-		return pamt_fake_result(PAMT_FAKE_DEMOTE, TDX_PAMT_OPERAND_BUSY);
-	if (!pamt_fake_lock_pair(r, pair)) {
-		pamt_fake_unlock_excl(r);
-		return pamt_fake_result(PAMT_FAKE_DEMOTE, TDX_PAMT_OPERAND_BUSY);
-	}
+	status = pamt_fake_lock_for_pair(PAMT_FAKE_DEMOTE, base, pair, &r);
+	if (status)
+		return pamt_fake_result(PAMT_FAKE_DEMOTE, status);
 
 	pamt_fake_delay(PAMT_FAKE_DEMOTE);
 
@@ -484,26 +504,11 @@ u64 pamt_fake_page_demote(unsigned long base, const struct tdx_pamt_pair *pair)
 		status = PAMT_FAKE_NOT_MAPPED_2M;
 		goto out;
 	}
-	for (i = 0; i < 2; i++) {
-		unsigned long bit = pamt_fake_bit(pair->pfn[i]);
-
-		if (test_bit(bit, pamt_fake.td_map) ||
-		    test_bit(bit, pamt_fake.pamt_map) ||
-		    pair->pfn[0] == pair->pfn[1]) {
-			pamt_fake_violation("DEMOTE on pfn %#lx with busy pair page %#lx",
-					    base, pair->pfn[i]);
-			status = TDX_PAMT_PAGE_NOT_FREE;
-			goto out;
-		}
-	}
-	set_bit(pamt_fake_bit(pair->pfn[0]), pamt_fake.pamt_map);
-	set_bit(pamt_fake_bit(pair->pfn[1]), pamt_fake.pamt_map);
-	r->pair = *pair;
-	WRITE_ONCE(r->has_pair, true);
+	status = pamt_fake_install_pair(r, base, pair, "DEMOTE");
+	if (status)
+		goto out;
 	WRITE_ONCE(r->mapped_2m, false);
 	atomic_set(&r->td_pages, TDX_PAMT_PAGES_PER_SLOT);
-	atomic64_inc(&pamt_fake.pairs);
-	status = TDX_PAMT_SUCCESS;
 out:
 	pamt_fake_unlock_pair(r, pair);
 	pamt_fake_unlock_excl(r);
