@@ -306,23 +306,36 @@ static int pk_kvm_demote(struct pk_kvm_split *s, struct tdx_pamt_cache *c)
 	return ret;
 }
 
+static void pk_kvm_free_2m(void *page)
+{
+	__free_pages(page, PMD_SHIFT - PAGE_SHIFT);
+}
+
 static void pk_kvm_split_merge(struct kunit *test)
 {
 	const unsigned long split = PAMT_SLOT_INSTALLED | TDX_PAMT_PAGES_PER_SLOT;
 	struct pk_kvm_split s = { };
 	struct tdx_pamt_cache c;
-	unsigned long nth, pfn, i, bad = 0;
+	unsigned long i, bad = 0;
+	struct page *td;
 	int ret;
 
 	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
 	tdx_init_pamt_cache(&c);
-	/* A range that no pair page landed in: a TD can map it at 2M. */
-	for (nth = 8; nth < 64 && !s.base; nth++) {
-		pfn = ALIGN_DOWN(pk_slot_pfn(test, nth), TDX_PAMT_PAGES_PER_SLOT);
-		if (pamt_fake_page_aug_2m(pfn) == TDX_PAMT_SUCCESS)
-			s.base = pfn;
-	}
-	KUNIT_ASSERT_NE(test, s.base, 0UL);
+	/*
+	 * The TD's 2M page comes from the page allocator, as guest_memfd's
+	 * would: no pair page can land in it while the test runs.  A range
+	 * merely picked from covered memory could be handed out as a pair
+	 * page by the top-up below, and the fake module rightly refuses that.
+	 */
+	td = alloc_pages(GFP_KERNEL | __GFP_NOWARN, PMD_SHIFT - PAGE_SHIFT);
+	if (!td)
+		kunit_skip(test, "no free 2M block for the TD page");
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, pk_kvm_free_2m,
+							 td), 0);
+	s.base = page_to_pfn(td);
+	KUNIT_ASSERT_LT(test, s.base, pk(test)->end_pfn);
+	KUNIT_ASSERT_EQ(test, pamt_fake_page_aug_2m(s.base), TDX_PAMT_SUCCESS);
 	/* As the per-VM split cache, topped up before mmu_lock. */
 	KUNIT_ASSERT_EQ(test, tdx_topup_pamt_cache(&c, 1), 0);
 	atomic_long_add(c.nr, &pk(test)->held_pairs);
