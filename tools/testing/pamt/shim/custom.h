@@ -353,10 +353,25 @@ extern unsigned long pamt_sim_nr_pages;
 #define page_to_pfn(p)		(pamt_sim_base_pfn + (unsigned long)((p) - pamt_sim_pages))
 #define pfn_to_page(pfn)	(&pamt_sim_pages[(pfn) - pamt_sim_base_pfn])
 
+/*
+ * The page allocator (sim.c): a buddy allocator of orders 0 to
+ * PAMT_SIM_MAX_ORDER (2M), LIFO free lists.
+ */
+#define PAMT_SIM_MAX_ORDER	9
 struct page *pamt_sim_alloc_page(gfp_t gfp, const char *file, int line);
+struct page *pamt_sim_alloc_pages(gfp_t gfp, unsigned int order,
+				  const char *file, int line);
 void pamt_sim_free_page(struct page *page, const char *file, int line);
+void pamt_sim_free_pages(struct page *page, unsigned int order,
+			 const char *file, int line);
+void pamt_sim_split_page(struct page *page, unsigned int order,
+			 const char *file, int line);
 #define alloc_page(gfp)		pamt_sim_alloc_page(gfp, __FILE__, __LINE__)
+#define alloc_pages(gfp, order)	pamt_sim_alloc_pages(gfp, order, __FILE__, __LINE__)
 #define __free_page(p)		pamt_sim_free_page(p, __FILE__, __LINE__)
+#define __free_pages(p, order)	pamt_sim_free_pages(p, order, __FILE__, __LINE__)
+#define split_page(p, order)	pamt_sim_split_page(p, order, __FILE__, __LINE__)
+#define nth_page(p, n)		((p) + (n))
 
 void *pamt_sim_kmalloc(size_t size, gfp_t gfp, bool zero);
 #define kmalloc(size, gfp)	pamt_sim_kmalloc(size, gfp, false)

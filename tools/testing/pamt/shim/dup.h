@@ -124,6 +124,10 @@ static inline void list_splice_init(struct list_head *from,
 #define __GFP_DIRECT_RECLAIM	0x400u
 #define __GFP_KSWAPD_RECLAIM	0x800u
 #define __GFP_NOWARN		0x2000u
+#define __GFP_RETRY_MAYFAIL	0x4000u
+#define __GFP_NORETRY		0x10000u
+#define __GFP_COMP		0x40000u
+#define __GFP_NOMEMALLOC	0x80000u
 #define __GFP_ZERO		0x100u
 #define __GFP_ACCOUNT		0x400000u
 #define GFP_NOWAIT		(__GFP_KSWAPD_RECLAIM)

@@ -254,6 +254,7 @@ void *pamt_sim_alloc_percpu(size_t size)
 
 /* ---- failure injection ---- */
 struct pamt_sim_fail pamt_sim_fail_page;
+struct pamt_sim_fail pamt_sim_fail_order[PAMT_SIM_MAX_ORDER + 1];
 struct pamt_sim_fail pamt_sim_fail_kmalloc;
 
 void pamt_sim_fail_set(struct pamt_sim_fail *f, long after, unsigned int rate_ppm)
@@ -261,6 +262,7 @@ void pamt_sim_fail_set(struct pamt_sim_fail *f, long after, unsigned int rate_pp
 	__atomic_store_n(&f->after, after, __ATOMIC_RELAXED);
 	__atomic_store_n(&f->rate_ppm, rate_ppm, __ATOMIC_RELAXED);
 	__atomic_store_n(&f->nonblocking_only, false, __ATOMIC_RELAXED);
+	__atomic_store_n(&f->noretry_only, false, __ATOMIC_RELAXED);
 }
 
 bool pamt_sim_should_fail(struct pamt_sim_fail *f, gfp_t gfp)
@@ -270,6 +272,9 @@ bool pamt_sim_should_fail(struct pamt_sim_fail *f, gfp_t gfp)
 
 	if (__atomic_load_n(&f->nonblocking_only, __ATOMIC_RELAXED) &&
 	    gfpflags_allow_blocking(gfp))
+		return false;
+	if (__atomic_load_n(&f->noretry_only, __ATOMIC_RELAXED) &&
+	    !(gfp & __GFP_NORETRY) && gfpflags_allow_blocking(gfp))
 		return false;
 	if (after >= 0) {
 		/* Count down to 0, then stay there: every call fails. */
@@ -300,40 +305,165 @@ void *pamt_sim_kmalloc(size_t size, gfp_t gfp, bool zero)
 }
 
 /* ---- simulated physical memory ---- */
+/*
+ * A buddy allocator over the simulated physical memory, as the kernel's
+ * is seen from outside: blocks of 2^order pages (order 0 to
+ * PAMT_SIM_MAX_ORDER, 2M), naturally aligned in pfn space, split on demand
+ * (the low half is handed out, the high half goes back on its free list),
+ * merged with their buddy on free up to 2M.  Free lists are LIFO: the block
+ * freed last is handed out first.  A fresh allocator hands out ascending
+ * pfns.  Every page of an allocated block is marked allocated; the block's
+ * order is kept on its first page, so a free with the wrong order or of a
+ * tail page is caught.
+ */
 struct page *pamt_sim_pages;
 unsigned long pamt_sim_base_pfn;
 unsigned long pamt_sim_nr_pages;
-static unsigned long *free_stack;	/* page indices; top is next out */
-static unsigned long nr_free;
+
+#define NO_ORDER	((signed char)-1)
+#define NO_PAGE		(~0UL)
+
+static struct sim_block {
+	unsigned long next, prev;	/* free list links, page indices */
+	signed char free_order;		/* order if a free block starts here */
+	signed char alloc_order;	/* order if an allocated block starts here */
+} *blocks;
+static unsigned long free_head[PAMT_SIM_MAX_ORDER + 1];
+static unsigned long nr_free_blocks[PAMT_SIM_MAX_ORDER + 1];
+static unsigned long nr_free;		/* pages */
 static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
 
-int pamt_sim_mem_init(unsigned long base_pfn, unsigned long nr_pages)
+static unsigned long idx_pfn(unsigned long idx)
+{
+	return pamt_sim_base_pfn + idx;
+}
+
+static void free_list_add(unsigned long idx, int order)
+{
+	unsigned long head = free_head[order];
+
+	blocks[idx].free_order = order;
+	blocks[idx].prev = NO_PAGE;
+	blocks[idx].next = head;
+	if (head != NO_PAGE)
+		blocks[head].prev = idx;
+	free_head[order] = idx;
+	nr_free_blocks[order]++;
+	nr_free += 1UL << order;
+}
+
+static void free_list_del(unsigned long idx)
+{
+	struct sim_block *b = &blocks[idx];
+	int order = b->free_order;
+
+	if (b->prev != NO_PAGE)
+		blocks[b->prev].next = b->next;
+	else
+		free_head[order] = b->next;
+	if (b->next != NO_PAGE)
+		blocks[b->next].prev = b->prev;
+	b->free_order = NO_ORDER;
+	nr_free_blocks[order]--;
+	nr_free -= 1UL << order;
+}
+
+/* The index of @idx's buddy at @order, or NO_PAGE outside the memory. */
+static unsigned long buddy_of(unsigned long idx, int order)
+{
+	unsigned long pfn = idx_pfn(idx) ^ (1UL << order);
+
+	if (pfn < pamt_sim_base_pfn ||
+	    pfn + (1UL << order) > pamt_sim_base_pfn + pamt_sim_nr_pages)
+		return NO_PAGE;
+	return pfn - pamt_sim_base_pfn;
+}
+
+/* Mark the 2^@order pages at @idx allocated, as one block. */
+static void mark_allocated(unsigned long idx, int order, const char *file,
+			   int line)
 {
 	unsigned long i;
 
+	for (i = idx; i < idx + (1UL << order); i++) {
+		if (pamt_sim_pages[i].allocated)
+			pamt_sim_fatal("free list holds an allocated page",
+				       file, line);
+		pamt_sim_pages[i].allocated = 1;
+		blocks[i].alloc_order = NO_ORDER;
+	}
+	blocks[idx].alloc_order = order;
+}
+
+/* Give back the 2^@order pages at @idx, merging with free buddies. */
+static void free_block(unsigned long idx, int order)
+{
+	unsigned long i, buddy;
+
+	for (i = idx; i < idx + (1UL << order); i++) {
+		pamt_sim_pages[i].allocated = 0;
+		blocks[i].alloc_order = NO_ORDER;
+	}
+	while (order < PAMT_SIM_MAX_ORDER) {
+		buddy = buddy_of(idx, order);
+		if (buddy == NO_PAGE || blocks[buddy].free_order != order)
+			break;
+		free_list_del(buddy);
+		idx = min(idx, buddy);
+		order++;
+	}
+	free_list_add(idx, order);
+}
+
+int pamt_sim_mem_init(unsigned long base_pfn, unsigned long nr_pages)
+{
+	unsigned long i, pfn;
+	int order;
+
 	pamt_sim_pages = calloc(nr_pages, sizeof(*pamt_sim_pages));
-	free_stack = malloc(nr_pages * sizeof(*free_stack));
-	if (!pamt_sim_pages || !free_stack)
+	blocks = malloc(nr_pages * sizeof(*blocks));
+	if (!pamt_sim_pages || !blocks)
 		return -ENOMEM;
-	/* Lowest pfn on top: a fresh allocator hands out ascending pages. */
-	for (i = 0; i < nr_pages; i++)
-		free_stack[i] = nr_pages - 1 - i;
-	nr_free = nr_pages;
 	pamt_sim_base_pfn = base_pfn;
 	pamt_sim_nr_pages = nr_pages;
+	nr_free = 0;
+	for (order = 0; order <= PAMT_SIM_MAX_ORDER; order++) {
+		free_head[order] = NO_PAGE;
+		nr_free_blocks[order] = 0;
+	}
+	for (i = 0; i < nr_pages; i++) {
+		blocks[i].free_order = NO_ORDER;
+		blocks[i].alloc_order = NO_ORDER;
+	}
+	/*
+	 * Largest aligned blocks that fit, added from the top down so that
+	 * the lowest pfn sits first on every list.
+	 */
+	for (i = nr_pages; i > 0; ) {
+		pfn = base_pfn + i;
+		for (order = PAMT_SIM_MAX_ORDER; order > 0; order--)
+			if (IS_ALIGNED(pfn, 1UL << order) && (1UL << order) <= i)
+				break;
+		i -= 1UL << order;
+		free_list_add(i, order);
+	}
 	pamt_sim_fail_set(&pamt_sim_fail_page, -1, 0);
 	pamt_sim_fail_set(&pamt_sim_fail_kmalloc, -1, 0);
 	pamt_sim_fail_page.failed = 0;
 	pamt_sim_fail_kmalloc.failed = 0;
+	for (order = 0; order <= PAMT_SIM_MAX_ORDER; order++) {
+		pamt_sim_fail_set(&pamt_sim_fail_order[order], -1, 0);
+		pamt_sim_fail_order[order].failed = 0;
+	}
 	return 0;
 }
 
 void pamt_sim_mem_exit(void)
 {
 	free(pamt_sim_pages);
-	free(free_stack);
+	free(blocks);
 	pamt_sim_pages = NULL;
-	free_stack = NULL;
+	blocks = NULL;
 	pamt_sim_nr_pages = 0;
 	nr_free = 0;
 }
@@ -348,50 +478,114 @@ unsigned long pamt_sim_pages_in_use(void)
 	return n;
 }
 
-struct page *pamt_sim_alloc_page(gfp_t gfp, const char *file, int line)
+unsigned long pamt_sim_free_blocks(unsigned int order)
 {
-	struct page *page = NULL;
+	unsigned long n;
 
+	if (order > PAMT_SIM_MAX_ORDER)
+		return 0;
+	pthread_mutex_lock(&mem_lock);
+	n = nr_free_blocks[order];
+	pthread_mutex_unlock(&mem_lock);
+	return n;
+}
+
+bool pamt_sim_pfn_allocated(unsigned long pfn)
+{
+	if (pfn < pamt_sim_base_pfn || pfn - pamt_sim_base_pfn >= pamt_sim_nr_pages)
+		return false;
+	return __atomic_load_n(&pfn_to_page(pfn)->allocated, __ATOMIC_RELAXED);
+}
+
+struct page *pamt_sim_alloc_pages(gfp_t gfp, unsigned int order,
+				  const char *file, int line)
+{
+	unsigned long idx = NO_PAGE;
+	unsigned int o;
+
+	if (order > PAMT_SIM_MAX_ORDER)
+		pamt_sim_fatal("page allocation above the largest order",
+			       file, line);
 	if (gfpflags_allow_blocking(gfp) && pamt_sim_atomic_depth)
 		pamt_sim_fatal("sleeping allocation in atomic context", file, line);
 	pamt_sim_rt_sleeps("page allocation", file, line);
-	if (pamt_sim_should_fail(&pamt_sim_fail_page, gfp))
+	if (pamt_sim_should_fail(&pamt_sim_fail_page, gfp) ||
+	    pamt_sim_should_fail(&pamt_sim_fail_order[order], gfp))
 		return NULL;
 	pthread_mutex_lock(&mem_lock);
-	if (nr_free) {
-		page = &pamt_sim_pages[free_stack[--nr_free]];
-		if (page->allocated)
-			pamt_sim_fatal("free list holds an allocated page", file, line);
-		page->allocated = 1;
+	for (o = order; o <= PAMT_SIM_MAX_ORDER; o++) {
+		idx = free_head[o];
+		if (idx != NO_PAGE)
+			break;
+	}
+	if (idx != NO_PAGE) {
+		free_list_del(idx);
+		/* Split: keep the low half, give back the high half. */
+		while (o > order) {
+			o--;
+			free_list_add(idx + (1UL << o), o);
+		}
+		mark_allocated(idx, order, file, line);
 	}
 	pthread_mutex_unlock(&mem_lock);
-	return page;
+	return idx == NO_PAGE ? NULL : &pamt_sim_pages[idx];
 }
 
-/* Take a specific page, if free; for tests and the benchmark's pool. */
+struct page *pamt_sim_alloc_page(gfp_t gfp, const char *file, int line)
+{
+	return pamt_sim_alloc_pages(gfp, 0, file, line);
+}
+
+/*
+ * Take a specific page, if free; for tests and the benchmark's pool.  The
+ * free block that holds it is split down to the page.
+ */
 struct page *pamt_sim_alloc_pfn(unsigned long pfn)
 {
-	struct page *page = pfn_to_page(pfn);
-	unsigned long i;
+	unsigned long idx = pfn - pamt_sim_base_pfn, head = NO_PAGE;
+	int order;
 
+	if (pfn < pamt_sim_base_pfn || idx >= pamt_sim_nr_pages)
+		pamt_sim_fatal("pfn outside simulated memory", __FILE__, __LINE__);
 	pthread_mutex_lock(&mem_lock);
-	if (page->allocated) {
+	if (pamt_sim_pages[idx].allocated) {
 		pthread_mutex_unlock(&mem_lock);
 		return NULL;
 	}
-	for (i = 0; i < nr_free; i++) {
-		if (free_stack[i] == (unsigned long)(page - pamt_sim_pages)) {
-			free_stack[i] = free_stack[--nr_free];
+	for (order = 0; order <= PAMT_SIM_MAX_ORDER; order++) {
+		unsigned long hpfn = pfn & ~((1UL << order) - 1);
+
+		if (hpfn < pamt_sim_base_pfn) {
+			order = PAMT_SIM_MAX_ORDER + 1;
 			break;
 		}
+		head = hpfn - pamt_sim_base_pfn;
+		if (blocks[head].free_order == order)
+			break;
 	}
-	page->allocated = 1;
+	if (order > PAMT_SIM_MAX_ORDER)
+		pamt_sim_fatal("free page in no free block", __FILE__, __LINE__);
+	free_list_del(head);
+	while (order > 0) {
+		order--;
+		/* Give back the half that does not hold @pfn. */
+		if (idx >= head + (1UL << order)) {
+			free_list_add(head, order);
+			head += 1UL << order;
+		} else {
+			free_list_add(head + (1UL << order), order);
+		}
+	}
+	mark_allocated(idx, 0, __FILE__, __LINE__);
 	pthread_mutex_unlock(&mem_lock);
-	return page;
+	return &pamt_sim_pages[idx];
 }
 
-void pamt_sim_free_page(struct page *page, const char *file, int line)
+void pamt_sim_free_pages(struct page *page, unsigned int order,
+			 const char *file, int line)
 {
+	unsigned long idx = page - pamt_sim_pages;
+
 	pamt_sim_rt_sleeps("page free", file, line);
 	if (page < pamt_sim_pages || page >= pamt_sim_pages + pamt_sim_nr_pages)
 		pamt_sim_fatal("free of a page outside simulated memory", file, line);
@@ -400,8 +594,35 @@ void pamt_sim_free_page(struct page *page, const char *file, int line)
 		pthread_mutex_unlock(&mem_lock);
 		pamt_sim_fatal("double free of a page", file, line);
 	}
-	page->allocated = 0;
-	free_stack[nr_free++] = page - pamt_sim_pages;
+	if (order > PAMT_SIM_MAX_ORDER || blocks[idx].alloc_order != (int)order) {
+		pthread_mutex_unlock(&mem_lock);
+		pamt_sim_fatal("free with an order the block was not allocated with",
+			       file, line);
+	}
+	free_block(idx, order);
+	pthread_mutex_unlock(&mem_lock);
+}
+
+void pamt_sim_free_page(struct page *page, const char *file, int line)
+{
+	pamt_sim_free_pages(page, 0, file, line);
+}
+
+/* split_page(): a block of 2^@order pages becomes 2^@order single pages. */
+void pamt_sim_split_page(struct page *page, unsigned int order,
+			 const char *file, int line)
+{
+	unsigned long idx = page - pamt_sim_pages, i;
+
+	pthread_mutex_lock(&mem_lock);
+	if (page < pamt_sim_pages || page >= pamt_sim_pages + pamt_sim_nr_pages ||
+	    !page->allocated || blocks[idx].alloc_order != (int)order) {
+		pthread_mutex_unlock(&mem_lock);
+		pamt_sim_fatal("split_page() of a block not allocated with that order",
+			       file, line);
+	}
+	for (i = idx; i < idx + (1UL << order); i++)
+		blocks[i].alloc_order = 0;
 	pthread_mutex_unlock(&mem_lock);
 }
 

@@ -10,16 +10,23 @@
  * @after: after this many more successes, fail every call; -1 for never
  * @rate_ppm: also fail this share of calls, in parts per million
  * @nonblocking_only: spare allocations that may sleep (GFP_KERNEL)
+ * @noretry_only: spare allocations that may sleep and lack __GFP_NORETRY
+ *	(fail only the opportunistic ones, as a fragmented host does)
  * @failed: failures injected so far
+ *
+ * Set the flags after pamt_sim_fail_set(), which clears them.
  */
 struct pamt_sim_fail {
 	long after;
 	unsigned int rate_ppm;
 	bool nonblocking_only;
+	bool noretry_only;
 	unsigned long failed;
 };
 
+/* Page allocations of every order, and of one order only. */
 extern struct pamt_sim_fail pamt_sim_fail_page;
+extern struct pamt_sim_fail pamt_sim_fail_order[PAMT_SIM_MAX_ORDER + 1];
 extern struct pamt_sim_fail pamt_sim_fail_kmalloc;
 
 void pamt_sim_fail_set(struct pamt_sim_fail *f, long after, unsigned int rate_ppm);
@@ -31,6 +38,8 @@ int pamt_sim_mem_init(unsigned long base_pfn, unsigned long nr_pages);
 void pamt_sim_mem_exit(void);
 unsigned long pamt_sim_pages_in_use(void);
 struct page *pamt_sim_alloc_pfn(unsigned long pfn);
+unsigned long pamt_sim_free_blocks(unsigned int order);
+bool pamt_sim_pfn_allocated(unsigned long pfn);
 void pamt_sim_seed(u64 seed);
 
 /**
