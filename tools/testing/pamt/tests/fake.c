@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The fake TDX module: its locking, error codes, injection and latency. */
+#include <pthread.h>
+#include <sched.h>
 #include "../harness.h"
 
 static struct tdx_pamt_pair pair_at(unsigned long slot)
@@ -210,5 +212,201 @@ PAMT_TEST(fake_reset_of_live_pamt_page_is_a_violation)
 	pamt_fake_ops.reset_page(p.pfn[1]);
 	EXPECT_EQ(atomic64_read(&pamt_fake.violations), 1);
 	env.expect_violations = 1;
+	drop_raw(3, &p);
+}
+
+/*
+ * The PAMT page bitmap: a pair page handed to a TD, by PAGE.AUG, PAGE.ADD
+ * or as a control page, is PAGE_METADATA_INCORRECT; a 2M mapping of a
+ * range that holds a pair page is too (not a violation: the host cannot
+ * see the bitmap).
+ */
+PAMT_TEST(fake_pair_page_to_a_td_is_metadata_incorrect)
+{
+	struct tdx_pamt_pair p, q;
+
+	env_raw();
+	p = pair_at(10);	/* slot 10's pages 0 and 1 */
+	q = pair_at(11);
+	env.held_pages = 4;
+	EXPECT_EQ(pamt_fake_ops.add(slot_pfn(3, 0), &p), TDX_PAMT_SUCCESS);
+	/* Slot 10 gets a pair of its own, so its pages may go to a TD. */
+	EXPECT_EQ(pamt_fake_ops.add(slot_pfn(10, 0), &q), TDX_PAMT_SUCCESS);
+	EXPECT(pamt_fake_is_pamt_page(p.pfn[0]));
+	EXPECT(!pamt_fake_is_pamt_page(slot_pfn(10, 2)));
+	EXPECT_EQ(pamt_fake_page_aug(p.pfn[0]), TDX_PAMT_PAGE_METADATA_INCORRECT);
+	EXPECT_EQ(pamt_fake_page_add(p.pfn[1]), TDX_PAMT_PAGE_METADATA_INCORRECT);
+	EXPECT_EQ(pamt_fake_control_add(p.pfn[0]),
+		  TDX_PAMT_PAGE_METADATA_INCORRECT);
+	EXPECT_EQ(atomic64_read(&pamt_fake.violations), 3);
+	env.expect_violations = 3;
+	/* Nothing changed: no TD page, the bits still set. */
+	EXPECT_EQ(atomic_read(&pamt_fake.ranges[10].td_pages), 0);
+	EXPECT(pamt_fake_is_pamt_page(p.pfn[1]));
+	/* Its neighbour is an ordinary page. */
+	ASSERT(pamt_sim_alloc_pfn(slot_pfn(10, 2)));
+	env.held_pages++;
+	EXPECT_EQ(pamt_fake_page_add(slot_pfn(10, 2)), TDX_PAMT_SUCCESS);
+	EXPECT_EQ(pamt_fake_page_remove(slot_pfn(10, 2)), TDX_PAMT_SUCCESS);
+	__free_page(pfn_to_page(slot_pfn(10, 2)));
+	env.held_pages--;
+
+	/* 2M: slot 11's pages 0 and 1 are slot 10's pair pages. */
+	EXPECT_EQ(pamt_fake_page_aug_2m(slot_pfn(11, 0)),
+		  TDX_PAMT_PAGE_METADATA_INCORRECT);
+	/* A range with a pair of its own. */
+	EXPECT_EQ(pamt_fake_page_aug_2m(slot_pfn(3, 0)),
+		  TDX_PAMT_HPA_RANGE_NOT_FREE);
+	EXPECT(!pamt_fake_range_mapped_2m(slot_pfn(11, 0)));
+	/* A clean range maps at 2M. */
+	EXPECT_EQ(pamt_fake_page_aug_2m(slot_pfn(12, 0)), TDX_PAMT_SUCCESS);
+	EXPECT_EQ(pamt_fake_page_remove_2m(slot_pfn(12, 0)), TDX_PAMT_SUCCESS);
+	EXPECT_EQ(atomic64_read(&pamt_fake.violations), 3);
+
+	drop_raw(10, &q);
+	env.held_pages = 2;
+	drop_raw(3, &p);
+}
+
+/* REMOVE clears the pair's bits: the pages are ordinary pages again. */
+PAMT_TEST(fake_remove_clears_the_pamt_bits)
+{
+	struct tdx_pamt_pair p, q, back;
+
+	env_raw();
+	p = pair_at(10);
+	q = pair_at(11);
+	env.held_pages = 4;
+	EXPECT_EQ(pamt_fake_ops.add(slot_pfn(10, 0), &q), TDX_PAMT_SUCCESS);
+	EXPECT_EQ(pamt_fake_ops.add(slot_pfn(3, 0), &p), TDX_PAMT_SUCCESS);
+	/* Already a pair page: a second ADD with it is PAGE_NOT_FREE. */
+	EXPECT_EQ(pamt_fake_ops.add(slot_pfn(4, 0), &p), TDX_PAMT_PAGE_NOT_FREE);
+	env.expect_violations = 1;
+	EXPECT_EQ(pamt_fake_ops.remove(slot_pfn(3, 0), &back), TDX_PAMT_SUCCESS);
+	EXPECT(!pamt_fake_is_pamt_page(p.pfn[0]));
+	EXPECT(!pamt_fake_is_pamt_page(p.pfn[1]));
+	/* The same pages serve another range... */
+	EXPECT_EQ(pamt_fake_ops.add(slot_pfn(4, 0), &p), TDX_PAMT_SUCCESS);
+	EXPECT_EQ(pamt_fake_ops.remove(slot_pfn(4, 0), &back), TDX_PAMT_SUCCESS);
+	/* ...or a TD. */
+	EXPECT_EQ(pamt_fake_page_aug(p.pfn[0]), TDX_PAMT_SUCCESS);
+	EXPECT_EQ(pamt_fake_page_remove(p.pfn[0]), TDX_PAMT_SUCCESS);
+	EXPECT_EQ(atomic64_read(&pamt_fake.violations), 1);
+	/* Slot 11 is clean once slot 10 lets its pair go. */
+	drop_raw(10, &q);
+	EXPECT_EQ(pamt_fake_page_aug_2m(slot_pfn(11, 0)), TDX_PAMT_SUCCESS);
+	EXPECT_EQ(pamt_fake_page_remove_2m(slot_pfn(11, 0)), TDX_PAMT_SUCCESS);
+	__free_page(pfn_to_page(p.pfn[0]));
+	__free_page(pfn_to_page(p.pfn[1]));
+	env.held_pages = 0;
+}
+
+struct stalled_add {
+	pthread_t thread;
+	unsigned long base;
+	struct tdx_pamt_pair pair;
+	u64 status;
+};
+
+static void *stalled_add_fn(void *arg)
+{
+	struct stalled_add *a = arg;
+
+	a->status = pamt_fake_ops.add(a->base, &a->pair);
+	return NULL;
+}
+
+/*
+ * An ADD holds its pair pages' 2M ranges shared for as long as it runs:
+ * every exclusive user of those ranges meets BUSY meanwhile -- an ADD or
+ * REMOVE targeting one, a 2M mapping, a DEMOTE -- while a 4K AUG there
+ * (shared) goes through.
+ */
+PAMT_TEST(fake_add_holds_pair_ranges_shared)
+{
+	struct stalled_add a = { .base = 0 };
+	struct tdx_pamt_pair q, r, back;
+
+	env_raw();
+	a.pair = pair_at(10);
+	q = pair_at(11);
+	r = pair_at(12);
+	env.held_pages = 6;
+	EXPECT_EQ(pamt_fake_ops.add(slot_pfn(10, 0), &q), TDX_PAMT_SUCCESS);
+	ASSERT(pamt_sim_alloc_pfn(slot_pfn(10, 7)));
+	env.held_pages++;
+
+	a.base = slot_pfn(3, 0);
+	pamt_fake_stall(PAMT_FAKE_ADD, true);
+	ASSERT(!pthread_create(&a.thread, NULL, stalled_add_fn, &a));
+	/* Both pair pages lie in slot 10: two shared holds. */
+	while (atomic_read(&pamt_fake.ranges[10].lock) != 2)
+		sched_yield();
+
+	EXPECT_EQ(pamt_fake_ops.remove(slot_pfn(10, 0), &back),
+		  TDX_PAMT_OPERAND_BUSY);
+	EXPECT_EQ(pamt_fake_page_aug_2m(slot_pfn(10, 0)), TDX_PAMT_OPERAND_BUSY);
+	EXPECT_EQ(pamt_fake_page_demote(slot_pfn(10, 0), &r),
+		  TDX_PAMT_OPERAND_BUSY);
+	/* The target itself is held exclusively: a 4K AUG there is BUSY. */
+	EXPECT_EQ(pamt_fake_page_aug(slot_pfn(3, 9)), TDX_PAMT_OPERAND_BUSY);
+	/* A 4K AUG in a pair page's range shares the lock. */
+	EXPECT_EQ(pamt_fake_page_aug(slot_pfn(10, 7)), TDX_PAMT_SUCCESS);
+	EXPECT_EQ(atomic64_read(&pamt_fake.busy[PAMT_FAKE_REMOVE]), 1);
+	EXPECT_EQ(atomic64_read(&pamt_fake.busy[PAMT_FAKE_DEMOTE]), 1);
+
+	pamt_fake_stall(PAMT_FAKE_ADD, false);
+	pthread_join(a.thread, NULL);
+	EXPECT_EQ(a.status, TDX_PAMT_SUCCESS);
+	EXPECT_EQ(atomic_read(&pamt_fake.ranges[10].lock), 0);
+	/* Released: an exclusive user gets through now. */
+	EXPECT_EQ(pamt_fake_page_remove(slot_pfn(10, 7)), TDX_PAMT_SUCCESS);
+	__free_page(pfn_to_page(slot_pfn(10, 7)));
+	env.held_pages--;
+	__free_page(pfn_to_page(r.pfn[0]));
+	__free_page(pfn_to_page(r.pfn[1]));
+	env.held_pages -= 2;
+	drop_raw(3, &a.pair);
+	env.held_pages = 2;
+	drop_raw(10, &q);
+}
+
+/*
+ * PAGE.AUG holds its range shared and its 4K entry exclusively: a locked
+ * 4K entry is BUSY for that page only, and an AUG in flight (range shared)
+ * keeps ADD, REMOVE and 2M operations on the range out.
+ */
+PAMT_TEST(fake_aug_locks_2m_shared_4k_exclusive)
+{
+	struct tdx_pamt_pair p, back;
+	unsigned long bit;
+
+	env_raw();
+	p = pair_at(10);
+	EXPECT_EQ(pamt_fake_ops.add(slot_pfn(3, 0), &p), TDX_PAMT_SUCCESS);
+	ASSERT(pamt_sim_alloc_pfn(slot_pfn(3, 5)));
+	ASSERT(pamt_sim_alloc_pfn(slot_pfn(3, 6)));
+	env.held_pages = 4;
+
+	bit = slot_pfn(3, 5) - pamt_fake.start_pfn;
+	set_bit(bit, pamt_fake.lock_map);	/* as during an AUG of the page */
+	EXPECT_EQ(pamt_fake_page_aug(slot_pfn(3, 5)), TDX_PAMT_OPERAND_BUSY);
+	EXPECT_EQ(pamt_fake_page_remove(slot_pfn(3, 5)), TDX_PAMT_OPERAND_BUSY);
+	EXPECT_EQ(pamt_fake_page_aug(slot_pfn(3, 6)), TDX_PAMT_SUCCESS);
+	clear_bit(bit, pamt_fake.lock_map);
+	EXPECT_EQ(pamt_fake_page_aug(slot_pfn(3, 5)), TDX_PAMT_SUCCESS);
+	EXPECT(!test_bit(bit, pamt_fake.lock_map));
+
+	atomic_set(&pamt_fake.ranges[3].lock, 1);	/* an AUG in slot 3 */
+	EXPECT_EQ(pamt_fake_page_remove(slot_pfn(3, 6)), TDX_PAMT_SUCCESS);
+	EXPECT_EQ(pamt_fake_ops.remove(slot_pfn(3, 0), &back),
+		  TDX_PAMT_OPERAND_BUSY);
+	EXPECT_EQ(pamt_fake_page_aug_2m(slot_pfn(3, 0)), TDX_PAMT_OPERAND_BUSY);
+	atomic_set(&pamt_fake.ranges[3].lock, 0);
+
+	EXPECT_EQ(pamt_fake_page_remove(slot_pfn(3, 5)), TDX_PAMT_SUCCESS);
+	__free_page(pfn_to_page(slot_pfn(3, 5)));
+	__free_page(pfn_to_page(slot_pfn(3, 6)));
+	env.held_pages = 2;
 	drop_raw(3, &p);
 }

@@ -332,72 +332,140 @@ const struct tdx_pamt_ops pamt_fake_ops = {
 	.reset_page	= pamt_fake_reset_page,
 };
 
-/**
- * pamt_fake_page_aug() - a TD starts using a 4K page, as PAGE.AUG would
- * @pfn: the page
- *
- * Return: TDX_PAMT_SUCCESS; MISSING_PAGE_PAIR (a violation) if its range
- * has no pair; PAGE_NOT_FREE if the page is in use; OPERAND_BUSY if the
- * range is locked exclusively; OPERAND_ADDR_RANGE if not covered.
+/*
+ * A 4K page goes to a TD: PAGE.AUG, PAGE.ADD, or a control page (TDR,
+ * TDCS, TDVPR, TDCX).  The module holds the page's 2M entry shared and its
+ * 4K entry exclusively; either conflict is BUSY.  A page in the PAMT page
+ * bitmap is refused with PAGE_METADATA_INCORRECT: the host handed a TD a
+ * page it had lent the module, a violation.
  */
-u64 pamt_fake_page_aug(unsigned long pfn)
+static u64 pamt_fake_td_page_add(unsigned long pfn, const char *what)
 {
 	struct pamt_fake_range *r;
+	unsigned long bit;
 	u64 status = TDX_PAMT_SUCCESS;
 
 	if (!pamt_fake_covered(pfn))
 		return TDX_PAMT_OPERAND_ADDR_RANGE;
 	r = pamt_fake_range(pfn);
+	bit = pamt_fake_bit(pfn);
 	if (!pamt_fake_trylock_shared(r))
 		return TDX_PAMT_OPERAND_BUSY;
+	if (test_and_set_bit_lock(bit, pamt_fake.lock_map)) {
+		pamt_fake_unlock_shared(r);
+		return TDX_PAMT_OPERAND_BUSY;
+	}
 	if (!r->has_pair) {
-		pamt_fake_violation("PAGE.AUG of pfn %#lx: range has no pair",
-				    pfn);
+		pamt_fake_violation("%s of pfn %#lx: range has no pair",
+				    what, pfn);
 		status = TDX_PAMT_MISSING_PAGE_PAIR;
-	} else if (test_bit(pamt_fake_bit(pfn), pamt_fake.pamt_map) ||
-		   test_and_set_bit(pamt_fake_bit(pfn), pamt_fake.td_map)) {
+	} else if (test_bit(bit, pamt_fake.pamt_map)) {
+		pamt_fake_violation("%s of pfn %#lx, a PAMT page in use",
+				    what, pfn);
+		status = TDX_PAMT_PAGE_METADATA_INCORRECT;
+	} else if (test_and_set_bit(bit, pamt_fake.td_map)) {
 		status = TDX_PAMT_PAGE_NOT_FREE;
 	} else {
 		atomic_inc(&r->td_pages);
 	}
+	clear_bit_unlock(bit, pamt_fake.lock_map);
 	pamt_fake_unlock_shared(r);
 	return status;
+}
+
+/**
+ * pamt_fake_page_aug() - a TD starts using a 4K page, as PAGE.AUG would
+ * @pfn: the page
+ *
+ * Return: TDX_PAMT_SUCCESS; MISSING_PAGE_PAIR (a violation) if its range
+ * has no pair; PAGE_METADATA_INCORRECT (a violation) if the page is a PAMT
+ * page; PAGE_NOT_FREE if the page is in use; OPERAND_BUSY if the range is
+ * locked exclusively or the page's 4K entry is locked; OPERAND_ADDR_RANGE
+ * if not covered.
+ */
+u64 pamt_fake_page_aug(unsigned long pfn)
+{
+	return pamt_fake_td_page_add(pfn, "PAGE.AUG");
+}
+
+/**
+ * pamt_fake_page_add() - a TD's initial 4K page, as PAGE.ADD would
+ * @pfn: the page
+ *
+ * Return: as pamt_fake_page_aug().
+ */
+u64 pamt_fake_page_add(unsigned long pfn)
+{
+	return pamt_fake_td_page_add(pfn, "PAGE.ADD");
+}
+
+/**
+ * pamt_fake_control_add() - a TD control page (TDR, TDCS, TDVPR, TDCX)
+ * @pfn: the page
+ *
+ * The module keeps control pages in the same PAMT entries as TD pages;
+ * pamt_fake_page_remove() gives one back.
+ *
+ * Return: as pamt_fake_page_aug().
+ */
+u64 pamt_fake_control_add(unsigned long pfn)
+{
+	return pamt_fake_td_page_add(pfn, "control page");
 }
 
 /**
  * pamt_fake_page_remove() - a TD stops using a 4K page
  * @pfn: the page
  *
- * Return: TDX_PAMT_SUCCESS, or an error if the page was not a TD page.
+ * Locks as pamt_fake_page_aug().
+ *
+ * Return: TDX_PAMT_SUCCESS; OPERAND_BUSY on a lock conflict; an error if
+ * the page was not a TD page.
  */
 u64 pamt_fake_page_remove(unsigned long pfn)
 {
 	struct pamt_fake_range *r;
+	unsigned long bit;
 	u64 status = TDX_PAMT_SUCCESS;
 
 	if (!pamt_fake_covered(pfn))
 		return TDX_PAMT_OPERAND_ADDR_RANGE;
 	r = pamt_fake_range(pfn);
+	bit = pamt_fake_bit(pfn);
 	if (!pamt_fake_trylock_shared(r))
 		return TDX_PAMT_OPERAND_BUSY;
-	if (!test_and_clear_bit(pamt_fake_bit(pfn), pamt_fake.td_map))
+	if (test_and_set_bit_lock(bit, pamt_fake.lock_map)) {
+		pamt_fake_unlock_shared(r);
+		return TDX_PAMT_OPERAND_BUSY;
+	}
+	if (!test_and_clear_bit(bit, pamt_fake.td_map))
 		status = TDX_PAMT_PAGE_NOT_FREE;
 	else
 		atomic_dec(&r->td_pages);
+	clear_bit_unlock(bit, pamt_fake.lock_map);
 	pamt_fake_unlock_shared(r);
 	return status;
 }
 
-/* The range's 512 pages: none may be a PAMT page or in use by a TD. */
-static bool pamt_fake_range_free(unsigned long base)
+/**
+ * pamt_fake_is_pamt_page() - whether @pfn is in the PAMT page bitmap
+ * @pfn: the page
+ *
+ * Return: true if the module holds it as a pair page.
+ */
+bool pamt_fake_is_pamt_page(unsigned long pfn)
 {
-	unsigned long bit = pamt_fake_bit(base), i;
+	return pamt_fake_covered(pfn) &&
+	       test_bit(pamt_fake_bit(pfn), pamt_fake.pamt_map);
+}
 
-	for (i = 0; i < TDX_PAMT_PAGES_PER_SLOT; i++)
-		if (test_bit(bit + i, pamt_fake.td_map) ||
-		    test_bit(bit + i, pamt_fake.pamt_map))
-			return false;
-	return true;
+/* Whether any of the 512 pages of @base's range is set in @map. */
+static bool pamt_fake_range_any(const unsigned long *map, unsigned long base)
+{
+	unsigned long bit = pamt_fake_bit(base);
+
+	return find_next_bit(map, bit + TDX_PAMT_PAGES_PER_SLOT, bit) <
+	       bit + TDX_PAMT_PAGES_PER_SLOT;
 }
 
 /**
@@ -405,11 +473,15 @@ static bool pamt_fake_range_free(unsigned long base)
  * @base: the range's first pfn
  *
  * The module needs the range free of a pair and of PAMT pages (its PAMT
- * page bitmap all zero), and every page unused.
+ * page bitmap all zero), and every page unused.  It holds the range
+ * exclusively, so an ADD whose pair pages lie in the range (shared lock)
+ * makes it BUSY.  Neither refusal is a violation: the host cannot see the
+ * bitmap, and evicting the range's idle pair is its part.
  *
  * Return: TDX_PAMT_SUCCESS; HPA_RANGE_NOT_FREE if the range has a pair;
- * PAGE_NOT_FREE if a page is in use or a PAMT page; OPERAND_BUSY if the
- * range is locked; OPERAND_ADDR_RANGE if not covered or not 2M aligned.
+ * PAGE_METADATA_INCORRECT if a page of the range is a PAMT page;
+ * PAGE_NOT_FREE if a page is in use; OPERAND_BUSY if the range is locked;
+ * OPERAND_ADDR_RANGE if not covered or not 2M aligned.
  */
 u64 pamt_fake_page_aug_2m(unsigned long base)
 {
@@ -424,7 +496,9 @@ u64 pamt_fake_page_aug_2m(unsigned long base)
 		return TDX_PAMT_OPERAND_BUSY;
 	if (r->has_pair)
 		status = TDX_PAMT_HPA_RANGE_NOT_FREE;
-	else if (r->mapped_2m || !pamt_fake_range_free(base))
+	else if (pamt_fake_range_any(pamt_fake.pamt_map, base))
+		status = TDX_PAMT_PAGE_METADATA_INCORRECT;
+	else if (r->mapped_2m || pamt_fake_range_any(pamt_fake.td_map, base))
 		status = TDX_PAMT_PAGE_NOT_FREE;
 	if (!status) {
 		for (i = 0; i < TDX_PAMT_PAGES_PER_SLOT; i++)
@@ -627,8 +701,20 @@ unsigned long pamt_fake_check_all(void)
 		}
 		pairs += r->has_pair;
 	}
-	for (bit = 0; bit < pamt_fake.end_pfn - pamt_fake.start_pfn; bit++)
+	for (bit = 0; bit < pamt_fake.end_pfn - pamt_fake.start_pfn; bit++) {
 		pamt_pages += test_bit(bit, pamt_fake.pamt_map);
+		if (test_bit(bit, pamt_fake.lock_map)) {
+			pamt_fake_violation("4K entry of pfn %#lx left locked",
+					    pamt_fake.start_pfn + bit);
+			bad++;
+		}
+		if (test_bit(bit, pamt_fake.pamt_map) &&
+		    test_bit(bit, pamt_fake.td_map)) {
+			pamt_fake_violation("pfn %#lx is a PAMT page and a TD page",
+					    pamt_fake.start_pfn + bit);
+			bad++;
+		}
+	}
 	if (pamt_pages != 2 * pairs || pairs != atomic64_read(&pamt_fake.pairs)) {
 		pamt_fake_violation("%lu PAMT pages for %lu pairs (counted %lld)",
 				    pamt_pages, pairs,
@@ -707,7 +793,10 @@ int pamt_fake_init(unsigned long start_pfn, unsigned long end_pfn)
 				    GFP_KERNEL);
 	pamt_fake.pamt_map = kvcalloc(BITS_TO_LONGS(pages), sizeof(long),
 				      GFP_KERNEL);
-	if (!pamt_fake.ranges || !pamt_fake.td_map || !pamt_fake.pamt_map) {
+	pamt_fake.lock_map = kvcalloc(BITS_TO_LONGS(pages), sizeof(long),
+				      GFP_KERNEL);
+	if (!pamt_fake.ranges || !pamt_fake.td_map || !pamt_fake.pamt_map ||
+	    !pamt_fake.lock_map) {
 		pamt_fake_exit();
 		return -ENOMEM;
 	}
@@ -728,6 +817,8 @@ void pamt_fake_exit(void)
 	kvfree(pamt_fake.ranges);
 	kvfree(pamt_fake.td_map);
 	kvfree(pamt_fake.pamt_map);
+	kvfree(pamt_fake.lock_map);
+	pamt_fake.lock_map = NULL;
 	pamt_fake.ranges = NULL;
 	pamt_fake.td_map = NULL;
 	pamt_fake.pamt_map = NULL;

@@ -83,7 +83,8 @@ struct pamt_fake_range {
  * @end_pfn: one past the last covered pfn
  * @ranges: one per 2M range of [@start_pfn, @end_pfn)
  * @td_map: one bit per page: in use by a TD
- * @pamt_map: one bit per page: holds a PAMT
+ * @pamt_map: one bit per page: holds a PAMT (the module's PAMT page bitmap)
+ * @lock_map: one bit per page: its 4K entry is locked exclusively
  * @inject: per-op failure injection
  * @lat: per-op latency
  * @stall: per-op: while set, a call of that op waits, its range locks
@@ -104,6 +105,7 @@ struct pamt_fake {
 	struct pamt_fake_range *ranges;
 	unsigned long *td_map;
 	unsigned long *pamt_map;
+	unsigned long *lock_map;
 	struct pamt_fake_inject inject[PAMT_FAKE_NR_OPS];
 	struct pamt_fake_latency lat[PAMT_FAKE_NR_OPS];
 	atomic_t stall[PAMT_FAKE_NR_OPS];
@@ -129,6 +131,9 @@ void pamt_fake_set_latency(enum pamt_fake_op op, u64 min_ns, u64 avg_ns,
 void pamt_fake_stall(enum pamt_fake_op op, bool on);
 u64 pamt_fake_page_aug(unsigned long pfn);
 u64 pamt_fake_page_remove(unsigned long pfn);
+u64 pamt_fake_page_add(unsigned long pfn);
+u64 pamt_fake_control_add(unsigned long pfn);
+bool pamt_fake_is_pamt_page(unsigned long pfn);
 u64 pamt_fake_page_aug_2m(unsigned long base);
 u64 pamt_fake_page_remove_2m(unsigned long base);
 u64 pamt_fake_page_demote(unsigned long base, const struct tdx_pamt_pair *pair);

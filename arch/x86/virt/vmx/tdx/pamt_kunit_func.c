@@ -921,9 +921,14 @@ static void pk_pair_take_give(struct kunit *test)
 	pk_check_accounting(test, 0);
 }
 
-/* Control pages hold a reference on their range's pair. */
+/*
+ * Control pages hold a reference on their range's pair.  The module keeps
+ * the pair's pages in its PAMT page bitmap until REMOVE, and refuses one
+ * as a TD's page.
+ */
 static void pk_control_pages(struct kunit *test)
 {
+	struct tdx_pamt_pair pair;
 	struct page *page;
 	unsigned long pfn;
 
@@ -934,6 +939,15 @@ static void pk_control_pages(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pamt_slot_state(pk_word(pfn)), PAMT_SLOT_ACTIVE);
 	KUNIT_EXPECT_GE(test, pamt_slot_refs(pk_word(pfn)), 1UL);
 	KUNIT_EXPECT_TRUE(test, pamt_fake_range_has_pair(pfn));
+	pair = pamt_fake.ranges[(pfn - pamt_fake.start_pfn) /
+				TDX_PAMT_PAGES_PER_SLOT].pair;
+	KUNIT_EXPECT_TRUE(test, pamt_fake_is_pamt_page(pair.pfn[0]));
+	KUNIT_EXPECT_TRUE(test, pamt_fake_is_pamt_page(pair.pfn[1]));
+	KUNIT_EXPECT_FALSE(test, pamt_fake_is_pamt_page(pfn));
+	KUNIT_EXPECT_EQ(test, pamt_fake_control_add(pair.pfn[1]),
+			TDX_PAMT_PAGE_METADATA_INCORRECT);
+	/* That violation was provoked here. */
+	atomic64_dec(&pamt_fake.violations);
 	/* A TD page of the range is accepted by the module now. */
 	KUNIT_EXPECT_EQ(test, pamt_fake_page_aug(pfn), TDX_PAMT_SUCCESS);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_evict(pfn), -EBUSY);
@@ -945,6 +959,9 @@ static void pk_control_pages(struct kunit *test)
 
 	/* ADD failing: no page, no reference, nothing leaked. */
 	tdx_pamt_drain();
+	/* REMOVE cleared the pair's bits. */
+	KUNIT_EXPECT_FALSE(test, pamt_fake_is_pamt_page(pair.pfn[0]));
+	KUNIT_EXPECT_FALSE(test, pamt_fake_is_pamt_page(pair.pfn[1]));
 	PK_INJECT(PAMT_FAKE_ADD, TDX_PAMT_PAGE_NOT_FREE, 1);
 	page = __tdx_alloc_control_page(GFP_KERNEL);
 	KUNIT_EXPECT_NULL(test, page);
