@@ -18,6 +18,13 @@
  * SEAMCALL latencies are modelled by the fake module (BRIEF.md section 2,
  * from the public DPAMT review thread): ADD 4 us average (2..18), REMOVE
  * 2 us average (1..11).
+ *
+ * Memory is shared by default: TD pages, control pages and pair pages all
+ * come from the shim's buddy allocator, and the run measures what pair
+ * pages do to it (struct bench_mem); --split-pool keeps TD pages apart
+ * (pool.c).  --huge PCT asks for a share of each vCPU's memory as 2M
+ * mappings: an order-9 block, its range's idle pair evicted, a 2M PAGE.AUG
+ * in the fake module; each fallback to 4K is counted by cause.
  */
 #include <getopt.h>
 #include <pthread.h>
@@ -87,6 +94,67 @@ struct rec {
 	u64 gets, puts, errors;
 };
 
+/* Pair pages and host memory, for the strategy running now. */
+static struct bench_mem cur_mem;
+
+#define mem_count(field, n) \
+	((void)__atomic_fetch_add(&cur_mem.field, (n), __ATOMIC_RELAXED))
+
+/*
+ * Walk host memory, quiescent: a page allocated but neither a TD page nor
+ * a control page (the fake module's td_map) nor, with --split-pool, a pool
+ * page, is a pair page -- installed, in a magazine or in a vCPU's reserve.
+ */
+void bench_mem_scan(struct bench_mem *m)
+{
+	unsigned long td_start, td_end, nb, b, i;
+	bool shared = pool_is_shared();
+
+	pool_td_region(&td_start, &td_end);
+	nb = pamt_sim_nr_pages / TDX_PAMT_PAGES_PER_SLOT;
+	m->blocks = nb;
+	m->td_usable = m->pair_pages = m->pair_blocks = m->poisoned = 0;
+	for (b = 0; b < nb; b++) {
+		unsigned long base = pamt_sim_base_pfn +
+				     b * TDX_PAMT_PAGES_PER_SLOT, n = 0;
+		bool in_pool = base >= td_start &&
+			       base + TDX_PAMT_PAGES_PER_SLOT <= td_end;
+		bool usable;
+
+		if (!shared && in_pool) {
+			m->td_usable++;
+			continue;
+		}
+		for (i = 0; i < TDX_PAMT_PAGES_PER_SLOT; i++) {
+			unsigned long pfn = base + i;
+
+			if (pamt_sim_pfn_allocated(pfn) &&
+			    !test_bit(pfn - pamt_fake.start_pfn, pamt_fake.td_map))
+				n++;
+		}
+		usable = shared && n < TDX_PAMT_PAGES_PER_SLOT;
+		m->pair_pages += n;
+		m->pair_blocks += n > 0;
+		m->td_usable += usable;
+		m->poisoned += usable && n;
+	}
+}
+
+/* Keep the most poisoned of the boots. */
+static void mem_snapshot(void)
+{
+	struct bench_mem m;
+
+	bench_mem_scan(&m);
+	if (!cur_mem.blocks || m.poisoned >= cur_mem.poisoned) {
+		cur_mem.blocks = m.blocks;
+		cur_mem.td_usable = m.td_usable;
+		cur_mem.pair_pages = m.pair_pages;
+		cur_mem.pair_blocks = m.pair_blocks;
+		cur_mem.poisoned = m.poisoned;
+	}
+}
+
 /* Workers, then the softirq thread, then the storm. */
 #define REC_SOFTIRQ(w)	(w)
 #define REC_STORM(w)	((w) + 1)
@@ -97,6 +165,7 @@ static struct {
 	unsigned int nworkers;
 	struct rec *recs;		/* nworkers + 2 */
 	volatile int stop_aux;
+	bool scan;			/* take mem_snapshot() after each boot */
 	/* softirq queue */
 	pthread_mutex_t sq_lock;
 	unsigned long *sq;
@@ -155,6 +224,8 @@ static void timed_put(struct rec *r, unsigned long pfn)
 
 /* ---- TDs ---- */
 #define SEPT_FLAG	(1UL << 63)
+#define HUGE_FLAG	(1UL << 62)	/* a 2M mapping, its first pfn */
+#define ORDER_2M	PAMT_SIM_MAX_ORDER
 #define CTL_TDCS	4
 #define CTL_TDCX	5
 
@@ -166,6 +237,7 @@ struct vcpu {
 	struct tdx_pamt_cache res;
 	struct pool_cursor cur;
 	u64 rng;
+	u64 hrng;		/* --huge decisions, a stream of their own */
 	unsigned long nguest;	/* guest pages to fault */
 	unsigned long *pages;	/* faulted pages in order; SEPT_FLAG marks S-EPT */
 	unsigned long nr_pages;
@@ -210,6 +282,7 @@ static void td_setup(struct td *td, unsigned int id, unsigned long guest_pages,
 		vc->pages = malloc((vc->nguest + vc->nguest / 512 + 2) *
 				   sizeof(*vc->pages));
 		vc->rng = bench_mix(bench_mix(bo.seed, id * 1000 + v), cycle);
+		vc->hrng = bench_mix(vc->rng, 0x2000000);
 		if (pool_cursor_init(&vc->cur) || !vc->pages)
 			pamt_sim_fatal("out of memory", __FILE__, __LINE__);
 	}
@@ -239,6 +312,12 @@ static void td_create(struct td *td, struct rec *r)
 			r->errors++;
 			continue;
 		}
+		/* The module takes it as a control page (TDH.MNG.ADDCX etc.). */
+		while (pamt_fake_control_add(page_to_pfn(td->ctl[i])) ==
+		       TDX_PAMT_OPERAND_BUSY) {
+			mem_count(busy_td, 1);
+			cpu_relax();
+		}
 		rec_get_done(r, tsc_ns(t1 - t0),
 			     run.ops->refs(page_to_pfn(td->ctl[i])) == 1);
 		r->gets++;
@@ -254,6 +333,11 @@ static void td_destroy(struct td *td, struct rec *r)
 	for (i = 0; i < td->nr_ctl; i++) {
 		if (!td->ctl[i])
 			continue;
+		while (pamt_fake_page_remove(page_to_pfn(td->ctl[i])) ==
+		       TDX_PAMT_OPERAND_BUSY) {
+			mem_count(busy_td, 1);
+			cpu_relax();
+		}
 		slow = run.ops->refs(page_to_pfn(td->ctl[i])) <= 1;
 		t0 = tsc();
 		run.ops->ctl_free(td->ctl[i]);
@@ -282,13 +366,58 @@ static void vcpu_map(struct vcpu *vc, struct rec *r, unsigned long pfn,
 		return;
 	}
 	/* PAGE.AUG, or the S-EPT add: the module wants the range's pair. */
-	while ((st = pamt_fake_page_aug(pfn)) == TDX_PAMT_OPERAND_BUSY)
+	while ((st = pamt_fake_page_aug(pfn)) == TDX_PAMT_OPERAND_BUSY) {
+		mem_count(busy_td, 1);
 		cpu_relax();
+	}
 	pamt_sim_exit_atomic();
 	pthread_rwlock_unlock(&vc->td->mmu_lock);
 	if (st)
 		r->errors++;
 	vc->pages[vc->nr_pages++] = pfn | (sept ? SEPT_FLAG : 0);
+}
+
+/*
+ * A 2M mapping, as KVM would make one for a huge guest_memfd folio: an
+ * order-9 block, the range's idle pair evicted (a 2M mapping needs no
+ * pair, and the module refuses one over a range that has a pair), a 2M
+ * PAGE.AUG.  No PAMT reference and no S-EPT page table page.  Returns
+ * false, with the cause counted and nothing held, to fall back to 4K.
+ */
+static bool vcpu_fault_2m(struct vcpu *vc)
+{
+	struct page *page;
+	unsigned long base;
+	u64 st;
+
+	mem_count(huge_req, 1);
+	page = alloc_pages(GFP_KERNEL | __GFP_NORETRY | __GFP_NOWARN, ORDER_2M);
+	if (!page) {
+		mem_count(fb_alloc, 1);
+		return false;
+	}
+	base = page_to_pfn(page);
+	if (run.ops->evict(base)) {
+		mem_count(fb_evict, 1);
+		__free_pages(page, ORDER_2M);
+		return false;
+	}
+	pthread_rwlock_rdlock(&vc->td->mmu_lock);
+	pamt_sim_enter_atomic();
+	while ((st = pamt_fake_page_aug_2m(base)) == TDX_PAMT_OPERAND_BUSY) {
+		mem_count(busy_td, 1);
+		cpu_relax();
+	}
+	pamt_sim_exit_atomic();
+	pthread_rwlock_unlock(&vc->td->mmu_lock);
+	if (st) {
+		mem_count(fb_aug, 1);
+		__free_pages(page, ORDER_2M);
+		return false;
+	}
+	mem_count(huge_ok, 1);
+	vc->pages[vc->nr_pages++] = base | HUGE_FLAG;
+	return true;
 }
 
 /* One fault: returns false when the vCPU has faulted everything in. */
@@ -298,6 +427,11 @@ static bool vcpu_fault(struct vcpu *vc, struct rec *r)
 
 	if (f >= vc->nguest)
 		return false;
+	if (bo.huge_pct && f % 512 == 0 && f + 512 <= vc->nguest &&
+	    bench_rng(&vc->hrng) % 100 < bo.huge_pct && vcpu_fault_2m(vc)) {
+		vc->pos += 512;
+		return vc->pos < vc->nguest;
+	}
 	if (run.ops->topup(&vc->res))
 		r->errors++;
 	if (f % 512 == 0)
@@ -335,11 +469,23 @@ static bool vcpu_unmap(struct vcpu *vc, struct rec *r)
 		return false;
 	}
 	e = vc->pages[vc->pos++];
-	pfn = e & ~SEPT_FLAG;
+	pfn = e & ~(SEPT_FLAG | HUGE_FLAG);
 	sept = e & SEPT_FLAG;
-	while (pamt_fake_page_remove(pfn) == TDX_PAMT_OPERAND_BUSY)
-		cpu_relax();
-	if (sept && bench_rng(&vc->rng) % 100 < bo.softirq_pct) {
+	if (e & HUGE_FLAG) {
+		while (pamt_fake_page_remove_2m(pfn) == TDX_PAMT_OPERAND_BUSY) {
+			mem_count(busy_td, 1);
+			cpu_relax();
+		}
+		__free_pages(pfn_to_page(pfn), ORDER_2M);
+	} else {
+		while (pamt_fake_page_remove(pfn) == TDX_PAMT_OPERAND_BUSY) {
+			mem_count(busy_td, 1);
+			cpu_relax();
+		}
+	}
+	if (e & HUGE_FLAG) {
+		/* Nothing to put: a 2M mapping holds no PAMT reference. */
+	} else if (sept && bench_rng(&vc->rng) % 100 < bo.softirq_pct) {
 		softirq_queue(pfn);
 	} else {
 		pthread_rwlock_rdlock(&vc->td->mmu_lock);
@@ -507,6 +653,8 @@ static void tds_cycle(struct td *tds, unsigned int nr, unsigned int nworkers,
 	t = bench_now();
 	phase_run(s, nv, nworkers);
 	progress("%s: boot: %.2fs", what, bench_now() - t);
+	if (run.scan)
+		mem_snapshot();
 
 	for (i = 0; i < nv; i++) {
 		s[i].kind = ST_TEARDOWN;
@@ -671,9 +819,12 @@ static void env_up(int s, unsigned int nr_tds)
 			      bo.add_ns * 18 / 4);
 	pamt_fake_set_latency(PAMT_FAKE_REMOVE, bo.remove_ns / 2, bo.remove_ns,
 			      bo.remove_ns * 11 / 2);
-	if (pool_init(HOST_BASE_PFN, pool_pages(nr_tds), bo.run_pages,
-		      bo.frag_pct))
+	if (bo.split_pool ?
+	    pool_init(HOST_BASE_PFN, pool_pages(nr_tds), bo.run_pages,
+		      bo.frag_pct) :
+	    pool_init_shared(HOST_BASE_PFN, host_pages(), bo.frag_pct))
 		exit(3);
+	memset(&cur_mem, 0, sizeof(cur_mem));
 	run.ops = &strat_ops[s];
 	if (run.ops->init(&range))
 		pamt_sim_fatal("strategy init failed", __FILE__, __LINE__);
@@ -718,6 +869,7 @@ static void env_down(struct sresult *sr, int s)
 	long in_use;
 
 	run.ops->ctrs(&c);
+	sr->mem = cur_mem;
 	sr->idle_pairs_end = c.idle_pairs;
 	sr->pamt_pages_end = c.pamt_pages;
 	sr->check_bad += pamt_fake_check_all();
@@ -760,6 +912,7 @@ static void run_tds(int s, struct sresult *sr, unsigned int nr_tds,
 	double t;
 
 	env_up(s, nr_tds);
+	run.scan = true;
 	memset(&reclaim, 0, sizeof(reclaim));
 	run.nr_samples = 0;
 	pthread_create(&samp, NULL, sampler_fn, NULL);
@@ -785,6 +938,7 @@ static void run_tds(int s, struct sresult *sr, unsigned int nr_tds,
 		pthread_join(recl, NULL);
 	run.sampler_stop = 1;
 	pthread_join(samp, NULL);
+	run.scan = false;
 	run.ops->ctrs(&c1);
 	sr->ctot = c1;
 	sr->peak_pamt_pages = run.peak_pages > c1.pamt_pages ?
@@ -878,6 +1032,9 @@ static void usage(void)
 "  --threads-per-cpu N --run-pages N --frag PCT --seed S\n"
 "  --add-ns NS --remove-ns NS (modelled SEAMCALL averages)\n"
 "  --host-gib N --softirq-pct PCT --reclaim-ms N --reclaim-shift N\n"
+"  --split-pool (TD pages from a pool apart from pair pages; default: one\n"
+"                shared buddy allocator)\n"
+"  --huge PCT   (share of TD memory requested as 2M mappings; shared only)\n"
 "  --json FILE --plot FILE.png --quiet --selftest\n");
 	exit(2);
 }
@@ -929,6 +1086,8 @@ int bench_main(int argc, char **argv, struct bench_result *out)
 		{ "json", required_argument, NULL, 'j' },
 		{ "plot", required_argument, NULL, 'P' },
 		{ "quiet", no_argument, NULL, 'Q' },
+		{ "split-pool", no_argument, NULL, 'X' },
+		{ "huge", required_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct bench_result *br = out;
@@ -958,6 +1117,8 @@ int bench_main(int argc, char **argv, struct bench_result *out)
 		case 'j': bo.json = optarg; break;
 		case 'P': bo.plot = optarg; break;
 		case 'Q': bo.quiet = 1; break;
+		case 'X': bo.split_pool = 1; break;
+		case 'h': bo.huge_pct = strtoul(optarg, NULL, 0); break;
 		default: usage();
 		}
 	}
@@ -986,8 +1147,12 @@ int bench_main(int argc, char **argv, struct bench_result *out)
 	}
 	if (!bo.vcpus || !ncycles || ncycles > BENCH_MAX_CYCLES ||
 	    bo.frag_pct > 100 || !bo.threads_per_cpu || bo.softirq_pct > 100 ||
-	    bo.pages_per_td > pool_pages(1) / 2) {
+	    bo.pages_per_td > pool_pages(1) / 2 || bo.huge_pct > 100) {
 		fprintf(stderr, "pamt_bench: bad parameters\n");
+		return 2;
+	}
+	if (bo.huge_pct && bo.split_pool) {
+		fprintf(stderr, "pamt_bench: --huge needs shared memory, not --split-pool\n");
 		return 2;
 	}
 

@@ -57,6 +57,7 @@ struct strat_ops {
 	void (*ctl_free)(struct page *page);
 	unsigned long (*refs)(unsigned long pfn);
 	void (*ctrs)(struct strat_ctrs *c);
+	int (*evict)(unsigned long pfn);	/* empty a free 2M range */
 	bool has_shrinker;
 };
 
@@ -80,6 +81,10 @@ void pool_cursor_release(struct pool_cursor *c);
 unsigned long pool_alloc(struct pool_cursor *c, u64 *rng);
 void pool_free_batch(const unsigned long *pfns, unsigned int nr);
 unsigned long pool_free_pages(void);
+int pool_init_shared(unsigned long base_pfn, unsigned long nr_pages,
+		     unsigned int frag_pct);
+bool pool_is_shared(void);
+void pool_td_region(unsigned long *start, unsigned long *end);
 
 static inline u64 bench_rng(u64 *s)
 {

@@ -29,8 +29,37 @@ struct bench_opts {
 	u64 seed, add_ns, remove_ns;
 	unsigned int strat_mask;
 	unsigned int reclaim_ms, reclaim_shift, conv_pages;
+	int split_pool;		/* TD pages from a separate pool */
+	unsigned int huge_pct;	/* share of TD memory requested as 2M */
 	const char *json, *plot;
 };
+
+/**
+ * struct bench_mem - what pair pages do to host memory, per strategy
+ * @busy_td: TDX_OPERAND_BUSY answers to the TD's own calls (PAGE.AUG and
+ *	PAGE.REMOVE at 4K and 2M, control pages), each retried
+ * @blocks: 2M blocks of host memory
+ * @td_usable: of them, blocks a TD could use: in shared mode every block
+ *	not wholly made of pair pages, with --split-pool the pool's blocks
+ * @pair_pages: pages held as pair pages (installed, cached or reserved)
+ * @pair_blocks: distinct 2M blocks holding at least one pair page
+ * @poisoned: TD-usable blocks holding a pair page: no 2M mapping there
+ * @huge_req: 2M mappings requested (--huge)
+ * @huge_ok: of them, mapped at 2M
+ * @fb_alloc: fell back to 4K: no wholly free 2M block (order-9 failed)
+ * @fb_evict: fell back: the range's pair could not be evicted
+ * @fb_aug: fell back: the fake module refused the 2M PAGE.AUG
+ *
+ * The block figures are taken at the end of each boot, with every TD
+ * booted, and the worst (most poisoned) cycle is kept.
+ */
+struct bench_mem {
+	u64 busy_td;
+	u64 blocks, td_usable, pair_pages, pair_blocks, poisoned;
+	u64 huge_req, huge_ok, fb_alloc, fb_evict, fb_aug;
+};
+
+void bench_mem_scan(struct bench_mem *m);
 
 extern struct bench_opts bo;
 
@@ -50,6 +79,7 @@ struct sresult {
 	u64 gets, puts, errors, violations, check_bad, warnings, leaked_slots;
 	long leaked_pages, pool_lost;
 	double wall_s;
+	struct bench_mem mem;
 	/* convert */
 	struct lat slow_get;
 	struct lat quiet_get, quiet_slow_get;

@@ -7,7 +7,10 @@
  * - small runs of every scenario: every strategy ends with gets == puts,
  *   no fake-module violation, the module's invariants intact, no page
  *   leaked and the core's installed count equal to the module's;
- * - the pressure target's shape: one full shrinker pass leaves <= 1%.
+ * - the pressure target's shape: one full shrinker pass leaves <= 1%;
+ * - the memory columns: a pair page in a TD block counts as poisoned, a
+ *   block wholly of pair pages does not; shared memory poisons the tiny
+ *   TD's blocks, a split pool none; --huge counts every request once.
  *
  * Ends with "N passed, N failed".
  */
@@ -98,7 +101,7 @@ static void test_exact_seamcalls(void)
 	};
 	int s, c;
 
-	CHECK(!run_args(SMALL "--scenario churn --tds 1 --vcpus 1 --pages-per-td 1024 --cycles 2"),
+	CHECK(!run_args(SMALL "--scenario churn --tds 1 --vcpus 1 --pages-per-td 1024 --cycles 2 --split-pool"),
 	      "run");
 	check_all_ok();
 	CHECK(br.gets_per_td == 1024 + 2 + 11, "gets per TD %lu",
@@ -136,6 +139,122 @@ static void test_exact_seamcalls(void)
 	/* magazine keeps its 4 ranges idle at the end, nothing else. */
 	CHECK(br.s[S_MAG].idle_pairs_end >= 4, "magazine idle %llu",
 	      (unsigned long long)br.s[S_MAG].idle_pairs_end);
+}
+
+/*
+ * bench_mem_scan() on memory laid out by hand (the simulated memory and
+ * the fake module alone): block 0 holds a TD page and a page that is no TD
+ * page (a pair page), block 1 is wholly such pages (an arena chunk), block
+ * 2 is a TD's 2M page, block 3 is free.
+ */
+static void test_mem_scan(void)
+{
+	const unsigned long base = 0x100000, per = TDX_PAMT_PAGES_PER_SLOT;
+	struct bench_mem m;
+	struct page *chunk, *huge;
+	unsigned long i;
+
+	CHECK(!pamt_sim_mem_init(base, 4 * per), "mem");
+	CHECK(!pamt_fake_init(base, base + 4 * per), "fake");
+	pool_init_shared(base, 4 * per, 0);
+	CHECK(pamt_sim_alloc_pfn(base + 7), "td page");
+	set_bit(7, pamt_fake.td_map);
+	chunk = alloc_pages(GFP_KERNEL, PAMT_SIM_MAX_ORDER);
+	huge = alloc_pages(GFP_KERNEL, PAMT_SIM_MAX_ORDER);
+	CHECK(chunk && huge, "2M blocks");
+	if (!chunk || !huge)
+		goto out;
+	for (i = 0; i < per; i++)
+		set_bit(page_to_pfn(huge) - base + i, pamt_fake.td_map);
+
+	bench_mem_scan(&m);
+	CHECK(m.blocks == 4, "blocks %llu", (unsigned long long)m.blocks);
+	CHECK(m.poisoned == 0 && m.pair_blocks == 1 && m.pair_pages == per &&
+	      m.td_usable == 3, "no pair page yet: poisoned %llu pair blocks %llu pages %llu usable %llu",
+	      (unsigned long long)m.poisoned, (unsigned long long)m.pair_blocks,
+	      (unsigned long long)m.pair_pages, (unsigned long long)m.td_usable);
+
+	/* A pair page forced into the TD's block. */
+	CHECK(pamt_sim_alloc_pfn(base + 300), "pair page");
+	bench_mem_scan(&m);
+	CHECK(m.poisoned == 1 && m.pair_blocks == 2 && m.pair_pages == per + 1 &&
+	      m.td_usable == 3, "poisoned %llu pair blocks %llu pages %llu usable %llu",
+	      (unsigned long long)m.poisoned, (unsigned long long)m.pair_blocks,
+	      (unsigned long long)m.pair_pages, (unsigned long long)m.td_usable);
+out:
+	pool_exit();
+	pamt_fake_exit();
+	pamt_sim_mem_exit();
+}
+
+/*
+ * The tiny TD of exact_seamcalls in shared memory: control pages, pair
+ * pages and TD pages share 3 blocks, so there are 3 ranges, not 4, and
+ * every one is poisoned; a split pool poisons none.
+ */
+static void test_shared_memory_poisons(void)
+{
+	int s;
+
+	CHECK(!run_args(SMALL "--scenario churn --tds 1 --vcpus 1 --pages-per-td 1024 --cycles 2"),
+	      "run");
+	check_all_ok();
+	for (s = 0; s < S_NR; s++) {
+		const struct bench_mem *m = &br.s[s].mem;
+
+		CHECK(br.s[s].ccyc[0].add == 3, "%s: ADD %llu", strat_names[s],
+		      (unsigned long long)br.s[s].ccyc[0].add);
+		CHECK(m->poisoned == 3 && m->pair_blocks == 3,
+		      "%s: poisoned %llu, pair blocks %llu", strat_names[s],
+		      (unsigned long long)m->poisoned,
+		      (unsigned long long)m->pair_blocks);
+		CHECK(m->td_usable == m->blocks && m->blocks == 16 * 512,
+		      "%s: usable %llu of %llu", strat_names[s],
+		      (unsigned long long)m->td_usable,
+		      (unsigned long long)m->blocks);
+		CHECK(m->pair_pages >= 6, "%s: pair pages %llu", strat_names[s],
+		      (unsigned long long)m->pair_pages);
+	}
+	CHECK(!run_args(SMALL "--scenario churn --tds 1 --vcpus 1 --pages-per-td 1024 --cycles 2 --split-pool"),
+	      "run");
+	check_all_ok();
+	for (s = 0; s < S_NR; s++) {
+		const struct bench_mem *m = &br.s[s].mem;
+
+		CHECK(m->poisoned == 0 && m->pair_blocks >= 1,
+		      "%s split: poisoned %llu, pair blocks %llu",
+		      strat_names[s], (unsigned long long)m->poisoned,
+		      (unsigned long long)m->pair_blocks);
+	}
+}
+
+/*
+ * --huge: every request is mapped or counted under one fallback cause.
+ * With no wholly free 2M block left (a host too small), order-9 fails.
+ */
+static void test_huge(void)
+{
+	int s;
+
+	CHECK(!run_args(SMALL "--scenario churn --tds 3 --pages-per-td 20000 --cycles 2 --huge 50"),
+	      "run");
+	check_all_ok();
+	for (s = 0; s < S_NR; s++) {
+		const struct bench_mem *m = &br.s[s].mem;
+
+		CHECK(m->huge_req > 0 && m->huge_req ==
+		      m->huge_ok + m->fb_alloc + m->fb_evict + m->fb_aug,
+		      "%s: req %llu ok %llu fb %llu/%llu/%llu", strat_names[s],
+		      (unsigned long long)m->huge_req,
+		      (unsigned long long)m->huge_ok,
+		      (unsigned long long)m->fb_alloc,
+		      (unsigned long long)m->fb_evict,
+		      (unsigned long long)m->fb_aug);
+		CHECK(m->huge_req == br.s[S_LOCK].mem.huge_req,
+		      "%s: same inputs", strat_names[s]);
+	}
+	CHECK(run_args(SMALL "--scenario churn --huge 10 --split-pool") == 2,
+	      "--huge with --split-pool must be refused");
 }
 
 static void test_churn_small(void)
@@ -200,6 +319,9 @@ static const struct {
 	void (*fn)(void);
 } tests[] = {
 	{ "exact_seamcalls", test_exact_seamcalls },
+	{ "mem_scan", test_mem_scan },
+	{ "shared_memory_poisons", test_shared_memory_poisons },
+	{ "huge", test_huge },
 	{ "churn_small", test_churn_small },
 	{ "5td_small_oversubscribed", test_5td_small_oversubscribed },
 	{ "frag_small", test_frag_small },
