@@ -122,6 +122,15 @@ static inline void list_splice_init(struct list_head *from,
 	     &pos->member != (head);					     \
 	     pos = n, n = list_entry(n->member.next, typeof(*n), member))
 
+/* IS_ENABLED(CONFIG_X): 1 if CONFIG_X or CONFIG_X_MODULE is defined to 1. */
+#define __PAMT_PLACEHOLDER_1			0,
+#define __pamt_second(ignored, val, ...)	val
+#define __pamt_defined(x)			___pamt_defined(x)
+#define ___pamt_defined(val)	____pamt_defined(__PAMT_PLACEHOLDER_##val)
+#define ____pamt_defined(junk)			__pamt_second(junk 1, 0, 0)
+#define IS_ENABLED(option)						\
+	(__pamt_defined(option) || __pamt_defined(option##_MODULE))
+
 /* Bitmaps: the non-atomic operations and the searches the cache uses. */
 #define DECLARE_BITMAP(name, bits)	unsigned long name[BITS_TO_LONGS(bits)]
 static inline void __set_bit(unsigned long nr, unsigned long *addr)

@@ -77,6 +77,14 @@ struct pamt_arena {
 
 static struct pamt_arena pamt_arena;
 
+#if IS_ENABLED(CONFIG_INTEL_TDX_PAMT_KUNIT_TEST)
+/* BIT(order): allocations of that order fail, for the KUnit fallbacks. */
+unsigned long pamt_arena_fail_orders;
+#define pamt_arena_fails(order)	(READ_ONCE(pamt_arena_fail_orders) & BIT(order))
+#else
+#define pamt_arena_fails(order)	false
+#endif
+
 static inline void pamt_arena_lock(unsigned long *flags)
 {
 	spin_lock_irqsave(&pamt_arena.lock, *flags);
@@ -159,7 +167,8 @@ static bool pamt_arena_grow(struct tdx_pamt_pair *pair, gfp_t gfp)
 
 	if (!gfpflags_allow_blocking(gfp))
 		chunk_gfp &= ~(__GFP_KSWAPD_RECLAIM | __GFP_HIGH);
-	page = alloc_pages(chunk_gfp | __GFP_NORETRY | __GFP_NOWARN |
+	page = pamt_arena_fails(PAMT_ARENA_ORDER) ? NULL :
+	       alloc_pages(chunk_gfp | __GFP_NORETRY | __GFP_NOWARN |
 			   __GFP_NOMEMALLOC, PAMT_ARENA_ORDER);
 	if (!page) {
 		pamt_stat_inc(CHUNK_FAIL);
@@ -267,7 +276,8 @@ static int pamt_arena_fallback(struct tdx_pamt_pair *pair, gfp_t gfp)
 {
 	struct page *page;
 
-	page = alloc_pages(gfp | __GFP_NORETRY | __GFP_NOWARN, 1);
+	page = pamt_arena_fails(1) ? NULL :
+	       alloc_pages(gfp | __GFP_NORETRY | __GFP_NOWARN, 1);
 	if (page) {
 		set_page_private(page, PAMT_ARENA_ORDER1);
 		pair->pfn[0] = page_to_pfn(page);
@@ -276,7 +286,7 @@ static int pamt_arena_fallback(struct tdx_pamt_pair *pair, gfp_t gfp)
 		pamt_stat_inc(PAIR_ORDER1);
 		return 0;
 	}
-	if (pamt_pair_alloc_pages(pair, gfp))
+	if (pamt_arena_fails(0) || pamt_pair_alloc_pages(pair, gfp))
 		return -ENOMEM;
 	set_page_private(pfn_to_page(pair->pfn[0]), 0);
 	set_page_private(pfn_to_page(pair->pfn[1]), 0);

@@ -295,6 +295,9 @@ void pamt_arena_init(void);
 unsigned long pamt_arena_exit(void);
 void pamt_arena_read_stats(u64 *vals);
 unsigned long pamt_arena_check(void);
+#if IS_ENABLED(CONFIG_INTEL_TDX_PAMT_KUNIT_TEST)
+extern unsigned long pamt_arena_fail_orders;
+#endif
 
 /* pamt_shrink.c */
 int pamt_shrink_init(unsigned long nr_slots);
