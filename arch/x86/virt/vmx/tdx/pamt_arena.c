@@ -36,7 +36,7 @@
 #include "pamt_internal.h"
 
 #define PAMT_ARENA_ORDER	9
-#define PAMT_ARENA_PAGES	(1UL << PAMT_ARENA_ORDER)
+#define PAMT_ARENA_PAGES	BIT(PAMT_ARENA_ORDER)
 #define PAMT_ARENA_PAIRS	(PAMT_ARENA_PAGES / 2)
 
 /* page_private() of a pair's first page: one order-1 page. */
@@ -80,9 +80,16 @@ static struct pamt_arena pamt_arena;
 #if IS_ENABLED(CONFIG_INTEL_TDX_PAMT_KUNIT_TEST)
 /* BIT(order): allocations of that order fail, for the KUnit fallbacks. */
 unsigned long pamt_arena_fail_orders;
-#define pamt_arena_fails(order)	(READ_ONCE(pamt_arena_fail_orders) & BIT(order))
+
+static bool pamt_arena_fails(unsigned int order)
+{
+	return READ_ONCE(pamt_arena_fail_orders) & BIT(order);
+}
 #else
-#define pamt_arena_fails(order)	false
+static inline bool pamt_arena_fails(unsigned int order)
+{
+	return false;
+}
 #endif
 
 static inline void pamt_arena_lock(unsigned long *flags)
@@ -341,6 +348,10 @@ void pamt_pair_free(const struct tdx_pamt_pair *pair)
 	for (i = 0; i < 2; i++)
 		pamt.ops->reset_page(pair->pfn[i]);
 	tag = pamt.arena ? page_private(pfn_to_page(lo)) : 0;
+	if (tag && tag != PAMT_ARENA_ORDER1) {
+		pamt_arena_put((struct pamt_arena_chunk *)tag, lo, hi);
+		return;
+	}
 	if (tag == PAMT_ARENA_ORDER1) {
 		if (WARN_ONCE(hi != lo + 1,
 			      "tdx-pamt: pair %#lx/%#lx is not an order-1 page\n",
@@ -348,9 +359,6 @@ void pamt_pair_free(const struct tdx_pamt_pair *pair)
 			return;
 		set_page_private(pfn_to_page(lo), 0);
 		__free_pages(pfn_to_page(lo), 1);
-	} else if (tag) {
-		pamt_arena_put((struct pamt_arena_chunk *)tag, lo, hi);
-		return;
 	} else {
 		for (i = 0; i < 2; i++)
 			__free_page(pfn_to_page(pair->pfn[i]));

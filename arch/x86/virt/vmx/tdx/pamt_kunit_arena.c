@@ -254,7 +254,7 @@ static void pk_arena_rcu_free(struct kunit *test)
 
 	pk_arena_up(test, TDX_PAMT_MODE_MAGAZINE, 0);
 	for (i = 0; i < 32; i++) {
-		r = kmalloc(sizeof(*r), GFP_KERNEL);
+		r = kmalloc_obj(*r, GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, r);
 		if (pamt_pair_alloc(&r->pair, GFP_KERNEL)) {
 			kfree(r);
@@ -369,8 +369,8 @@ static void pk_arena_restore_cap(void *unused)
 static void pk_arena_release_cap(struct kunit *test)
 {
 	pk_arena_up(test, TDX_PAMT_MODE_MAGAZINE, 0);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-				pk_arena_restore_cap, NULL), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, pk_arena_restore_cap,
+							NULL), 0);
 	pk_arena_idle(test, 24);
 	tdx_pamt_set_idle_cap(0);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CAP), 24ULL);
