@@ -14,9 +14,9 @@
  *
  * Where no order-9 block can be had (fragmentation; in atomic context only
  * a block already free is taken), a pair is one order-1 page, and failing
- * that two order-0 pages, as before the arena.  What a pair is, the pair's first page says
- * in its page_private(): its chunk, PAMT_ARENA_ORDER1, or 0 for two
- * order-0 pages.  Pair pages are charged to no memcg.
+ * that two order-0 pages.  The lower page of a pair says in its
+ * page_private() what the pair is: its chunk, PAMT_ARENA_ORDER1, or 0 for
+ * two order-0 pages.  Pair pages are charged to no memcg.
  *
  * With the arena off (tdx_pamt_config.arena), pairs are two order-0 pages
  * charged as the caller's gfp says, as before.
