@@ -68,6 +68,7 @@ bool pamt_test_take_failed(void);
  * @mem_slots: 2M ranges of simulated memory from the first covered pfn,
  *	0 for all of them; pairs come from there, so a large sparse table
  *	needs little memory
+ * @arena: pairs from the arena's 2M chunks (tdx_pamt_config.arena)
  */
 struct pamt_env_opts {
 	enum tdx_pamt_mode mode;
@@ -77,6 +78,7 @@ struct pamt_env_opts {
 	unsigned long nr_slots;
 	bool hole;
 	unsigned long mem_slots;
+	bool arena;
 };
 
 /**

@@ -11,8 +11,14 @@
  * interrupts the first.  CPU offline is emulated by the thread that owns a
  * CPU alone, under the simulated hotplug lock.
  *
+ * With the arena, pairs come from 2M chunks, kept in covered slots no
+ * thread maps, with order-9 and order-1 allocations failing now and then
+ * so that every fallback runs.
+ *
  * At the end the accounting must balance exactly: pair pages allocated
- * = 2 * (installed + cached + reserved) + pages freed.
+ * = 2 * (installed + cached + reserved + free in chunks) + pages freed,
+ * every chunk is sound (pamt_arena_check()), and after exit every page
+ * is back.
  */
 #include <getopt.h>
 #include <pthread.h>
@@ -21,20 +27,22 @@
 #include "harness.h"
 
 #define STRESS_SLOTS		128
+#define STRESS_ARENA_SLOTS	16	/* covered, never mapped: for chunks */
 #define STRESS_SHARED		64	/* slots 0..63 are shared by all */
 #define STRESS_PRIV_PER_THREAD	4
 #define STRESS_PAGES_PER_THREAD	16	/* per slot, disjoint by thread */
 #define STRESS_MAX_THREADS	16
 #define STRESS_HELD		64
+#define STRESS_TAKE		64	/* pairs a thread holds, with the arena */
 
 enum stress_res {
 	R_GET, R_GET_RES, R_PUT, R_EVICT, R_SHRINK, R_DRAIN, R_OFFLINE,
-	R_ENOMEM, R_EIO, R_EBUSY, R_AUG, R_NR,
+	R_ENOMEM, R_EIO, R_EBUSY, R_AUG, R_TAKE, R_NR,
 };
 
 static const char * const stress_res_names[R_NR] = {
 	"get", "get_reserve", "put", "evict", "shrink", "drain", "offline",
-	"enomem", "eio", "ebusy", "aug",
+	"enomem", "eio", "ebusy", "aug", "take",
 };
 
 struct stress_thread {
@@ -47,8 +55,12 @@ struct stress_thread {
 	bool augged[STRESS_HELD];
 	unsigned int nr_held;
 	struct tdx_pamt_cache res;
+	struct tdx_pamt_pair taken[STRESS_TAKE];
+	unsigned int nr_taken;
 	unsigned long counts[R_NR];
 };
+
+static bool stress_arena;
 
 static pthread_rwlock_t hotplug_lock = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_mutex_t mmu_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -121,11 +133,34 @@ static void stress_release(struct stress_thread *t, unsigned int i)
 	t->augged[i] = t->augged[t->nr_held];
 }
 
+/*
+ * With the arena: give back the pairs this thread holds, or take a batch,
+ * sleeping or not, so that the arena needs more than one chunk, gives
+ * chunks back and falls back.
+ */
+static void stress_take(struct stress_thread *t)
+{
+	gfp_t gfp = get_random_u32_below(2) ? GFP_KERNEL : GFP_NOWAIT;
+
+	if (t->nr_taken) {
+		while (t->nr_taken)
+			tdx_pamt_pair_give(&t->taken[--t->nr_taken]);
+		return;
+	}
+	while (t->nr_taken < STRESS_TAKE &&
+	       !tdx_pamt_pair_take(&t->taken[t->nr_taken], NULL, gfp))
+		t->nr_taken++;
+	t->counts[R_TAKE]++;
+}
+
 static void stress_one(struct stress_thread *t)
 {
 	unsigned int r = get_random_u32_below(1000);
 	unsigned long pfn, scanned;
 	int ret;
+
+	if (stress_arena && !get_random_u32_below(50))
+		return stress_take(t);
 
 	if (r < 350) {
 		if (t->nr_held == STRESS_HELD)
@@ -193,19 +228,22 @@ static void *stress_thread_fn(void *arg)
 		stress_one(t);
 	while (t->nr_held)
 		stress_release(t, t->nr_held - 1);
+	while (t->nr_taken)
+		tdx_pamt_pair_give(&t->taken[--t->nr_taken]);
 	tdx_free_pamt_cache(&t->res);
 	return NULL;
 }
 
-static int stress_run(enum tdx_pamt_mode mode, unsigned int nr_threads,
-		      unsigned long nr_ops)
+static int stress_run(enum tdx_pamt_mode mode, bool arena,
+		      unsigned int nr_threads, unsigned long nr_ops)
 {
 	struct pamt_env_opts o = {
 		.mode = mode,
 		.mag_size = 8,
 		.idle_cap = STRESS_SLOTS / 8,
-		.nr_slots = STRESS_SLOTS,
+		.nr_slots = STRESS_SLOTS + (arena ? STRESS_ARENA_SLOTS : 0),
 		.nr_cpus = nr_threads - nr_threads / 4,
+		.arena = arena,
 	};
 	static struct stress_thread th[STRESS_MAX_THREADS];
 	unsigned long totals[R_NR] = { 0 }, slot, p;
@@ -213,6 +251,7 @@ static int stress_run(enum tdx_pamt_mode mode, unsigned int nr_threads,
 	int failed = 0;
 	u64 v[TDX_PAMT_STAT_NR];
 
+	stress_arena = arena;
 	if (pamt_env_up(&o))
 		return 1;
 	/* Reserve the pages threads may map, so pairs never land on them. */
@@ -229,6 +268,10 @@ static int stress_run(enum tdx_pamt_mode mode, unsigned int nr_threads,
 	pamt_fake_inject(PAMT_FAKE_ADD, TDX_PAMT_PAGE_NOT_FREE, 0, 2000);
 	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, 0, 20000);
 	pamt_sim_fail_set(&pamt_sim_fail_page, -1, 1000);
+	if (arena) {
+		pamt_sim_fail_set(&pamt_sim_fail_order[9], -1, 900000);
+		pamt_sim_fail_set(&pamt_sim_fail_order[1], -1, 500000);
+	}
 
 	memset(th, 0, sizeof(th));
 	for (i = 0; i < nr_threads; i++) {
@@ -247,11 +290,13 @@ static int stress_run(enum tdx_pamt_mode mode, unsigned int nr_threads,
 	pamt_fake_inject(PAMT_FAKE_ADD, 0, 0, 0);
 	pamt_fake_inject(PAMT_FAKE_REMOVE, 0, 0, 0);
 	pamt_sim_fail_set(&pamt_sim_fail_page, -1, 0);
+	pamt_sim_fail_set(&pamt_sim_fail_order[9], -1, 0);
+	pamt_sim_fail_set(&pamt_sim_fail_order[1], -1, 0);
 
 	tdx_pamt_read_stats(v);
-	printf("stress: mode=%s threads=%u (%u softirq) ops=%lu\n",
-	       mode == TDX_PAMT_MODE_EAGER ? "eager" : "magazine", nr_threads,
-	       softirq, nr_ops);
+	printf("stress: mode=%s%s threads=%u (%u softirq) ops=%lu\n",
+	       mode == TDX_PAMT_MODE_EAGER ? "eager" : "magazine",
+	       arena ? "+arena" : "", nr_threads, softirq, nr_ops);
 	printf("  ops:");
 	for (j = 0; j < R_NR; j++)
 		printf(" %s=%lu", stress_res_names[j], totals[j]);
@@ -278,6 +323,25 @@ static int stress_run(enum tdx_pamt_mode mode, unsigned int nr_threads,
 		printf("  FAIL: installed %llu != module pairs %lld\n",
 		       (unsigned long long)v[TDX_PAMT_STAT_INSTALLED],
 		       (long long)atomic64_read(&pamt_fake.pairs));
+		failed = 1;
+	}
+	if (arena && (!v[TDX_PAMT_STAT_CHUNK_FREE] ||
+		      !v[TDX_PAMT_STAT_PAIR_ORDER1] ||
+		      !v[TDX_PAMT_STAT_PAIR_ORDER0])) {
+		printf("  FAIL: the arena or its fallbacks never ran\n");
+		failed = 1;
+	}
+	/* A full drain leaves chunks only where pairs are still out. */
+	tdx_pamt_drain();
+	if (!pamt_accounting_ok()) {
+		printf("  FAIL: accounting after a drain\n");
+		failed = 1;
+	}
+	tdx_pamt_read_stats(v);
+	if (arena && v[TDX_PAMT_STAT_ARENA_CHUNKS] &&
+	    !v[TDX_PAMT_STAT_INSTALLED]) {
+		printf("  FAIL: %llu chunks held after a drain, no slot installed\n",
+		       (unsigned long long)v[TDX_PAMT_STAT_ARENA_CHUNKS]);
 		failed = 1;
 	}
 	for (slot = 0; slot < STRESS_SLOTS; slot++) {
@@ -320,15 +384,20 @@ int pamt_stress_main(int argc, char **argv)
 		return 2;
 	}
 	pamt_sim_quiet = 1;
-	for (m = 0; m < 2; m++) {
-		stress_failed = stress_run(m ? TDX_PAMT_MODE_EAGER :
-					   TDX_PAMT_MODE_MAGAZINE, threads, ops);
+	for (m = 0; m < 4; m++) {
+		static const char * const names[] = {
+			"magazine", "eager", "magazine_arena", "eager_arena",
+		};
+
+		stress_failed = stress_run(m % 2 ? TDX_PAMT_MODE_EAGER :
+					   TDX_PAMT_MODE_MAGAZINE, m >= 2,
+					   threads, ops);
 		pamt_env_down();
 		if (stress_failed || pamt_test_take_failed()) {
-			printf("not ok stress_%s\n", m ? "eager" : "magazine");
+			printf("not ok stress_%s\n", names[m]);
 			failed++;
 		} else {
-			printf("ok stress_%s\n", m ? "eager" : "magazine");
+			printf("ok stress_%s\n", names[m]);
 			passed++;
 		}
 	}

@@ -99,12 +99,16 @@ enum tdx_pamt_mode {
  *	the depot and magazines); 0 picks the default (a quarter of all
  *	slots)
  * @ops: the platform backend; must outlive the cache
+ * @arena: carve pairs out of 2M chunks that hold only pair pages, charged
+ *	to no memcg; false: two order-0 pages per pair, charged as the
+ *	caller's gfp says
  */
 struct tdx_pamt_config {
 	enum tdx_pamt_mode mode;
 	unsigned int mag_size;
 	unsigned long idle_cap;
 	const struct tdx_pamt_ops *ops;
+	bool arena;
 };
 
 #define TDX_PAMT_CACHE_MAX	8
@@ -146,11 +150,18 @@ enum tdx_pamt_stat {
 	TDX_PAMT_STAT_ADD_FAILED,	/* get whose PAMT.ADD failed */
 	TDX_PAMT_STAT_DEMOTE,		/* tdx_pamt_demote() that installed */
 	TDX_PAMT_STAT_PROMOTE,		/* tdx_pamt_promote() that emptied */
+	TDX_PAMT_STAT_CHUNK_ALLOC,	/* arena chunks (order 9) allocated */
+	TDX_PAMT_STAT_CHUNK_FREE,	/* arena chunks given back */
+	TDX_PAMT_STAT_CHUNK_FAIL,	/* order-9 allocations that failed */
+	TDX_PAMT_STAT_PAIR_ORDER1,	/* arena fallback: one order-1 page */
+	TDX_PAMT_STAT_PAIR_ORDER0,	/* arena fallback: two order-0 pages */
 	TDX_PAMT_STAT_NR_COUNTERS,
 	/* Gauges, not per-CPU counters: */
 	TDX_PAMT_STAT_IDLE_SLOTS = TDX_PAMT_STAT_NR_COUNTERS,
 	TDX_PAMT_STAT_CACHED_PAIRS,	/* pairs in magazines and the depot */
 	TDX_PAMT_STAT_INSTALLED,	/* slots with a pair in the module */
+	TDX_PAMT_STAT_ARENA_CHUNKS,	/* arena chunks held */
+	TDX_PAMT_STAT_ARENA_FREE,	/* free pairs in arena chunks */
 	TDX_PAMT_STAT_NR,
 };
 

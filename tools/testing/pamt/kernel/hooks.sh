@@ -11,6 +11,7 @@
 #   trace     the include path the tracepoints' define_trace.h needs
 #   slots     build the slot layer, the core and the tracepoints
 #   mag       build the magazine layer
+#   arena     build the pair arena
 #   shrink    build the shrink layer
 #   glue      build the in-kernel glue (shrinker, CPU hotplug)
 #   backend   build the SEAMCALL backend
@@ -56,6 +57,9 @@ for hook in "$@"; do
 	mag)
 		append_once $TDX/Makefile \
 			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_mag.o' ;;
+	arena)
+		append_once $TDX/Makefile \
+			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_arena.o' ;;
 	shrink)
 		append_once $TDX/Makefile \
 			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_shrink.o' ;;

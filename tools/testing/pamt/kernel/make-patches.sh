@@ -179,8 +179,24 @@ and empty magazines (Bonwick and Adams), so that the one lock shared by
 all CPUs is taken at most once per magazine and a pair almost never
 comes from the page allocator.  A caller that cannot sleep (KVM under
 mmu_lock) fills a struct tdx_pamt_cache beforehand with
-tdx_topup_pamt_cache().  Pairs and control pages are allocated with
-GFP_KERNEL_ACCOUNT."
+tdx_topup_pamt_cache().  Control pages are allocated with
+GFP_KERNEL_ACCOUNT; where pairs come from is the next patch."
+
+copy $TDX/pamt_arena.c
+commit "x86/virt/tdx: Carve PAMT pairs out of 2M chunks of pair pages" \
+"A pair page is marked in the TDX module's PAMT page bitmap, so its 2M
+range cannot be mapped 2M by a TD; every PAMT.ADD shared-locks the 2M
+ranges of its pair pages, so ADD and REMOVE there meet BUSY; and two
+long-lived order-0 pages spoil two 2M blocks.  Pairs taken page by page
+do all three all over TD-usable memory.
+
+Carve pairs out of order-9, 2M-aligned chunks that hold only pair pages,
+256 pairs each, handed out from the fullest chunk so that sparse ones
+drain; give a chunk back once all its pairs are free.  Where no 2M block
+can be had, a pair is one order-1 page, then two order-0 pages.  Chunks
+serve every TD and are charged to no memcg, as the static PAMT was.
+tdx_pamt.arena=0 keeps two order-0 pages per pair, charged to the
+caller."
 
 copy $TDX/pamt_shrink.c
 commit "x86/virt/tdx: Give idle PAMT memory back: idle cap, sweep and drains" \
@@ -190,9 +206,9 @@ give it back under memory pressure with a clock sweep that removes idle
 pairs, and let tdx_pamt_drain() give everything back."
 
 copy $TDX/pamt_glue.c $TDX/pamt_glue.h
-"$HERE/hooks.sh" "$WORK" slots mag shrink glue 2>/dev/null
+"$HERE/hooks.sh" "$WORK" slots mag arena shrink glue 2>/dev/null
 commit "x86/virt/tdx: Build the PAMT cache, with a shrinker and CPU hotplug" \
-"Build the slot, magazine and shrink layers under
+"Build the slot, magazine, arena and shrink layers under
 CONFIG_INTEL_TDX_PAMT_CACHE.  Register a shrinker that counts idle and
 cached pairs and gives them back, and a CPU hotplug callback that
 empties a dead CPU's magazines into the depot.

@@ -365,7 +365,11 @@ void *pamt_sim_alloc_percpu(size_t size);
 /* ---- memory ---- */
 struct page {
 	int allocated;
+	unsigned long private;
 };
+
+#define page_private(p)		((p)->private)
+#define set_page_private(p, v)	((p)->private = (v))
 
 extern struct page *pamt_sim_pages;
 extern unsigned long pamt_sim_base_pfn;

@@ -109,13 +109,82 @@ static inline void list_splice_init(struct list_head *from,
 }
 
 #define list_entry(p, type, member)	container_of(p, type, member)
+#define list_first_entry(h, type, member) list_entry((h)->next, type, member)
 #define list_first_entry_or_null(h, type, member) \
 	(list_empty(h) ? NULL : list_entry((h)->next, type, member))
+#define list_for_each_entry(pos, head, member)				     \
+	for (pos = list_entry((head)->next, typeof(*pos), member);	     \
+	     &pos->member != (head);					     \
+	     pos = list_entry(pos->member.next, typeof(*pos), member))
 #define list_for_each_entry_safe(pos, n, head, member)			     \
 	for (pos = list_entry((head)->next, typeof(*pos), member),	     \
 	     n = list_entry(pos->member.next, typeof(*pos), member);	     \
 	     &pos->member != (head);					     \
 	     pos = n, n = list_entry(n->member.next, typeof(*n), member))
+
+/* IS_ENABLED(CONFIG_X): 1 if CONFIG_X or CONFIG_X_MODULE is defined to 1. */
+#define __PAMT_PLACEHOLDER_1			0,
+#define __pamt_second(ignored, val, ...)	val
+#define __pamt_defined(x)			___pamt_defined(x)
+#define ___pamt_defined(val)	____pamt_defined(__PAMT_PLACEHOLDER_##val)
+#define ____pamt_defined(junk)			__pamt_second(junk 1, 0, 0)
+#define IS_ENABLED(option)						\
+	(__pamt_defined(option) || __pamt_defined(option##_MODULE))
+
+/* Bitmaps: the non-atomic operations and the searches the cache uses. */
+#define DECLARE_BITMAP(name, bits)	unsigned long name[BITS_TO_LONGS(bits)]
+static inline void __set_bit(unsigned long nr, unsigned long *addr)
+{
+	addr[nr / BITS_PER_LONG] |= 1UL << (nr % BITS_PER_LONG);
+}
+
+static inline void __clear_bit(unsigned long nr, unsigned long *addr)
+{
+	addr[nr / BITS_PER_LONG] &= ~(1UL << (nr % BITS_PER_LONG));
+}
+
+static inline unsigned long find_next_bit(const unsigned long *addr,
+					  unsigned long size,
+					  unsigned long offset)
+{
+	unsigned long w;
+
+	while (offset < size) {
+		w = addr[offset / BITS_PER_LONG] >> (offset % BITS_PER_LONG);
+		if (w) {
+			offset += __builtin_ctzl(w);
+			return offset < size ? offset : size;
+		}
+		offset = (offset / BITS_PER_LONG + 1) * BITS_PER_LONG;
+	}
+	return size;
+}
+
+#define find_first_bit(addr, size)	find_next_bit(addr, size, 0)
+
+static inline unsigned long bitmap_weight(const unsigned long *src,
+					  unsigned long nbits)
+{
+	unsigned long i, w = 0;
+
+	for (i = 0; i < nbits; i++)
+		w += (src[i / BITS_PER_LONG] >> (i % BITS_PER_LONG)) & 1;
+	return w;
+}
+
+static inline void bitmap_zero(unsigned long *dst, unsigned long nbits)
+{
+	memset(dst, 0, BITS_TO_LONGS(nbits) * sizeof(unsigned long));
+}
+
+static inline void bitmap_fill(unsigned long *dst, unsigned long nbits)
+{
+	unsigned long i;
+
+	bitmap_zero(dst, nbits);
+	for (i = 0; i < nbits; i++)
+		__set_bit(i, dst);
+}
 
 /* Allocation flags: only what the cache looks at. */
 #define __GFP_HIGH		0x20u

@@ -35,9 +35,16 @@ const char * const tdx_pamt_stat_names[TDX_PAMT_STAT_NR] = {
 	[TDX_PAMT_STAT_ADD_FAILED]	= "add_failed",
 	[TDX_PAMT_STAT_DEMOTE]		= "demote",
 	[TDX_PAMT_STAT_PROMOTE]		= "promote",
+	[TDX_PAMT_STAT_CHUNK_ALLOC]	= "arena_chunk_alloc",
+	[TDX_PAMT_STAT_CHUNK_FREE]	= "arena_chunk_free",
+	[TDX_PAMT_STAT_CHUNK_FAIL]	= "arena_chunk_fail",
+	[TDX_PAMT_STAT_PAIR_ORDER1]	= "arena_fallback_order1",
+	[TDX_PAMT_STAT_PAIR_ORDER0]	= "arena_fallback_order0",
 	[TDX_PAMT_STAT_IDLE_SLOTS]	= "idle_slots",
 	[TDX_PAMT_STAT_CACHED_PAIRS]	= "cached_pairs",
 	[TDX_PAMT_STAT_INSTALLED]	= "installed_slots",
+	[TDX_PAMT_STAT_ARENA_CHUNKS]	= "arena_chunks",
+	[TDX_PAMT_STAT_ARENA_FREE]	= "arena_free_pairs",
 };
 
 /*
@@ -161,6 +168,7 @@ int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
 	pamt.base_idx = first;
 	pamt.mode = cfg->mode;
 	pamt.ops = cfg->ops;
+	pamt.arena = cfg->arena;
 	pamt.mag_size = cfg->mag_size ?: PAMT_MAG_SIZE_DEFAULT;
 	pamt.idle_cap = cfg->idle_cap ?: max(covered / 4, 1UL);
 	atomic_long_set(&pamt.idle, 0);
@@ -282,6 +290,7 @@ void tdx_pamt_read_stats(u64 *vals)
 	 */
 	vals[TDX_PAMT_STAT_CACHED_PAIRS] = max_t(s64, cached, 0);
 	vals[TDX_PAMT_STAT_INSTALLED] = atomic_long_read(&pamt.installed);
+	pamt_arena_read_stats(vals);
 }
 
 /**

@@ -197,6 +197,7 @@ struct pamt_idle_index {
  *	PAMT_WAIT_NS_DEFAULT by init; the KUnit suites lengthen it, so that
  *	no test outcome depends on how fast a loaded machine runs them
  * @enabled: set once init completed; cleared at exit
+ * @arena: pairs come from the arena's 2M chunks (pamt_arena.c)
  */
 struct pamt_cache {
 	atomic_long_t *slots;
@@ -218,6 +219,7 @@ struct pamt_cache {
 	raw_spinlock_t seamcall_lock;	/* the BUSY fallback; see above */
 	u64 wait_ns;
 	bool enabled;
+	bool arena;
 };
 
 extern struct pamt_cache pamt;
@@ -278,8 +280,6 @@ int pamt_mag_init(void);
 void pamt_mag_exit(void);
 bool pamt_mag_pop(struct tdx_pamt_pair *pair);
 void pamt_mag_push(const struct tdx_pamt_pair *pair);
-int pamt_pair_alloc(struct tdx_pamt_pair *pair, gfp_t gfp);
-void pamt_pair_free(const struct tdx_pamt_pair *pair);
 void pamt_mag_drain_local(void);
 void pamt_mag_drain_dead(unsigned int cpu);
 int pamt_depot_prefill_empty(unsigned int nr);
@@ -287,6 +287,17 @@ unsigned long pamt_depot_pairs(void);
 unsigned long pamt_depot_shrink(unsigned long nr);
 unsigned long pamt_mag_shrink_local(unsigned long nr);
 void pamt_depot_free_empty(void);
+
+/* pamt_arena.c */
+int pamt_pair_alloc(struct tdx_pamt_pair *pair, gfp_t gfp);
+void pamt_pair_free(const struct tdx_pamt_pair *pair);
+void pamt_arena_init(void);
+unsigned long pamt_arena_exit(void);
+void pamt_arena_read_stats(u64 *vals);
+unsigned long pamt_arena_check(void);
+#if IS_ENABLED(CONFIG_INTEL_TDX_PAMT_KUNIT_TEST)
+extern unsigned long pamt_arena_fail_orders;
+#endif
 
 /* pamt_shrink.c */
 int pamt_shrink_init(unsigned long nr_slots);

@@ -20,6 +20,7 @@
  *	pairs); counted by the accounting check
  * @nr_slots: covered slots
  * @end_pfn: one past the last covered pfn
+ * @arena: set before pk_setup(): pairs from the arena's 2M chunks
  */
 struct pk_ctx {
 	int debug_locks;
@@ -30,6 +31,7 @@ struct pk_ctx {
 	atomic_long_t held_pairs;
 	unsigned long nr_slots;
 	unsigned long end_pfn;
+	bool arena;
 };
 
 extern bool pk_canary;

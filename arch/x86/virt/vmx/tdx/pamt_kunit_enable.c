@@ -197,6 +197,8 @@ static void pk_enable_over_tdmrs(struct kunit *test)
 			-EINVAL);
 	KUNIT_EXPECT_EQ(test, pamt.mode, TDX_PAMT_MODE_MAGAZINE);
 	KUNIT_EXPECT_EQ(test, pamt.mag_size, PAMT_MAG_SIZE_DEFAULT);
+	/* tdx_pamt.arena defaults to on. */
+	KUNIT_EXPECT_TRUE(test, pamt.arena);
 	/* A second set-up is refused and changes nothing. */
 	KUNIT_EXPECT_EQ(test, pamt_enable(list, &tdx_pamt_seamcall_ops), -EBUSY);
 	KUNIT_EXPECT_EQ(test, pamt.nr_slots, 2048UL);

@@ -113,12 +113,18 @@ void pk_check_accounting(struct kunit *test, long extra_pairs)
 	KUNIT_EXPECT_EQ_MSG(test, pages,
 			    2 * (long)(v[TDX_PAMT_STAT_INSTALLED] +
 				       v[TDX_PAMT_STAT_CACHED_PAIRS] +
+				       v[TDX_PAMT_STAT_ARENA_FREE] +
 				       atomic_long_read(&pk(test)->held_pairs) +
 				       extra_pairs),
-			    "installed %llu cached %llu held %ld extra %ld",
+			    "installed %llu cached %llu in chunks %llu held %ld extra %ld",
 			    v[TDX_PAMT_STAT_INSTALLED],
 			    v[TDX_PAMT_STAT_CACHED_PAIRS],
+			    v[TDX_PAMT_STAT_ARENA_FREE],
 			    atomic_long_read(&pk(test)->held_pairs), extra_pairs);
+	KUNIT_EXPECT_EQ(test, v[TDX_PAMT_STAT_ARENA_CHUNKS],
+			v[TDX_PAMT_STAT_CHUNK_ALLOC] - v[TDX_PAMT_STAT_CHUNK_FREE]);
+	if (pamt.enabled && pamt.arena)
+		KUNIT_EXPECT_EQ(test, pamt_arena_check(), 0UL);
 	KUNIT_EXPECT_EQ(test, (s64)v[TDX_PAMT_STAT_INSTALLED],
 			atomic64_read(&pamt_fake.pairs));
 	KUNIT_EXPECT_EQ(test, atomic64_read(&pamt_fake.violations), 0LL);
@@ -134,6 +140,7 @@ int pk_setup_ranges(struct kunit *test, const struct tdx_pamt_range *ranges,
 		.mag_size = mag_size,
 		.idle_cap = idle_cap,
 		.ops = &pamt_fake_ops,
+		.arena = pk(test)->arena,
 	};
 	struct pk_ctx *ctx = pk(test);
 	int ret;
@@ -222,6 +229,7 @@ static void pk_teardown(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, v[TDX_PAMT_STAT_CACHED_PAIRS], 0ULL);
 	KUNIT_EXPECT_EQ(test, v[TDX_PAMT_STAT_IDLE_SLOTS], 0ULL);
 	KUNIT_EXPECT_EQ(test, v[TDX_PAMT_STAT_INSTALLED], 0ULL);
+	KUNIT_EXPECT_EQ(test, v[TDX_PAMT_STAT_ARENA_CHUNKS], 0ULL);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&pamt_fake.pairs), 0LL);
 	atomic_long_add(pages, &pk_residual_pages);
 

@@ -208,50 +208,6 @@ void pamt_mag_push(const struct tdx_pamt_pair *pair)
 }
 
 /**
- * pamt_pair_alloc() - allocate a pair from the page allocator
- * @pair: filled on success
- * @gfp: allocation flags
- *
- * Return: 0 or -ENOMEM, with nothing allocated.
- */
-int pamt_pair_alloc(struct tdx_pamt_pair *pair, gfp_t gfp)
-{
-	struct page *p0, *p1;
-
-	might_alloc(gfp);
-	p0 = alloc_page(gfp);
-	if (!p0)
-		return -ENOMEM;
-	p1 = alloc_page(gfp);
-	if (!p1) {
-		/* Never given to the module: no reset needed. */
-		__free_page(p0);
-		pamt_stat_inc(PAGE_ALLOC);
-		pamt_stat_inc(PAGE_FREE);
-		return -ENOMEM;
-	}
-	pamt_stat_add(PAGE_ALLOC, 2);
-	pair->pfn[0] = page_to_pfn(p0);
-	pair->pfn[1] = page_to_pfn(p1);
-	return 0;
-}
-
-/**
- * pamt_pair_free() - reset a pair and return it to the page allocator
- * @pair: the pair; it must not be in the module
- */
-void pamt_pair_free(const struct tdx_pamt_pair *pair)
-{
-	int i;
-
-	for (i = 0; i < 2; i++) {
-		pamt.ops->reset_page(pair->pfn[i]);
-		__free_page(pfn_to_page(pair->pfn[i]));
-	}
-	pamt_stat_add(PAGE_FREE, 2);
-}
-
-/**
  * pamt_mag_drain_local() - park this CPU's pairs in the depot
  *
  * Runs on the CPU being drained, in any context but hardirq.  A non-empty magazine is traded for an
@@ -451,6 +407,7 @@ int pamt_mag_init(void)
 	pamt.depot.nr_empty = 0;
 	pamt.depot.nr_pairs = 0;
 	atomic_long_set(&pamt.free_pairs, 0);
+	pamt_arena_init();
 
 	pamt.pcpu = alloc_percpu(struct pamt_pcpu);
 	if (!pamt.pcpu)
@@ -492,6 +449,8 @@ void pamt_mag_exit(void)
 	}
 	pamt_depot_shrink(ULONG_MAX);
 	pamt_depot_free_empty();
+	/* Every free pair is back in its chunk: give the chunks back. */
+	pamt_arena_exit();
 	free_percpu(pamt.pcpu);
 	pamt.pcpu = NULL;
 }
@@ -529,9 +488,9 @@ int __tdx_topup_pamt_cache(struct tdx_pamt_cache *res, unsigned int nr,
  * @cache: the vCPU's cache
  * @nr: pairs wanted, at most TDX_PAMT_CACHE_MAX
  *
- * As __tdx_topup_pamt_cache() with GFP_KERNEL_ACCOUNT: a pair allocated
- * here is charged to the caller's memcg (Documentation/arch/x86/
- * tdx-dpamt.rst, "Memory accounting").
+ * As __tdx_topup_pamt_cache() with GFP_KERNEL_ACCOUNT: without the
+ * arena, a pair allocated here is charged to the caller's memcg; with it,
+ * to none (Documentation/arch/x86/tdx-dpamt.rst, "Memory accounting").
  *
  * Context: process context; may sleep.
  *

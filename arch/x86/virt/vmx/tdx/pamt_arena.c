@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * TDX Dynamic PAMT cache, arena layer: where pair pages come from.
+ *
+ * Every pair page is marked in the TDX module's PAMT page bitmap while it
+ * holds a PAMT, which keeps a TD from mapping its 2M range as one page;
+ * every PAMT.ADD shared-locks the 2M ranges of its pair pages, so ADD and
+ * REMOVE on those ranges meet BUSY; and long-lived order-0 pages spoil
+ * the 2M blocks they sit in.  So pairs are carved out of *chunks*:
+ * order-9, 2M-aligned blocks that hold nothing but pair pages, 256 pairs
+ * each.  Pairs are handed out from the fullest chunk that has a free one,
+ * so that sparse chunks drain, and a chunk goes back to the page
+ * allocator as soon as all its pairs are free again.
+ *
+ * Where no order-9 block can be had (fragmentation; in atomic context only
+ * a block already free is taken), a pair is one order-1 page, and failing
+ * that two order-0 pages.  The lower page of a pair says in its
+ * page_private() what the pair is: its chunk, PAMT_ARENA_ORDER1, or 0 for
+ * two order-0 pages.  Pair pages are charged to no memcg.
+ *
+ * With the arena off (tdx_pamt_config.arena), pairs are two order-0 pages
+ * charged as the caller's gfp says, as before.
+ *
+ * Context: pamt_pair_alloc() as its gfp allows, pamt_pair_free() in any
+ * context but hardirq, neither inside a slot transition.  The arena lock
+ * is a leaf; pages are allocated, reset and freed outside it.
+ * Design, memcg policy and lock order: Documentation/arch/x86/tdx-dpamt.rst.
+ */
+#include <linux/bitmap.h>
+#include <linux/bitops.h>
+#include <linux/gfp.h>
+#include <linux/list.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include "pamt_internal.h"
+
+#define PAMT_ARENA_ORDER	9
+#define PAMT_ARENA_PAGES	BIT(PAMT_ARENA_ORDER)
+#define PAMT_ARENA_PAIRS	(PAMT_ARENA_PAGES / 2)
+
+/* page_private() of a pair's first page: one order-1 page. */
+#define PAMT_ARENA_ORDER1	1UL
+
+/**
+ * struct pamt_arena_chunk - one order-9 block of pair pages
+ * @list: on pamt_arena.bucket[@nr_free]
+ * @base_pfn: first pfn, 2M aligned; pair i is @base_pfn + 2i and + 2i + 1
+ * @nr_free: pairs in @free
+ * @free: one bit per pair, set while the pair is in the chunk
+ */
+struct pamt_arena_chunk {
+	struct list_head list;
+	unsigned long base_pfn;
+	unsigned int nr_free;
+	DECLARE_BITMAP(free, PAMT_ARENA_PAIRS);
+};
+
+/**
+ * struct pamt_arena - the chunks of this host
+ * @lock: guards everything below; spin_lock_irqsave() (pairs come back
+ *	from softirq), a leaf, never inside a transition
+ * @bucket: chunks by free pairs: @bucket[n] holds the chunks with n free
+ *	pairs (0 for full ones); a chunk with every pair free is released
+ * @nonempty: bit n set while @bucket[n] is not empty, so the fullest
+ *	chunk with a free pair is a find_next_bit() away
+ * @nr_chunks: chunks held; read racily for the statistics
+ * @nr_free: free pairs in chunks; read racily, also to skip the lock
+ */
+struct pamt_arena {
+	spinlock_t lock;	/* see @lock above */
+	struct list_head bucket[PAMT_ARENA_PAIRS];
+	DECLARE_BITMAP(nonempty, PAMT_ARENA_PAIRS);
+	unsigned long nr_chunks;
+	unsigned long nr_free;
+};
+
+static struct pamt_arena pamt_arena;
+
+#if IS_ENABLED(CONFIG_INTEL_TDX_PAMT_KUNIT_TEST)
+/* BIT(order): allocations of that order fail, for the KUnit fallbacks. */
+unsigned long pamt_arena_fail_orders;
+
+static bool pamt_arena_fails(unsigned int order)
+{
+	return READ_ONCE(pamt_arena_fail_orders) & BIT(order);
+}
+#else
+static inline bool pamt_arena_fails(unsigned int order)
+{
+	return false;
+}
+#endif
+
+static inline void pamt_arena_lock(unsigned long *flags)
+{
+	spin_lock_irqsave(&pamt_arena.lock, *flags);
+	pamt_stat_inc(GLOBAL_LOCK);
+}
+
+static inline void pamt_arena_unlock(unsigned long flags)
+{
+	spin_unlock_irqrestore(&pamt_arena.lock, flags);
+}
+
+/* Put @c on the bucket of its free count; arena lock held. */
+static void pamt_arena_link(struct pamt_arena_chunk *c)
+{
+	lockdep_assert_held(&pamt_arena.lock);
+	list_add(&c->list, &pamt_arena.bucket[c->nr_free]);
+	__set_bit(c->nr_free, pamt_arena.nonempty);
+}
+
+static void pamt_arena_unlink(struct pamt_arena_chunk *c)
+{
+	lockdep_assert_held(&pamt_arena.lock);
+	list_del_init(&c->list);
+	if (list_empty(&pamt_arena.bucket[c->nr_free]))
+		__clear_bit(c->nr_free, pamt_arena.nonempty);
+}
+
+static void pamt_arena_pair_of(const struct pamt_arena_chunk *c,
+			       unsigned int i, struct tdx_pamt_pair *pair)
+{
+	pair->pfn[0] = c->base_pfn + 2 * i;
+	pair->pfn[1] = pair->pfn[0] + 1;
+}
+
+/* A free pair from the fullest chunk that has one. */
+static bool pamt_arena_take(struct tdx_pamt_pair *pair)
+{
+	struct pamt_arena_chunk *c;
+	unsigned long flags, n;
+	unsigned int i;
+
+	/* Racy peek: no free pair in any chunk is not worth the lock. */
+	if (!READ_ONCE(pamt_arena.nr_free))
+		return false;
+	pamt_arena_lock(&flags);
+	n = find_next_bit(pamt_arena.nonempty, PAMT_ARENA_PAIRS, 1);
+	if (n >= PAMT_ARENA_PAIRS) {
+		pamt_arena_unlock(flags);
+		return false;
+	}
+	c = list_first_entry(&pamt_arena.bucket[n], struct pamt_arena_chunk,
+			     list);
+	pamt_arena_unlink(c);
+	i = find_first_bit(c->free, PAMT_ARENA_PAIRS);
+	__clear_bit(i, c->free);
+	c->nr_free--;
+	pamt_arena_link(c);
+	WRITE_ONCE(pamt_arena.nr_free, pamt_arena.nr_free - 1);
+	pamt_arena_unlock(flags);
+	pamt_arena_pair_of(c, i, pair);
+	return true;
+}
+
+/*
+ * A new chunk, its first pair handed out in @pair.  Where @gfp may not
+ * reclaim, the order-9 allocation is only a look at the free lists: no
+ * reclaim, no compaction, no kswapd woken for a high order, no reserves.
+ * It is still worth it there: a pair that falls back lives on in the
+ * magazines and keeps a 2M block from merging for as long, while a chunk
+ * found free serves 256 pairs in one block.  Where @gfp may reclaim, the
+ * allocation may compact once (__GFP_NORETRY) but never retries hard nor
+ * OOM-kills: an order-1 page is a fine pair too.
+ */
+static bool pamt_arena_grow(struct tdx_pamt_pair *pair, gfp_t gfp)
+{
+	struct pamt_arena_chunk *c;
+	gfp_t chunk_gfp = gfp;
+	struct page *page;
+	unsigned long flags, i;
+
+	if (!gfpflags_allow_blocking(gfp))
+		chunk_gfp &= ~(__GFP_KSWAPD_RECLAIM | __GFP_HIGH);
+	page = pamt_arena_fails(PAMT_ARENA_ORDER) ? NULL :
+	       alloc_pages(chunk_gfp | __GFP_NORETRY | __GFP_NOWARN |
+			   __GFP_NOMEMALLOC, PAMT_ARENA_ORDER);
+	if (!page) {
+		pamt_stat_inc(CHUNK_FAIL);
+		return false;
+	}
+	c = kmalloc(sizeof(*c), gfp | __GFP_NOWARN);
+	if (!c) {
+		/* Nothing was handed out: no reset needed. */
+		__free_pages(page, PAMT_ARENA_ORDER);
+		pamt_stat_inc(CHUNK_FAIL);
+		return false;
+	}
+	INIT_LIST_HEAD(&c->list);
+	c->base_pfn = page_to_pfn(page);
+	bitmap_fill(c->free, PAMT_ARENA_PAIRS);
+	for (i = 0; i < PAMT_ARENA_PAGES; i += 2)
+		set_page_private(pfn_to_page(c->base_pfn + i), (unsigned long)c);
+	__clear_bit(0, c->free);
+	c->nr_free = PAMT_ARENA_PAIRS - 1;
+	pamt_stat_add(PAGE_ALLOC, PAMT_ARENA_PAGES);
+	pamt_stat_inc(CHUNK_ALLOC);
+
+	pamt_arena_lock(&flags);
+	pamt_arena_link(c);
+	WRITE_ONCE(pamt_arena.nr_chunks, pamt_arena.nr_chunks + 1);
+	WRITE_ONCE(pamt_arena.nr_free, pamt_arena.nr_free + c->nr_free);
+	pamt_arena_unlock(flags);
+	pamt_arena_pair_of(c, 0, pair);
+	return true;
+}
+
+/* Give a chunk whose every pair is free back to the page allocator. */
+static void pamt_arena_release(struct pamt_arena_chunk *c)
+{
+	struct page *page = pfn_to_page(c->base_pfn);
+	unsigned long i;
+
+	/* Each pair was reset as it came back (pamt_pair_free()). */
+	for (i = 0; i < PAMT_ARENA_PAGES; i += 2)
+		set_page_private(pfn_to_page(c->base_pfn + i), 0);
+	__free_pages(page, PAMT_ARENA_ORDER);
+	kfree(c);
+	pamt_stat_add(PAGE_FREE, PAMT_ARENA_PAGES);
+	pamt_stat_inc(CHUNK_FREE);
+}
+
+/* Return a pair, already reset, to its chunk @c; @lo is its first pfn. */
+static void pamt_arena_put(struct pamt_arena_chunk *c, unsigned long lo,
+			   unsigned long hi)
+{
+	unsigned long off = lo - c->base_pfn, flags;
+	bool release = false;
+
+	if (WARN_ONCE(off >= PAMT_ARENA_PAGES || off % 2 || hi != lo + 1,
+		      "tdx-pamt: pair %#lx/%#lx is not a pair of its chunk\n",
+		      lo, hi))
+		return;
+	pamt_arena_lock(&flags);
+	if (test_bit(off / 2, c->free)) {
+		pamt_arena_unlock(flags);
+		WARN_ONCE(1, "tdx-pamt: pair %#lx freed twice\n", lo);
+		return;
+	}
+	pamt_arena_unlink(c);
+	__set_bit(off / 2, c->free);
+	c->nr_free++;
+	if (c->nr_free == PAMT_ARENA_PAIRS) {
+		release = true;
+		WRITE_ONCE(pamt_arena.nr_chunks, pamt_arena.nr_chunks - 1);
+		WRITE_ONCE(pamt_arena.nr_free,
+			   pamt_arena.nr_free - (PAMT_ARENA_PAIRS - 1));
+	} else {
+		pamt_arena_link(c);
+		WRITE_ONCE(pamt_arena.nr_free, pamt_arena.nr_free + 1);
+	}
+	pamt_arena_unlock(flags);
+	if (release)
+		pamt_arena_release(c);
+}
+
+/* Two order-0 pages, charged as @gfp says: the way without the arena. */
+static int pamt_pair_alloc_pages(struct tdx_pamt_pair *pair, gfp_t gfp)
+{
+	struct page *p0, *p1;
+
+	p0 = alloc_page(gfp);
+	if (!p0)
+		return -ENOMEM;
+	p1 = alloc_page(gfp);
+	if (!p1) {
+		/* Never given to the module: no reset needed. */
+		__free_page(p0);
+		pamt_stat_inc(PAGE_ALLOC);
+		pamt_stat_inc(PAGE_FREE);
+		return -ENOMEM;
+	}
+	pamt_stat_add(PAGE_ALLOC, 2);
+	pair->pfn[0] = page_to_pfn(p0);
+	pair->pfn[1] = page_to_pfn(p1);
+	return 0;
+}
+
+/* With the arena on, once no chunk has a pair to give. */
+static int pamt_arena_fallback(struct tdx_pamt_pair *pair, gfp_t gfp)
+{
+	struct page *page;
+
+	page = pamt_arena_fails(1) ? NULL :
+	       alloc_pages(gfp | __GFP_NORETRY | __GFP_NOWARN, 1);
+	if (page) {
+		set_page_private(page, PAMT_ARENA_ORDER1);
+		pair->pfn[0] = page_to_pfn(page);
+		pair->pfn[1] = pair->pfn[0] + 1;
+		pamt_stat_add(PAGE_ALLOC, 2);
+		pamt_stat_inc(PAIR_ORDER1);
+		return 0;
+	}
+	if (pamt_arena_fails(0) || pamt_pair_alloc_pages(pair, gfp))
+		return -ENOMEM;
+	set_page_private(pfn_to_page(pair->pfn[0]), 0);
+	set_page_private(pfn_to_page(pair->pfn[1]), 0);
+	pamt_stat_inc(PAIR_ORDER0);
+	return 0;
+}
+
+/**
+ * pamt_pair_alloc() - a pair for an ADD, not from the magazines
+ * @pair: filled on success
+ * @gfp: allocation flags; with the arena, __GFP_ACCOUNT is ignored
+ *
+ * With the arena: a free pair of the fullest chunk; else a new chunk (in
+ * atomic context only if a 2M block is free already); else one order-1
+ * page; else two order-0 pages.
+ *
+ * Context: as @gfp allows, outside any transition.
+ *
+ * Return: 0 or -ENOMEM, with nothing allocated.
+ */
+int pamt_pair_alloc(struct tdx_pamt_pair *pair, gfp_t gfp)
+{
+	might_alloc(gfp);
+	if (!pamt.arena)
+		return pamt_pair_alloc_pages(pair, gfp);
+	if (pamt_arena_take(pair))
+		return 0;
+	/* Shared by every TD: charged to none (see the Documentation). */
+	gfp &= ~__GFP_ACCOUNT;
+	if (pamt_arena_grow(pair, gfp))
+		return 0;
+	return pamt_arena_fallback(pair, gfp);
+}
+
+/**
+ * pamt_pair_free() - reset a pair and give it back
+ * @pair: the pair; it must not be in the module
+ *
+ * Each page is reset, then the pair goes back to its chunk, which goes
+ * back to the page allocator once all its pairs are free; or its pages
+ * go back to the page allocator.
+ *
+ * Context: any but hardirq, outside any transition; never sleeps.
+ */
+void pamt_pair_free(const struct tdx_pamt_pair *pair)
+{
+	unsigned long lo = min(pair->pfn[0], pair->pfn[1]);
+	unsigned long hi = max(pair->pfn[0], pair->pfn[1]);
+	unsigned long tag;
+	int i;
+
+	for (i = 0; i < 2; i++)
+		pamt.ops->reset_page(pair->pfn[i]);
+	tag = pamt.arena ? page_private(pfn_to_page(lo)) : 0;
+	if (tag && tag != PAMT_ARENA_ORDER1) {
+		pamt_arena_put((struct pamt_arena_chunk *)tag, lo, hi);
+		return;
+	}
+	if (tag == PAMT_ARENA_ORDER1) {
+		if (WARN_ONCE(hi != lo + 1,
+			      "tdx-pamt: pair %#lx/%#lx is not an order-1 page\n",
+			      lo, hi))
+			return;
+		set_page_private(pfn_to_page(lo), 0);
+		__free_pages(pfn_to_page(lo), 1);
+	} else {
+		for (i = 0; i < 2; i++)
+			__free_page(pfn_to_page(pair->pfn[i]));
+	}
+	pamt_stat_add(PAGE_FREE, 2);
+}
+
+/**
+ * pamt_arena_read_stats() - the arena's gauges
+ * @vals: TDX_PAMT_STAT_NR values; the arena's gauges are filled in
+ */
+void pamt_arena_read_stats(u64 *vals)
+{
+	vals[TDX_PAMT_STAT_ARENA_CHUNKS] = READ_ONCE(pamt_arena.nr_chunks);
+	vals[TDX_PAMT_STAT_ARENA_FREE] = READ_ONCE(pamt_arena.nr_free);
+}
+
+/**
+ * pamt_arena_check() - check the arena's invariants, for the tests
+ *
+ * Every chunk is on the bucket of its free count, its count matches its
+ * bitmap and is below PAMT_ARENA_PAIRS, the buckets' bits match their
+ * lists, the gauges match the chunks, and every pair page of a chunk names
+ * its chunk.  Walks every chunk under the arena lock.
+ *
+ * Return: the number of broken invariants; 0 for a sound arena.
+ */
+unsigned long pamt_arena_check(void)
+{
+	unsigned long flags, bad = 0, chunks = 0, nr_free = 0, i;
+	struct pamt_arena_chunk *c;
+	unsigned int n;
+
+	pamt_arena_lock(&flags);
+	for (n = 0; n < PAMT_ARENA_PAIRS; n++) {
+		if (list_empty(&pamt_arena.bucket[n]) ==
+		    test_bit(n, pamt_arena.nonempty))
+			bad++;
+		list_for_each_entry(c, &pamt_arena.bucket[n], list) {
+			chunks++;
+			nr_free += c->nr_free;
+			if (c->nr_free != n ||
+			    bitmap_weight(c->free, PAMT_ARENA_PAIRS) != n ||
+			    !IS_ALIGNED(c->base_pfn, PAMT_ARENA_PAGES))
+				bad++;
+			for (i = 0; i < PAMT_ARENA_PAGES; i += 2)
+				if (page_private(pfn_to_page(c->base_pfn + i)) !=
+				    (unsigned long)c)
+					bad++;
+		}
+	}
+	if (chunks != pamt_arena.nr_chunks || nr_free != pamt_arena.nr_free)
+		bad++;
+	pamt_arena_unlock(flags);
+	return bad;
+}
+
+/**
+ * pamt_arena_init() - an arena with no chunk
+ */
+void pamt_arena_init(void)
+{
+	unsigned int n;
+
+	spin_lock_init(&pamt_arena.lock);
+	for (n = 0; n < PAMT_ARENA_PAIRS; n++)
+		INIT_LIST_HEAD(&pamt_arena.bucket[n]);
+	bitmap_zero(pamt_arena.nonempty, PAMT_ARENA_PAIRS);
+	pamt_arena.nr_chunks = 0;
+	pamt_arena.nr_free = 0;
+}
+
+/*
+ * A chunk some of whose pairs are still out at exit: in the module (a
+ * LEAKED slot, a REMOVE that stayed BUSY), or in a caller's reserve never
+ * given back.  Split it, free its free pairs, and leave the others as
+ * pairs of two order-0 pages, as they would be without the arena.
+ */
+static void pamt_arena_split(struct pamt_arena_chunk *c)
+{
+	struct page *page = pfn_to_page(c->base_pfn);
+	unsigned long i;
+
+	split_page(page, PAMT_ARENA_ORDER);
+	for (i = 0; i < PAMT_ARENA_PAIRS; i++) {
+		set_page_private(pfn_to_page(c->base_pfn + 2 * i), 0);
+		if (!test_bit(i, c->free))
+			continue;
+		__free_page(pfn_to_page(c->base_pfn + 2 * i));
+		__free_page(pfn_to_page(c->base_pfn + 2 * i + 1));
+		pamt_stat_add(PAGE_FREE, 2);
+	}
+	kfree(c);
+}
+
+/**
+ * pamt_arena_exit() - give back every chunk
+ *
+ * Context: process context, once every cached pair was freed and with no
+ * other user of the cache left; the per-CPU statistics still exist.
+ *
+ * Return: the chunks that still had pairs out, which were split.
+ */
+unsigned long pamt_arena_exit(void)
+{
+	struct pamt_arena_chunk *c, *tmp;
+	unsigned long flags, split = 0;
+	unsigned int n;
+	LIST_HEAD(victims);
+
+	might_sleep();
+	pamt_arena_lock(&flags);
+	for (n = 0; n < PAMT_ARENA_PAIRS; n++)
+		list_splice_init(&pamt_arena.bucket[n], &victims);
+	bitmap_zero(pamt_arena.nonempty, PAMT_ARENA_PAIRS);
+	WRITE_ONCE(pamt_arena.nr_chunks, 0);
+	WRITE_ONCE(pamt_arena.nr_free, 0);
+	pamt_arena_unlock(flags);
+	list_for_each_entry_safe(c, tmp, &victims, list) {
+		pamt_arena_split(c);
+		split++;
+	}
+	if (split)
+		pr_warn("tdx-pamt: %lu arena chunks split at exit: pairs still out\n",
+			split);
+	return split;
+}

@@ -1,0 +1,560 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The pair arena: pairs carved out of order-9 chunks, fullest chunk
+ * first, a chunk given back once all its pairs are free (directly, and
+ * through the shrinker, the idle cap, drains and exit), each page reset
+ * before it goes back, and the order-1 and order-0 fallbacks.
+ */
+#include <pthread.h>
+#include "../harness.h"
+
+#define CHUNK_PAGES	512UL
+#define CHUNK_PAIRS	256
+
+static unsigned long chunk_of(unsigned long pfn)
+{
+	return pfn / CHUNK_PAGES;
+}
+
+/* The arena on, small magazines, an idle cap out of the way. */
+static void env_arena(enum tdx_pamt_mode mode)
+{
+	struct pamt_env_opts o = {
+		.mode = mode, .mag_size = 4, .idle_cap = 100000, .arena = true,
+	};
+
+	if (pamt_env_up(&o))
+		pamt_sim_fatal("environment", __FILE__, __LINE__);
+}
+
+static void alloc_pairs(struct tdx_pamt_pair *p, int n, gfp_t gfp)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(pamt_pair_alloc(&p[i], gfp), 0);
+		env.held_pairs++;
+	}
+}
+
+static void free_pairs(struct tdx_pamt_pair *p, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		pamt_pair_free(&p[i]);
+		env.held_pairs--;
+	}
+}
+
+static bool is_order1_pair(const struct tdx_pamt_pair *p)
+{
+	return p->pfn[1] == p->pfn[0] + 1 && !(p->pfn[0] % 2);
+}
+
+/* Without the arena nothing changes: two order-0 pages per pair. */
+PAMT_TEST(arena_off_pairs_are_two_pages)
+{
+	struct tdx_pamt_pair p;
+
+	pamt_env_up_default();
+	alloc_pairs(&p, 1, GFP_KERNEL);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_ALLOC), 2);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CHUNK_ALLOC), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CHUNK_FAIL), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAIR_ORDER1), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
+	free_pairs(&p, 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_FREE), 2);
+}
+
+/* 256 pairs fill one 2M-aligned chunk; the 257th starts a second. */
+PAMT_TEST(arena_pairs_fill_one_2m_chunk)
+{
+	static struct tdx_pamt_pair p[CHUNK_PAIRS + 1];
+	unsigned long blocks = pamt_sim_free_blocks(9);
+	int i;
+
+	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	blocks = pamt_sim_free_blocks(9);
+	alloc_pairs(p, CHUNK_PAIRS, GFP_KERNEL);
+	for (i = 0; i < CHUNK_PAIRS; i++) {
+		EXPECT(is_order1_pair(&p[i]));
+		EXPECT_EQ(chunk_of(p[i].pfn[0]), chunk_of(p[0].pfn[0]));
+		EXPECT(pamt_sim_pfn_allocated(p[i].pfn[0]));
+	}
+	/* Each pair once: first to last, two pages apart. */
+	EXPECT_EQ(p[CHUNK_PAIRS - 1].pfn[0] - p[0].pfn[0], CHUNK_PAGES - 2);
+	EXPECT_EQ(p[0].pfn[0] % CHUNK_PAGES, 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CHUNK_ALLOC), 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_ALLOC), CHUNK_PAGES);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_FREE), 0);
+	EXPECT_EQ(pamt_sim_free_blocks(9), blocks - 1);
+
+	alloc_pairs(&p[CHUNK_PAIRS], 1, GFP_KERNEL);
+	EXPECT(chunk_of(p[CHUNK_PAIRS].pfn[0]) != chunk_of(p[0].pfn[0]));
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 2);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_FREE), CHUNK_PAIRS - 1);
+	EXPECT(pamt_accounting_ok());
+	EXPECT_EQ(pamt_arena_check(), 0);
+
+	free_pairs(p, CHUNK_PAIRS + 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CHUNK_FREE), 2);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_FREE), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_FREE), 2 * CHUNK_PAGES);
+	EXPECT_EQ(pamt_sim_pages_in_use(), 0);
+	EXPECT_EQ(pamt_sim_free_blocks(9), blocks);
+}
+
+/* Pairs come from the chunk with the fewest free pairs, so others drain. */
+PAMT_TEST(arena_fullest_chunk_first)
+{
+	static struct tdx_pamt_pair p[3 * CHUNK_PAIRS], q[51];
+	unsigned long a, b, c;
+	int i;
+
+	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	alloc_pairs(p, 3 * CHUNK_PAIRS, GFP_KERNEL);
+	a = chunk_of(p[0].pfn[0]);
+	b = chunk_of(p[CHUNK_PAIRS].pfn[0]);
+	c = chunk_of(p[2 * CHUNK_PAIRS].pfn[0]);
+	EXPECT(a != b && b != c && a != c);
+	/* a: 200 free; b: 10 free; c: 40 free. */
+	free_pairs(p, 200);
+	free_pairs(&p[CHUNK_PAIRS], 10);
+	free_pairs(&p[2 * CHUNK_PAIRS], 40);
+	EXPECT_EQ(pamt_arena_check(), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_FREE), 250);
+	/* The next 10 from b, the 40 after from c, then a. */
+	alloc_pairs(q, 51, GFP_KERNEL);
+	for (i = 0; i < 10; i++)
+		EXPECT_EQ(chunk_of(q[i].pfn[0]), b);
+	for (i = 10; i < 50; i++)
+		EXPECT_EQ(chunk_of(q[i].pfn[0]), c);
+	EXPECT_EQ(chunk_of(q[50].pfn[0]), a);
+	/* Taken from chunks with free pairs: no new chunk, no fallback. */
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CHUNK_ALLOC), 3);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAIR_ORDER1), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_FREE), 199);
+	EXPECT_EQ(pamt_arena_check(), 0);
+	free_pairs(q, 51);
+	free_pairs(&p[200], CHUNK_PAIRS - 200);
+	free_pairs(&p[CHUNK_PAIRS + 10], CHUNK_PAIRS - 10);
+	free_pairs(&p[2 * CHUNK_PAIRS + 40], CHUNK_PAIRS - 40);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
+	EXPECT_EQ(pamt_sim_pages_in_use(), 0);
+}
+
+/*
+ * The ops around the fake module, with a reset that records which pages
+ * were reset and checks that each one still belongs to the cache: reset
+ * comes before the page goes back to the allocator, chunk or not.
+ */
+static unsigned long reset_map[BITS_TO_LONGS(64 * CHUNK_PAGES)];
+static long reset_of_free_page;
+
+static void arena_reset_page(unsigned long pfn)
+{
+	if (!pamt_sim_pfn_allocated(pfn))
+		reset_of_free_page++;
+	set_bit(pfn - env.base_pfn, reset_map);
+	pamt_env_ops.reset_page(pfn);
+}
+
+static struct tdx_pamt_ops arena_ops_rw;
+
+static void arena_watch_resets(void)
+{
+	arena_ops_rw = pamt_env_ops;
+	arena_ops_rw.reset_page = arena_reset_page;
+	pamt.ops = &arena_ops_rw;
+	memset(reset_map, 0, sizeof(reset_map));
+	reset_of_free_page = 0;
+}
+
+/* @n slots used, then idle: their pairs are in the module, in one chunk. */
+static void idle_slots(int first, int n)
+{
+	int i;
+
+	for (i = first; i < first + n; i++)
+		EXPECT_EQ(tdx_pamt_get(slot_pfn(i, 0), NULL), 0);
+	for (i = first; i < first + n; i++)
+		EXPECT_EQ(tdx_pamt_put(slot_pfn(i, 0)), 0);
+}
+
+/* Every page of @n slots' pairs (taken from the module) was reset. */
+static unsigned long pair_pfns[64][2];
+
+static void note_pairs(int first, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct pamt_fake_range *r = &pamt_fake.ranges[first + i];
+
+		pair_pfns[i][0] = r->pair.pfn[0];
+		pair_pfns[i][1] = r->pair.pfn[1];
+	}
+}
+
+static void expect_pairs_reset(int n)
+{
+	int i, j;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; j < 2; j++) {
+			EXPECT(test_bit(pair_pfns[i][j] - env.base_pfn, reset_map));
+			EXPECT(!pamt_sim_pfn_allocated(pair_pfns[i][j]));
+		}
+	EXPECT_EQ(reset_of_free_page, 0);
+}
+
+/* A drain frees every idle pair; the chunk goes back, each page reset. */
+PAMT_TEST(arena_chunk_released_by_drain)
+{
+	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	arena_watch_resets();
+	idle_slots(1, 40);
+	note_pairs(1, 40);
+	EXPECT_EQ(chunk_of(pair_pfns[0][0]), chunk_of(pair_pfns[39][1]));
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_FREE), CHUNK_PAIRS - 40);
+	EXPECT_EQ(tdx_pamt_drain(), 40);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CHUNK_FREE), 1);
+	EXPECT_EQ(pamt_sim_pages_in_use(), 0);
+	expect_pairs_reset(40);
+}
+
+/* Pairs in magazines on several CPUs (eager mode) are drained too. */
+PAMT_TEST(arena_chunk_released_by_drain_of_magazines)
+{
+	unsigned int cpu;
+
+	env_arena(TDX_PAMT_MODE_EAGER);
+	for (cpu = 0; cpu < 4; cpu++) {
+		pamt_sim_set_cpu(cpu);
+		idle_slots(10 * cpu, 10);
+	}
+	pamt_sim_set_cpu(0);
+	EXPECT(stat(TDX_PAMT_STAT_CACHED_PAIRS) > 8);	/* on several CPUs and the depot */
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 1);
+	EXPECT(pamt_accounting_ok());
+	tdx_pamt_drain();
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
+	EXPECT_EQ(pamt_sim_pages_in_use(), 0);
+}
+
+/* The shrinker removes idle slots; the last pair back frees the chunk. */
+PAMT_TEST(arena_chunk_released_by_shrinker)
+{
+	unsigned long scanned, rounds = 0;
+
+	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	arena_watch_resets();
+	idle_slots(1, 20);
+	note_pairs(1, 20);
+	while (tdx_pamt_shrink_count() && rounds++ < 10) {
+		tdx_pamt_shrink_scan(8, &scanned);
+		/* Not the last pair yet: the chunk stays. */
+		if (tdx_pamt_shrink_count())
+			EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 1);
+	}
+	EXPECT_EQ(tdx_pamt_shrink_count(), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_SHRINK), 20);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CHUNK_FREE), 1);
+	EXPECT_EQ(pamt_sim_pages_in_use(), 0);
+	expect_pairs_reset(20);
+}
+
+/* The idle cap, lowered to 0, takes every idle pair, and the chunk. */
+PAMT_TEST(arena_chunk_released_by_idle_cap)
+{
+	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	arena_watch_resets();
+	idle_slots(1, 20);
+	note_pairs(1, 20);
+	tdx_pamt_set_idle_cap(0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CAP), 20);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CHUNK_FREE), 1);
+	EXPECT_EQ(pamt_sim_pages_in_use(), 0);
+	expect_pairs_reset(20);
+}
+
+/* A chunk whose pairs are not all free stays, and keeps its pages. */
+PAMT_TEST(arena_chunk_stays_while_a_pair_is_out)
+{
+	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	idle_slots(1, 20);
+	ASSERT(!tdx_pamt_get(slot_pfn(30, 0), NULL));
+	tdx_pamt_drain();
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_FREE), CHUNK_PAIRS - 1);
+	EXPECT_EQ(pamt_sim_pages_in_use(), CHUNK_PAGES);
+	EXPECT(pamt_accounting_ok());
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(30, 0)), 0);
+	tdx_pamt_drain();
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
+}
+
+/*
+ * A pair stuck in the module at exit: the chunk is split, its free pairs
+ * go back, the stuck pair's two pages stay (the teardown checks both).
+ */
+PAMT_TEST(arena_exit_splits_a_chunk_with_a_stuck_pair)
+{
+	env_arena(TDX_PAMT_MODE_EAGER);
+	idle_slots(1, 3);
+	ASSERT(!tdx_pamt_get(slot_pfn(4, 0), NULL));
+	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_PAGE_NOT_EMPTY, 1, 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(4, 0)), 0);
+	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED | PAMT_SLOT_LEAKED);
+	tdx_pamt_drain();
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 1);
+	EXPECT_EQ(pamt_sim_pages_in_use(), CHUNK_PAGES);
+}
+
+/* No free 2M block (injected): one order-1 page per pair. */
+PAMT_TEST(arena_fallback_order1)
+{
+	struct tdx_pamt_pair p[3];
+	int i;
+
+	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	pamt_sim_fail_set(&pamt_sim_fail_order[9], 0, 0);
+	alloc_pairs(p, 3, GFP_KERNEL);
+	for (i = 0; i < 3; i++)
+		EXPECT(is_order1_pair(&p[i]));
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CHUNK_FAIL), 3);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAIR_ORDER1), 3);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_ALLOC), 6);
+	EXPECT(pamt_accounting_ok());
+	pamt_sim_fail_set(&pamt_sim_fail_order[9], -1, 0);
+	free_pairs(p, 3);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_FREE), 6);
+	EXPECT_EQ(pamt_sim_pages_in_use(), 0);
+	/* A chunk again once order 9 works. */
+	alloc_pairs(p, 1, GFP_KERNEL);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CHUNK_ALLOC), 1);
+	free_pairs(p, 1);
+}
+
+/* Fragmented memory: every 2M block holds a TD page. */
+PAMT_TEST(arena_fallback_order1_on_fragmented_memory)
+{
+	struct tdx_pamt_pair p;
+	unsigned long s;
+
+	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	for (s = 0; s < env.nr_slots; s++) {
+		ASSERT(pamt_sim_alloc_pfn(slot_pfn(s, 100)));
+		env.held_pages++;
+	}
+	EXPECT_EQ(pamt_sim_free_blocks(9), 0);
+	alloc_pairs(&p, 1, GFP_KERNEL);
+	EXPECT(is_order1_pair(&p));
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CHUNK_FAIL), 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAIR_ORDER1), 1);
+	free_pairs(&p, 1);
+	for (s = 0; s < env.nr_slots; s++) {
+		__free_page(pfn_to_page(slot_pfn(s, 100)));
+		env.held_pages--;
+	}
+}
+
+/* Neither order 9 nor order 1: two order-0 pages; then nothing at all. */
+PAMT_TEST(arena_fallback_order0_then_enomem)
+{
+	struct tdx_pamt_pair p;
+	u64 alloc, freed;
+
+	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	pamt_sim_fail_set(&pamt_sim_fail_order[9], 0, 0);
+	pamt_sim_fail_set(&pamt_sim_fail_order[1], 0, 0);
+	alloc_pairs(&p, 1, GFP_KERNEL);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAIR_ORDER0), 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAIR_ORDER1), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_ALLOC), 2);
+	EXPECT(pamt_accounting_ok());
+	free_pairs(&p, 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_FREE), 2);
+	EXPECT_EQ(pamt_sim_pages_in_use(), 0);
+
+	/* The second order-0 page fails: nothing kept, nothing lost. */
+	pamt_sim_fail_set(&pamt_sim_fail_order[0], 1, 0);
+	EXPECT_EQ(pamt_pair_alloc(&p, GFP_KERNEL), -ENOMEM);
+	alloc = stat(TDX_PAMT_STAT_PAGE_ALLOC);
+	freed = stat(TDX_PAMT_STAT_PAGE_FREE);
+	EXPECT_EQ(alloc - freed, 0);
+	EXPECT_EQ(pamt_sim_pages_in_use(), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
+	/* And a get answers -ENOMEM with the slot untouched. */
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(3, 0), NULL), -ENOMEM);
+	EXPECT_EQ(slot_word(3), 0);
+	pamt_sim_fail_set(&pamt_sim_fail_order[0], -1, 0);
+	pamt_sim_fail_set(&pamt_sim_fail_order[1], -1, 0);
+	pamt_sim_fail_set(&pamt_sim_fail_order[9], -1, 0);
+}
+
+/* No memory for the chunk's descriptor: the 2M block goes back at once. */
+PAMT_TEST(arena_chunk_descriptor_failure_falls_back)
+{
+	struct tdx_pamt_pair p;
+	unsigned long blocks;
+
+	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	blocks = pamt_sim_free_blocks(9);
+	pamt_sim_fail_set(&pamt_sim_fail_kmalloc, 0, 0);
+	alloc_pairs(&p, 1, GFP_KERNEL);
+	pamt_sim_fail_set(&pamt_sim_fail_kmalloc, -1, 0);
+	EXPECT(is_order1_pair(&p));
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CHUNK_FAIL), 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CHUNK_ALLOC), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAIR_ORDER1), 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_ALLOC), 2);
+	EXPECT(pamt_sim_free_blocks(9) >= blocks - 1);
+	free_pairs(&p, 1);
+	EXPECT_EQ(pamt_sim_free_blocks(9), blocks);
+}
+
+/*
+ * Atomic context (a gfp that may not reclaim, under a caller's spinlock):
+ * a free 2M block is still taken, without sleeping; none free, order 1.
+ */
+PAMT_TEST(arena_atomic_takes_a_free_block_or_falls_back)
+{
+	struct tdx_pamt_pair p[2];
+	unsigned long s;
+
+	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	pamt_sim_enter_atomic();
+	alloc_pairs(&p[0], 1, GFP_NOWAIT);
+	pamt_sim_exit_atomic();
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CHUNK_ALLOC), 1);
+	free_pairs(&p[0], 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
+
+	for (s = 0; s < env.nr_slots; s++) {
+		ASSERT(pamt_sim_alloc_pfn(slot_pfn(s, 7)));
+		env.held_pages++;
+	}
+	pamt_sim_enter_atomic();
+	alloc_pairs(&p[0], 1, GFP_ATOMIC);
+	alloc_pairs(&p[1], 1, GFP_NOWAIT);
+	free_pairs(p, 2);
+	pamt_sim_exit_atomic();
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAIR_ORDER1), 2);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CHUNK_FAIL), 2);
+	for (s = 0; s < env.nr_slots; s++) {
+		__free_page(pfn_to_page(slot_pfn(s, 7)));
+		env.held_pages--;
+	}
+}
+
+/* A pair freed twice, or one that is no pair: a warning, no change. */
+PAMT_TEST(arena_bad_free_warns_and_changes_nothing)
+{
+	struct tdx_pamt_pair p[2], bad;
+
+	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	alloc_pairs(p, 2, GFP_KERNEL);
+	free_pairs(&p[0], 1);
+	pamt_pair_free(&p[0]);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_FREE), CHUNK_PAIRS - 1);
+	bad.pfn[0] = p[1].pfn[0];
+	bad.pfn[1] = p[1].pfn[0] + 3;
+	pamt_pair_free(&bad);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_FREE), CHUNK_PAIRS - 1);
+	EXPECT_EQ(pamt_arena_check(), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 1);
+	env.expect_warnings = 2;
+	free_pairs(&p[1], 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
+}
+
+/* The arena lock counts as a global lock; an empty arena skips it. */
+PAMT_TEST(arena_lock_counts_as_global)
+{
+	struct tdx_pamt_pair p[2];
+
+	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	alloc_pairs(&p[0], 1, GFP_KERNEL);	/* empty: no lock to take; grow */
+	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), 1);
+	alloc_pairs(&p[1], 1, GFP_KERNEL);	/* from the chunk */
+	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), 2);
+	free_pairs(p, 2);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), 4);
+}
+
+/* The whole cache on the arena: gets, puts, reserves, identities. */
+PAMT_TEST(arena_serves_the_cache)
+{
+	struct tdx_pamt_cache res = { .nr = 0 };
+	int i;
+
+	env_arena(TDX_PAMT_MODE_EAGER);
+	ASSERT(!__tdx_topup_pamt_cache(&res, TDX_PAMT_CACHE_MAX, GFP_KERNEL_ACCOUNT));
+	env.held_pairs += res.nr;
+	for (i = 0; i < 60; i++)
+		EXPECT_EQ(tdx_pamt_get(slot_pfn(i, 1), i % 2 ? &res : NULL), 0);
+	env.held_pairs = res.nr;
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CHUNK_ALLOC), 1);
+	EXPECT(pamt_accounting_ok());
+	for (i = 0; i < 60; i++)
+		EXPECT_EQ(tdx_pamt_put(slot_pfn(i, 1)), 0);
+	tdx_free_pamt_cache(&res);
+	env.held_pairs = 0;
+	EXPECT(pamt_accounting_ok());
+	tdx_pamt_drain();
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
+	EXPECT_EQ(pamt_sim_pages_in_use(), 0);
+}
+
+/* CPUs allocating and freeing at once: the arena stays sound. */
+#define ARENA_THREADS	4
+#define ARENA_ROUNDS	2000
+
+static void *arena_thread(void *arg)
+{
+	unsigned int cpu = (unsigned long)arg, i, n = 0;
+	struct tdx_pamt_pair p[32];
+
+	pamt_sim_set_cpu(cpu);
+	for (i = 0; i < ARENA_ROUNDS; i++) {
+		if (n < 32 && (n == 0 || get_random_u32_below(2))) {
+			if (!pamt_pair_alloc(&p[n], i % 3 ? GFP_KERNEL : GFP_NOWAIT))
+				n++;
+		} else if (n) {
+			pamt_pair_free(&p[--n]);
+		}
+	}
+	while (n)
+		pamt_pair_free(&p[--n]);
+	return NULL;
+}
+
+PAMT_TEST(arena_concurrent_alloc_free)
+{
+	pthread_t t[ARENA_THREADS];
+	unsigned long i;
+
+	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	pamt_sim_fail_set(&pamt_sim_fail_order[9], -1, 200000);
+	for (i = 0; i < ARENA_THREADS; i++)
+		pthread_create(&t[i], NULL, arena_thread, (void *)i);
+	for (i = 0; i < ARENA_THREADS; i++)
+		pthread_join(t[i], NULL);
+	pamt_sim_fail_set(&pamt_sim_fail_order[9], -1, 0);
+	EXPECT_EQ(pamt_arena_check(), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CHUNK_ALLOC), stat(TDX_PAMT_STAT_CHUNK_FREE));
+	EXPECT(stat(TDX_PAMT_STAT_PAIR_ORDER1) > 0);
+	EXPECT_EQ(pamt_sim_pages_in_use(), 0);
+}
