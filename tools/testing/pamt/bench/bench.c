@@ -878,6 +878,13 @@ static void env_down(struct sresult *sr, int s)
 		if (v[TDX_PAMT_STAT_INSTALLED] != (u64)atomic64_read(&pamt_fake.pairs))
 			sr->check_bad++;
 		sr->leaked_slots = v[TDX_PAMT_STAT_LEAKED];
+		/* A full drain of idle slots leaves no partly used chunk. */
+		pamt_sim_set_cpu(0);
+		tdx_pamt_drain();
+		if (atomic_long_xchg(&pamt_sim_deferred, 0))
+			pamt_shrink_deferred();
+		tdx_pamt_read_stats(v);
+		sr->chunks_after_drain = v[TDX_PAMT_STAT_ARENA_CHUNKS];
 	}
 	run.ops->exit();
 	if (atomic64_read(&pamt_fake.pairs))

@@ -7,6 +7,7 @@
  *   atomic    inc_not_zero / dec_and_lock around one global lock ("w/")
  *   eager     the core, TDX_PAMT_MODE_EAGER
  *   magazine  the core, TDX_PAMT_MODE_MAGAZINE (its default)
+ *   magazine+arena  magazine with its pairs from the 2M pair arena
  *
  * lock and atomic live in strat.c; eager and magazine are the kernel's own
  * pamt_*.c files built against the harness's shims.
@@ -28,6 +29,7 @@ enum bench_strat {
 	S_ATOMIC,
 	S_EAGER,
 	S_MAG,
+	S_MAG_ARENA,	/* magazine, pairs carved from 2M arena chunks */
 	S_NR,
 };
 

@@ -102,6 +102,7 @@ static void print_seed_table(const struct bench_result *br)
 		for (s = 0; s < S_NR; s++)
 			if (br->s[s].ran)
 				printf("%*s", W, s == S_MAG ? "magazin" :
+				       s == S_MAG_ARENA ? "+arena" :
 				       strat_names[s]);
 		printf("|");
 	}
@@ -144,7 +145,7 @@ static void print_counters(const struct bench_result *br)
 {
 	int s;
 
-	printf("\n%-9s %10s %9s %9s %6s %10s %10s %9s %16s %10s %10s %9s %6s\n",
+	printf("\n%-14s %10s %9s %9s %6s %10s %10s %9s %16s %10s %10s %9s %6s\n",
 	       "strategy", "locks/1Mop", "ADD", "REMOVE", "BUSY",
 	       "pg allocs", "pg frees", "idle end", "peak PAMT", "slow gets",
 	       "slow ms", "p99.9 get", "check");
@@ -160,7 +161,7 @@ static void print_counters(const struct bench_result *br)
 		snprintf(peak, sizeof(peak), "%llu (%.1fM)",
 			 (unsigned long long)r->peak_pamt_pages,
 			 r->peak_pamt_pages * 4096.0 / (1 << 20));
-		printf("%-9s %10.1f %9llu %9llu %6llu %10llu %10llu %9llu %16s %10llu %10.2f %8.2fu %6s\n",
+		printf("%-14s %10.1f %9llu %9llu %6llu %10llu %10llu %9llu %16s %10llu %10.2f %8.2fu %6s\n",
 		       strat_names[s], per_million(r->ctot.lock, ops),
 		       (unsigned long long)r->ctot.add,
 		       (unsigned long long)r->ctot.remove,
@@ -189,7 +190,7 @@ static void print_memory(const struct bench_result *br)
 	printf("\nmemory (%s; blocks at the end of boot, worst cycle):\n",
 	       bo.split_pool ? "split pool: TD pages apart from pair pages" :
 	       "shared: TD, control and pair pages from one buddy allocator");
-	printf("%-9s %9s %9s %10s %10s %10s %16s",
+	printf("%-14s %9s %9s %10s %10s %10s %16s",
 	       "strategy", "BUSY", "TD BUSY", "pair pgs", "2M w/pair",
 	       "TD-usable", "poisoned");
 	if (bo.huge_pct)
@@ -206,7 +207,7 @@ static void print_memory(const struct bench_result *br)
 		snprintf(poi, sizeof(poi), "%llu (%.1f%%)",
 			 (unsigned long long)m->poisoned,
 			 pct(m->poisoned, m->td_usable));
-		printf("%-9s %9llu %9llu %10llu %10llu %10llu %16s",
+		printf("%-14s %9llu %9llu %10llu %10llu %10llu %16s",
 		       strat_names[s],
 		       (unsigned long long)(r->ctot.busy + m->busy_td),
 		       (unsigned long long)m->busy_td,
@@ -236,7 +237,7 @@ static void print_cycles(const struct bench_result *br)
 	unsigned int c;
 	int s;
 
-	printf("\nper cycle:\n%-9s %5s %11s %11s %10s %9s %9s %6s %9s %9s %9s\n",
+	printf("\nper cycle:\n%-14s %5s %11s %11s %10s %9s %9s %6s %9s %9s %9s\n",
 	       "strategy", "cycle", "get tot ms", "put tot ms", "slow ms",
 	       "ADD", "REMOVE", "BUSY", "locks", "get max", "p99.9 get");
 	for (s = 0; s < S_NR; s++) {
@@ -247,7 +248,7 @@ static void print_cycles(const struct bench_result *br)
 		for (c = 0; c < r->ncycles; c++) {
 			const struct lat *g = &r->cyc[c][OP_GET], *p = &r->cyc[c][OP_PUT];
 
-			printf("%-9s %5u %11.2f %11.2f %10.3f %9llu %9llu %6llu %9llu %8.1fu %8.2fu\n",
+			printf("%-14s %5u %11.2f %11.2f %10.3f %9llu %9llu %6llu %9llu %8.1fu %8.2fu\n",
 			       strat_names[s], c + 1, g->total / 1e6,
 			       p->total / 1e6, (g->slow_ns + p->slow_ns) / 1e6,
 			       (unsigned long long)r->ccyc[c].add,
@@ -264,7 +265,7 @@ static void print_convert(const struct bench_result *br)
 	int s;
 
 	printf("\nconvert: bystander gets that took the slow path (0->1), latency without and with the storm:\n");
-	printf("%-9s %10s %10s %8s %10s %10s %8s %12s %12s\n", "strategy",
+	printf("%-14s %10s %10s %8s %10s %10s %8s %12s %12s\n", "strategy",
 	       "quiet avg", "storm avg", "ratio", "quiet p50", "storm p50",
 	       "ratio", "storm convs", "storm get us");
 	for (s = 0; s < S_NR; s++) {
@@ -277,7 +278,7 @@ static void print_convert(const struct bench_result *br)
 		st = lat_avg(&r->slow_get);
 		qm = lat_quantile(&r->quiet_slow_get, 0.5);
 		sm = lat_quantile(&r->slow_get, 0.5);
-		printf("%-9s %9.2fu %9.2fu %8.2f %9.2fu %9.2fu %8.2f %12llu %12.2f\n",
+		printf("%-14s %9.2fu %9.2fu %8.2f %9.2fu %9.2fu %8.2f %12llu %12.2f\n",
 		       strat_names[s], q / 1e3, st / 1e3, q ? st / q : 0,
 		       qm / 1e3, sm / 1e3, qm ? sm / qm : 0,
 		       (unsigned long long)r->storm_lat[OP_GET].count,
@@ -293,7 +294,7 @@ static void print_pressure(const struct bench_result *br)
 
 	printf("\npressure: reclaimer every %u ms scanning count>>%u\n",
 	       bo.reclaim_ms, bo.reclaim_shift);
-	printf("%-9s %8s %12s %14s %14s %13s %8s\n", "strategy", "scans",
+	printf("%-14s %8s %12s %14s %14s %13s %8s\n", "strategy", "scans",
 	       "pairs freed", "reclaim REMOVE", "idle before", "idle after",
 	       "leaked");
 	for (s = 0; s < S_NR; s++) {
@@ -301,7 +302,7 @@ static void print_pressure(const struct bench_result *br)
 
 		if (!r->ran || !strat_ops[s].has_shrinker)
 			continue;
-		printf("%-9s %8llu %12llu %14llu %14llu %13llu %8llu\n",
+		printf("%-14s %8llu %12llu %14llu %14llu %13llu %8llu\n",
 		       strat_names[s], (unsigned long long)r->reclaim_scans,
 		       (unsigned long long)r->reclaim_freed,
 		       (unsigned long long)r->reclaim_removes,
@@ -408,6 +409,55 @@ static void print_targets(const struct bench_result *br)
 	}
 }
 
+/*
+ * The arena's targets (issue 11), shared memory, same run: against atomic
+ * for poisoned blocks and times, against magazine for BUSY.
+ */
+static void print_arena_targets(const struct bench_result *br)
+{
+	const struct sresult *x = &br->s[S_MAG_ARENA], *a = &br->s[S_ATOMIC];
+	const struct sresult *m = &br->s[S_MAG];
+	u64 xb, mb, xt = 0, at = 0;
+	unsigned int c;
+
+	if (!x->ran || !a->ran || bo.split_pool ||
+	    !strcmp(bo.scenario, "convert"))
+		return;
+	printf("\ntargets (magazine+arena vs atomic, shared memory):\n");
+	printf("  poisoned 2M blocks: %llu vs %llu (<= 1%%): %s\n",
+	       (unsigned long long)x->mem.poisoned,
+	       (unsigned long long)a->mem.poisoned,
+	       verdict(x->mem.poisoned * 100 <= a->mem.poisoned));
+	if (m->ran) {
+		xb = x->ctot.busy + x->mem.busy_td;
+		mb = m->ctot.busy + m->mem.busy_td;
+		printf("  BUSY: %llu vs magazine's %llu (<= 10%%): %s%s\n",
+		       (unsigned long long)xb, (unsigned long long)mb,
+		       verdict(xb * 10 <= mb),
+		       mb ? "" : " (magazine saw no BUSY: nothing to compare)");
+	}
+	xt = x->cyc[0][OP_GET].total + x->cyc[0][OP_PUT].total;
+	at = a->cyc[0][OP_GET].total + a->cyc[0][OP_PUT].total;
+	printf("  cold boot (cycle 1) get+put: %.1f ms vs %.1f ms = %.3fx (<= 1.05x): %s\n",
+	       xt / 1e6, at / 1e6, at ? (double)xt / at : 0,
+	       verdict(xt * 100 <= at * 105));
+	if (x->ncycles > 1) {
+		xt = at = 0;
+		for (c = 1; c < x->ncycles; c++) {
+			xt += x->cyc[c][OP_GET].total + x->cyc[c][OP_PUT].total;
+			at += a->cyc[c][OP_GET].total + a->cyc[c][OP_PUT].total;
+		}
+		printf("  churn (cycles 2..%u) get+put: %.1f ms vs %.1f ms = %.3fx (<= 1.05x): %s\n",
+		       x->ncycles, xt / 1e6, at / 1e6, at ? (double)xt / at : 0,
+		       verdict(xt * 100 <= at * 105));
+	}
+	printf("  wall (info): %.2f s vs %.2f s\n", x->wall_s, a->wall_s);
+	printf("  chunks held after a full drain of idle slots: %llu (%llu pages) (= 0): %s\n",
+	       (unsigned long long)x->chunks_after_drain,
+	       (unsigned long long)x->chunks_after_drain * 512,
+	       verdict(!x->chunks_after_drain));
+}
+
 void report_print(const struct bench_result *br)
 {
 	char title[256];
@@ -439,6 +489,7 @@ void report_print(const struct bench_result *br)
 	if (!strcmp(bo.scenario, "pressure"))
 		print_pressure(br);
 	print_targets(br);
+	print_arena_targets(br);
 	fflush(stdout);
 }
 
@@ -502,7 +553,7 @@ int report_json(const struct bench_result *br, const char *path)
 		json_lat(f, "put", &r->tot[OP_PUT]);
 		fputc(',', f);
 		json_sc(f, &r->ctot);
-		fprintf(f, ",\"memory\":{\"busy\":%llu,\"busy_td\":%llu,\"blocks_2m\":%llu,\"td_usable_2m\":%llu,\"pair_pages\":%llu,\"pair_blocks_2m\":%llu,\"poisoned_2m\":%llu,\"huge_requested\":%llu,\"huge_mapped\":%llu,\"huge_fallback_alloc\":%llu,\"huge_fallback_evict\":%llu,\"huge_fallback_aug\":%llu}",
+		fprintf(f, ",\"memory\":{\"busy\":%llu,\"busy_td\":%llu,\"blocks_2m\":%llu,\"td_usable_2m\":%llu,\"pair_pages\":%llu,\"pair_blocks_2m\":%llu,\"poisoned_2m\":%llu,\"huge_requested\":%llu,\"huge_mapped\":%llu,\"huge_fallback_alloc\":%llu,\"huge_fallback_evict\":%llu,\"huge_fallback_aug\":%llu,\"arena_chunks_after_drain\":%llu}",
 			(unsigned long long)(r->ctot.busy + r->mem.busy_td),
 			(unsigned long long)r->mem.busy_td,
 			(unsigned long long)r->mem.blocks,
@@ -514,7 +565,8 @@ int report_json(const struct bench_result *br, const char *path)
 			(unsigned long long)r->mem.huge_ok,
 			(unsigned long long)r->mem.fb_alloc,
 			(unsigned long long)r->mem.fb_evict,
-			(unsigned long long)r->mem.fb_aug);
+			(unsigned long long)r->mem.fb_aug,
+			(unsigned long long)r->chunks_after_drain);
 		fprintf(f, ",\"global_lock_acquisitions\":%llu,\"page_allocs\":%llu,\"page_frees\":%llu,\"idle_pairs_end\":%llu,\"peak_pamt_pages\":%llu,\"checks_ok\":%s,\"violations\":%llu,\"gets\":%llu,\"puts\":%llu,\"wall_s\":%.3f",
 			(unsigned long long)r->ctot.lock,
 			(unsigned long long)r->ctot.palloc,

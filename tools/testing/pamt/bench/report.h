@@ -80,6 +80,7 @@ struct sresult {
 	long leaked_pages, pool_lost;
 	double wall_s;
 	struct bench_mem mem;
+	u64 chunks_after_drain;	/* arena chunks held after tdx_pamt_drain() */
 	/* convert */
 	struct lat slow_get;
 	struct lat quiet_get, quiet_slow_get;

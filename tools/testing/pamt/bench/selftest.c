@@ -10,7 +10,8 @@
  * - the pressure target's shape: one full shrinker pass leaves <= 1%;
  * - the memory columns: a pair page in a TD block counts as poisoned, a
  *   block wholly of pair pages does not; shared memory poisons the tiny
- *   TD's blocks, a split pool none; --huge counts every request once.
+ *   TD's blocks, a split pool and the arena none; --huge counts every
+ *   request once.
  *
  * Ends with "N passed, N failed".
  */
@@ -94,10 +95,12 @@ static void test_exact_seamcalls(void)
 	static const u64 add[S_NR][2] = {
 		[S_LOCK] = { 4, 4 }, [S_ATOMIC] = { 4, 4 },
 		[S_EAGER] = { 4, 4 }, [S_MAG] = { 4, 0 },
+		[S_MAG_ARENA] = { 4, 0 },
 	};
 	static const u64 rem[S_NR][2] = {
 		[S_LOCK] = { 4, 4 }, [S_ATOMIC] = { 4, 4 },
 		[S_EAGER] = { 4, 4 }, [S_MAG] = { 0, 0 },
+		[S_MAG_ARENA] = { 0, 0 },
 	};
 	int s, c;
 
@@ -202,6 +205,19 @@ static void test_shared_memory_poisons(void)
 	for (s = 0; s < S_NR; s++) {
 		const struct bench_mem *m = &br.s[s].mem;
 
+		if (s == S_MAG_ARENA) {
+			/* Pairs from a chunk of their own: nothing poisoned. */
+			CHECK(m->poisoned == 0 && m->pair_blocks == 1 &&
+			      m->td_usable == m->blocks - 1,
+			      "%s: poisoned %llu, pair blocks %llu",
+			      strat_names[s], (unsigned long long)m->poisoned,
+			      (unsigned long long)m->pair_blocks);
+			CHECK(br.s[s].chunks_after_drain == 0,
+			      "%s: %llu chunks held after a drain",
+			      strat_names[s],
+			      (unsigned long long)br.s[s].chunks_after_drain);
+			continue;
+		}
 		CHECK(br.s[s].ccyc[0].add == 3, "%s: ADD %llu", strat_names[s],
 		      (unsigned long long)br.s[s].ccyc[0].add);
 		CHECK(m->poisoned == 3 && m->pair_blocks == 3,

@@ -26,6 +26,7 @@ const char * const strat_names[S_NR] = {
 	[S_ATOMIC]	= "atomic",
 	[S_EAGER]	= "eager",
 	[S_MAG]		= "magazine",
+	[S_MAG_ARENA]	= "magazine+arena",
 };
 
 /* ---- lock and atomic ---- */
@@ -386,10 +387,12 @@ static void ref_ctrs(struct strat_ctrs *c)
  * The core issues each SEAMCALL with IRQs off and tells the shim so, as in
  * the harness: pamt_env_ops (shim/fake_ops.c).
  */
-static int core_init(const struct tdx_pamt_range *range, enum tdx_pamt_mode m)
+static int core_init(const struct tdx_pamt_range *range, enum tdx_pamt_mode m,
+		     bool arena)
 {
 	struct tdx_pamt_config cfg = {
 		.mode = m,
+		.arena = arena,
 		.ops = &pamt_env_ops,
 	};
 
@@ -398,12 +401,17 @@ static int core_init(const struct tdx_pamt_range *range, enum tdx_pamt_mode m)
 
 static int eager_init(const struct tdx_pamt_range *range)
 {
-	return core_init(range, TDX_PAMT_MODE_EAGER);
+	return core_init(range, TDX_PAMT_MODE_EAGER, false);
 }
 
 static int mag_init(const struct tdx_pamt_range *range)
 {
-	return core_init(range, TDX_PAMT_MODE_MAGAZINE);
+	return core_init(range, TDX_PAMT_MODE_MAGAZINE, false);
+}
+
+static int mag_arena_init(const struct tdx_pamt_range *range)
+{
+	return core_init(range, TDX_PAMT_MODE_MAGAZINE, true);
 }
 
 static int core_topup(struct tdx_pamt_cache *res)
@@ -467,6 +475,15 @@ const struct strat_ops strat_ops[S_NR] = {
 	},
 	[S_MAG] = {
 		.name = "magazine", .init = mag_init, .exit = tdx_pamt_exit,
+		.topup = core_topup, .get = tdx_pamt_get, .put = tdx_pamt_put,
+		.drain = tdx_free_pamt_cache, .ctl_alloc = core_ctl_alloc,
+		.ctl_free = tdx_free_control_page, .refs = core_refs,
+		.ctrs = core_ctrs, .evict = tdx_pamt_evict,
+		.has_shrinker = true,
+	},
+	[S_MAG_ARENA] = {
+		.name = "magazine+arena", .init = mag_arena_init,
+		.exit = tdx_pamt_exit,
 		.topup = core_topup, .get = tdx_pamt_get, .put = tdx_pamt_put,
 		.drain = tdx_free_pamt_cache, .ctl_alloc = core_ctl_alloc,
 		.ctl_free = tdx_free_control_page, .refs = core_refs,

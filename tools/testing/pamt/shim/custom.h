@@ -149,23 +149,6 @@ static inline bool test_and_set_bit_lock(unsigned long nr, volatile unsigned lon
 { return __atomic_fetch_or(__PAMT_BIT_WORD(nr, addr), __PAMT_BIT_MASK(nr), __ATOMIC_ACQUIRE) & __PAMT_BIT_MASK(nr); }
 static inline void clear_bit_unlock(unsigned long nr, volatile unsigned long *addr)
 { __atomic_fetch_and(__PAMT_BIT_WORD(nr, addr), ~__PAMT_BIT_MASK(nr), __ATOMIC_RELEASE); }
-/* The first set bit in [@start, @size), or @size; racy reads, as the kernel's. */
-static inline unsigned long find_next_bit(const unsigned long *addr,
-					  unsigned long size, unsigned long start)
-{
-	unsigned long w;
-
-	while (start < size) {
-		w = __atomic_load_n(&addr[start / BITS_PER_LONG], __ATOMIC_RELAXED) &
-		    (~0UL << (start % BITS_PER_LONG));
-		if (w) {
-			start = (start & ~(BITS_PER_LONG - 1UL)) + __builtin_ctzl(w);
-			return start < size ? start : size;
-		}
-		start = (start | (BITS_PER_LONG - 1UL)) + 1;
-	}
-	return size;
-}
 
 /* ---- atomic context and sleeping ---- */
 #define pamt_sim_enter_atomic()	(pamt_sim_atomic_depth++)
