@@ -178,3 +178,24 @@ PAMT_TEST(evict_refuses_slot_in_use)
 	slot_set_word(4, 0);
 	EXPECT_EQ(tdx_pamt_put(slot_pfn(3, 0)), 0);
 }
+
+/*
+ * Evict leaves the slot's entry in the idle index.  A drain must get past
+ * more such stale entries than one reschedule budget (32) and still
+ * REMOVE the idle slots queued behind them.
+ */
+PAMT_TEST(shrink_drain_gets_past_evicted_entries)
+{
+	unsigned long s;
+
+	env_cap(1000, 0);
+	make_idle(0, 40);
+	for (s = 0; s < 36; s++)
+		EXPECT_EQ(tdx_pamt_evict(slot_pfn(s, 0)), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 4);
+	tdx_pamt_drain();
+	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_INSTALLED), 0);
+	EXPECT_EQ(atomic64_read(&pamt_fake.pairs), 0);
+	EXPECT_EQ(pamt_sim_pages_in_use(), 0);
+}

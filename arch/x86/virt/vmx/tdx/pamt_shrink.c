@@ -486,8 +486,16 @@ unsigned long pamt_shrink_remove_all_idle(void)
 		n -= budget;
 		while (budget) {
 			ret = pamt_reclaim_one(&budget, false);
-			if (!ret)
-				return freed;	/* the index is empty */
+			/*
+			 * 0 with budget left: the index is empty.  0 with none:
+			 * the budget went on entries with nothing to remove
+			 * (slots since evicted, or in use); go on.
+			 */
+			if (!ret) {
+				if (budget)
+					return freed;
+				break;
+			}
 			if (ret == 1) {
 				pamt_stat_inc(SHRINK);
 				freed++;
