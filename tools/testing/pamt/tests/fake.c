@@ -230,6 +230,10 @@ PAMT_TEST(fake_pair_page_to_a_td_is_metadata_incorrect)
 	q = pair_at(11);
 	env.held_pages = 4;
 	EXPECT_EQ(pamt_fake_ops.add(slot_pfn(3, 0), &p), TDX_PAMT_SUCCESS);
+	/* The page's bitmap bit is checked before its range's pair. */
+	EXPECT_EQ(pamt_fake_page_aug(p.pfn[1]), TDX_PAMT_PAGE_METADATA_INCORRECT);
+	EXPECT_EQ(atomic64_read(&pamt_fake.violations), 1);
+	atomic64_set(&pamt_fake.violations, 0);
 	/* Slot 10 gets a pair of its own, so its pages may go to a TD. */
 	EXPECT_EQ(pamt_fake_ops.add(slot_pfn(10, 0), &q), TDX_PAMT_SUCCESS);
 	EXPECT(pamt_fake_is_pamt_page(p.pfn[0]));

@@ -355,14 +355,18 @@ static u64 pamt_fake_td_page_add(unsigned long pfn, const char *what)
 		pamt_fake_unlock_shared(r);
 		return TDX_PAMT_OPERAND_BUSY;
 	}
-	if (!r->has_pair) {
-		pamt_fake_violation("%s of pfn %#lx: range has no pair",
-				    what, pfn);
-		status = TDX_PAMT_MISSING_PAGE_PAIR;
-	} else if (test_bit(bit, pamt_fake.pamt_map)) {
+	/*
+	 * The page's own metadata first: a pair page is refused whether or
+	 * not its range has a pair (an arena chunk's range never has one).
+	 */
+	if (test_bit(bit, pamt_fake.pamt_map)) {
 		pamt_fake_violation("%s of pfn %#lx, a PAMT page in use",
 				    what, pfn);
 		status = TDX_PAMT_PAGE_METADATA_INCORRECT;
+	} else if (!r->has_pair) {
+		pamt_fake_violation("%s of pfn %#lx: range has no pair",
+				    what, pfn);
+		status = TDX_PAMT_MISSING_PAGE_PAIR;
 	} else if (test_and_set_bit(bit, pamt_fake.td_map)) {
 		status = TDX_PAMT_PAGE_NOT_FREE;
 	} else {
