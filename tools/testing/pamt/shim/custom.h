@@ -127,7 +127,8 @@ static inline bool pfx##_add_unless(type *v, T a, T u)			\
 {									\
 	T c;								\
 									\
-	/* One locked operation: a load and a CAS, not two accesses. */\
+	/* As the kernel's: a read, then a cmpxchg (one, in one CPU's turn). */\
+	pamt_sim_access(&v->counter, VT_LD);				\
 	pamt_sim_access(&v->counter, VT_CAS);				\
 	c = __atomic_load_n(&v->counter, __ATOMIC_RELAXED);		\
 	do {								\

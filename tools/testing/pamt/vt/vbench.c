@@ -47,11 +47,13 @@ struct vb_params vb_default_params(void)
 		.vcpus = 8,
 		.cpus = 8,
 		.pages_per_td = 704000,
-		.work_ns = 10000,
-		.put_work_ns = 1000,
+		.work_ns = 1000,
+		.put_work_ns = 300,
 		.storm_work_ns = 200,
 		.churn_runs = 4,
 		.teardown_threads = 1,
+		.call_ns = 50,
+		.pool_shuffle = true,
 		.add_ns = 4000,
 		.remove_ns = 2000,
 		.seed = 1,
@@ -143,6 +145,7 @@ static void timed_get(struct vb_vcpu *vc, unsigned long pfn)
 
 	pamt_sim_enter_atomic();
 	t0 = vt_now_ps();
+	vt_advance_ns(vb.p->call_ns);
 	ret = vb.ops->get(pfn, &vc->res);
 	ns = (vt_now_ps() - t0 + 500) / 1000;
 	if (!ret) {
@@ -178,6 +181,7 @@ static void timed_put(struct vb_vcpu *vc, unsigned long pfn)
 	s0 = vt_stats[vc->cpu].seam_ps;
 	pamt_sim_enter_atomic();
 	t0 = vt_now_ps();
+	vt_advance_ns(vb.p->call_ns);
 	ret = vb.ops->put(pfn);
 	ns = (vt_now_ps() - t0 + 500) / 1000;
 	pamt_sim_exit_atomic();
@@ -459,6 +463,16 @@ void vb_run(const struct vb_params *p, struct vb_result *r, FILE *log)
 	for (i = 0; i < vb.nr_runs; i++)
 		vb.runs[i] = VB_BASE_PFN + (vb.nr_runs - 1 - i) * RUN_PAGES;
 	vb.nfree_runs = vb.nr_runs;
+	if (p->pool_shuffle) {
+		u64 rng = bench_mix(p->seed, 0x5eed);
+
+		for (i = vb.nr_runs - 1; i > 0; i--) {
+			unsigned long j = bench_rng(&rng) % (i + 1), t = vb.runs[i];
+
+			vb.runs[i] = vb.runs[j];
+			vb.runs[j] = t;
+		}
+	}
 
 	vb.nvc = p->tds * p->vcpus;
 	vb.vc = calloc(vb.nvc, sizeof(*vb.vc));
@@ -482,6 +496,12 @@ void vb_run(const struct vb_params *p, struct vb_result *r, FILE *log)
 	}
 	vt_run();
 
+	for (v = 0; v < p->cpus; v++) {
+		r->xfers += vt_stats[v].xfers;
+		r->accesses += vt_stats[v].accesses;
+		r->relax += vt_stats[v].relax;
+		r->parks += vt_stats[v].parks;
+	}
 	for (v = 0; v < vb.nvc; v++) {
 		struct vb_vcpu *vc = &vb.vc[v];
 
@@ -547,9 +567,11 @@ void vb_print_header(FILE *f, const struct vb_params *p)
 		   "#   --storm-work %g    work per page converted in a storm\n"
 		   "#   --add %g --remove %g  mean PAMT.ADD / PAMT.REMOVE (min mean/2, max\n"
 		   "#                      4.5x / 5.5x mean: BRIEF.md section 2)\n"
-		   "#   teardown: %u thread(s) per TD; seed %llu\n",
+		   "#   --call-ns %g       floor per get/put (instructions, timestamps)\n"
+		   "#   teardown: %u thread(s) per TD; guest pool runs %s; seed %llu\n",
 		p->work_ns, p->put_work_ns, p->storm_work_ns, p->add_ns,
-		p->remove_ns, p->teardown_threads,
+		p->remove_ns, p->call_ns, p->teardown_threads,
+		p->pool_shuffle ? "shuffled" : "in address order",
 		(unsigned long long)p->seed);
 }
 
@@ -560,7 +582,7 @@ void vb_print_result(FILE *f, const struct vb_params *p,
 
 	fprintf(f, "%-8s %-5s %3u CPUs %2u TDs: get n=%llu avg=%.3f us p99.9=%.1f max=%.1f total=%.1f ms;"
 		" put n=%llu avg=%.3f max=%.1f total=%.1f ms; lock=%llu add=%llu remove=%llu busy=%llu"
-		" slow=%.1f ms seam-in-slow=%.1f ms elapsed=%.1f ms %s\n",
+		" slow=%.1f ms seam-in-slow=%.1f ms elapsed=%.1f ms xfers=%llu accesses=%llu parks=%llu %s\n",
 		strat_names[p->strat], vb_scen_names[p->scenario], p->cpus,
 		p->tds, (unsigned long long)r->get.count,
 		lat_avg(&r->get) / 1000, lat_quantile(&r->get, 0.999) / 1000.0,
@@ -570,5 +592,6 @@ void vb_print_result(FILE *f, const struct vb_params *p,
 		(unsigned long long)r->c.lock, (unsigned long long)r->c.add,
 		(unsigned long long)r->c.remove, (unsigned long long)r->c.busy,
 		r->slow_ps / 1e9, r->slow_seam_ps / 1e9, r->elapsed_ns / 1e6,
-		r->ok ? "ok" : vb_check_text(r, buf, sizeof(buf)));
+		(unsigned long long)r->xfers, (unsigned long long)r->accesses,
+		(unsigned long long)r->parks, r->ok ? "ok" : vb_check_text(r, buf, sizeof(buf)));
 }

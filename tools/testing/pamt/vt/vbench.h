@@ -26,6 +26,8 @@ extern const char * const vb_scen_names[VB_NR_SCEN];
  * @storm_work_ns: work per page converted in a conversion storm
  * @churn_runs: 2M runs each vCPU releases and faults again (churn)
  * @teardown_threads: threads per TD that tear its pages down
+ * @call_ns: a floor per get and put: instructions and timestamps (modelled)
+ * @pool_shuffle: hand out the guest pool's 2M runs in random order
  * @add_ns: mean PAMT.ADD latency; range add/2 .. add*4.5
  * @remove_ns: mean PAMT.REMOVE latency; range remove/2 .. remove*5.5
  * @seed: of every random choice
@@ -35,6 +37,8 @@ struct vb_params {
 	unsigned long pages_per_td;
 	double work_ns, put_work_ns, storm_work_ns;
 	unsigned int churn_runs, teardown_threads;
+	double call_ns;
+	bool pool_shuffle;
 	double add_ns, remove_ns;
 	u64 seed;
 };
@@ -45,6 +49,7 @@ struct vb_params {
  * @put: of every put
  * @slow_ps: summed latency of slow-path gets and puts
  * @slow_seam_ps: the SEAMCALL time inside them
+ * @xfers: line transfers in the whole run (and @accesses, @relax, @parks)
  * @c: the strategy's counters over the measured phase
  * @elapsed_ns: virtual duration of the measured phase
  * @wall_s: host seconds the run took
@@ -53,6 +58,7 @@ struct vb_params {
 struct vb_result {
 	struct lat get, put;
 	u64 slow_ps, slow_seam_ps;
+	u64 xfers, accesses, relax, parks;
 	struct strat_ctrs c;
 	u64 elapsed_ns;
 	double wall_s;

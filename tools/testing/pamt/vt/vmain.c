@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* pamt_vt: command line.  See README. */
 #include <getopt.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,8 +249,8 @@ static int do_replay(unsigned int cpus, double scale)
 
 static int do_sweep(unsigned int cpus, double scale)
 {
-	static const double works[] = { 500, 1000, 2000, 3000, 5000, 7000,
-					10000, 15000, 20000, 50000 };
+	static const double works[] = { 200, 300, 500, 700, 1000, 1500, 2000,
+					3000, 5000, 10000, 20000 };
 	static struct replay rp;
 	unsigned int i, best = 0, best_ok = 0, nall = 0, nnomax = 0;
 	struct verdict v;
@@ -292,7 +295,7 @@ int main(int argc, char **argv)
 	       O_PALLOC, O_PFREE, O_QUANTUM, O_PARK, O_SOCKETS, O_WORK,
 	       O_PUTWORK, O_STORMWORK, O_ADD, O_REMOVE, O_SEED, O_TDS,
 	       O_VCPUS, O_CPUS, O_PAGES, O_STRAT, O_SCEN, O_RUNS, O_TEAR,
-	       O_SELFTEST, O_RUN, O_REPLAY, O_SWEEP, O_SCALE, O_QUICK, O_OUT, O_MEMSCALE };
+	       O_SELFTEST, O_RUN, O_REPLAY, O_SWEEP, O_SCALE, O_QUICK, O_OUT, O_MEMSCALE, O_CALL, O_SHUF };
 	static const struct option opts[] = {
 		{ "hit", 1, NULL, O_HIT }, { "rmw", 1, NULL, O_RMW },
 		{ "xfer-local", 1, NULL, O_XL }, { "xfer-remote", 1, NULL, O_XR },
@@ -310,7 +313,8 @@ int main(int argc, char **argv)
 		{ "selftest", 0, NULL, O_SELFTEST }, { "run", 0, NULL, O_RUN },
 		{ "replay", 0, NULL, O_REPLAY }, { "sweep", 0, NULL, O_SWEEP },
 		{ "scale", 0, NULL, O_SCALE }, { "quick", 0, NULL, O_QUICK },
-		{ "out", 1, NULL, O_OUT }, { "mem-scale", 1, NULL, O_MEMSCALE },
+		{ "out", 1, NULL, O_OUT }, { "call-ns", 1, NULL, O_CALL },
+		{ "pool-shuffle", 1, NULL, O_SHUF }, { "mem-scale", 1, NULL, O_MEMSCALE },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, mode = O_RUN;
@@ -348,6 +352,8 @@ int main(int argc, char **argv)
 		case O_RUNS: P.churn_runs = atoi(optarg); break;
 		case O_TEAR: P.teardown_threads = atoi(optarg); break;
 		case O_QUICK: quick = true; break;
+		case O_CALL: P.call_ns = atof(optarg); break;
+		case O_SHUF: P.pool_shuffle = atoi(optarg); break;
 		case O_OUT: outdir = optarg; break;
 		case O_MEMSCALE: memscale = atof(optarg); break;
 		default: mode = c; break;
@@ -369,8 +375,235 @@ int main(int argc, char **argv)
 	return r.ok ? 0 : 1;
 }
 
+/* ---- scaling: N = 8..256 virtual CPUs, N/8 TDs of 8 vCPUs ---- */
+static const unsigned int scale_n[] = { 8, 16, 32, 64, 128, 256 };
+#define NSCALE	ARRAY_SIZE(scale_n)
+
+struct point {
+	double avg_us, p999_us, max_us, total_ms, slow_ms, wait_ms;
+	double lock, busy, seam;
+	bool ok;
+};
+
+static struct point pt[VB_NR_SCEN][NSCALE][S_NR];
+
+static void to_point(struct point *q, const struct vb_result *r)
+{
+	q->avg_us = lat_avg(&r->get) / 1000;
+	q->p999_us = lat_quantile(&r->get, 0.999) / 1000.0;
+	q->max_us = r->get.max / 1000.0;
+	q->total_ms = (r->get.total + r->put.total) / 1e6;
+	q->slow_ms = r->slow_ps / 1e9;
+	q->wait_ms = (r->slow_ps - r->slow_seam_ps) / 1e9;
+	q->lock = r->c.lock;
+	q->busy = r->c.busy;
+	q->seam = r->c.add + r->c.remove;
+	q->ok = r->ok;
+}
+
+static const struct {
+	const char *name, *title, *unit;
+	size_t off;
+	bool logy;
+} metrics[] = {
+	{ "avg_get", "average get", "us", offsetof(struct point, avg_us), true },
+	{ "p999_get", "p99.9 get", "us", offsetof(struct point, p999_us), true },
+	{ "max_get", "max get", "us", offsetof(struct point, max_us), true },
+	{ "total", "total get+put time", "ms", offsetof(struct point, total_ms), true },
+	{ "wait", "waiting: slow paths minus SEAMCALLs", "ms", offsetof(struct point, wait_ms), true },
+	{ "lock", "global-lock acquisitions", "", offsetof(struct point, lock), true },
+	{ "busy", "BUSY retries", "", offsetof(struct point, busy), false },
+	{ "seamcalls", "SEAMCALLs (ADD + REMOVE)", "", offsetof(struct point, seam), true },
+};
+
+static double mval(const struct point *q, unsigned int m)
+{
+	return *(const double *)((const char *)q + metrics[m].off);
+}
+
+static void write_data(unsigned int nn)
+{
+	unsigned int sc, i, s, m;
+	char path[512];
+	FILE *f;
+
+	for (sc = 0; sc < VB_NR_SCEN; sc++) {
+		snprintf(path, sizeof(path), "%s/scale-%s.dat", outdir, vb_scen_names[sc]);
+		f = fopen(path, "w");
+		if (!f) {
+			perror(path);
+			exit(1);
+		}
+		fprintf(f, "# N");
+		for (m = 0; m < ARRAY_SIZE(metrics); m++)
+			for (s = 0; s < S_NR; s++)
+				fprintf(f, " %s:%s", metrics[m].name, strat_names[s]);
+		fprintf(f, "\n");
+		for (i = 0; i < nn; i++) {
+			fprintf(f, "%u", scale_n[i]);
+			for (m = 0; m < ARRAY_SIZE(metrics); m++)
+				for (s = 0; s < S_NR; s++)
+					fprintf(f, " %.6g", mval(&pt[sc][i][s], m));
+			fprintf(f, "\n");
+		}
+		fclose(f);
+	}
+	/* One gnuplot script per metric: three panels, one per scenario. */
+	for (m = 0; m < ARRAY_SIZE(metrics); m++) {
+		snprintf(path, sizeof(path), "%s/scale-%s.gp", outdir, metrics[m].name);
+		f = fopen(path, "w");
+		if (!f)
+			exit(1);
+		fprintf(f, "set terminal pngcairo size 1500,450 noenhanced\n"
+			   "set output '%s/scale-%s.png'\n"
+			   "set multiplot layout 1,3 title 'virtual time (MODELLED): %s%s%s%s, N/8 TDs x 8 vCPUs'\n"
+			   "set logscale x 2\nset xlabel 'virtual CPUs'\nset key top left\nset grid\n%s",
+			outdir, metrics[m].name, metrics[m].title,
+			*metrics[m].unit ? " (" : "", metrics[m].unit,
+			*metrics[m].unit ? ")" : "",
+			metrics[m].logy ? "set logscale y\n" : "");
+		for (sc = 0; sc < VB_NR_SCEN; sc++) {
+			fprintf(f, "set title '%s'\nplot", vb_scen_names[sc]);
+			for (s = 0; s < S_NR; s++) {
+				unsigned int col = 2 + m * S_NR + s;
+
+				if (metrics[m].logy)
+					fprintf(f, "%s '%s/scale-%s.dat' using 1:($%u > 0 ? $%u : 1/0) with linespoints title '%s'",
+						s ? "," : "", outdir, vb_scen_names[sc],
+						col, col, strat_names[s]);
+				else
+					fprintf(f, "%s '%s/scale-%s.dat' using 1:%u with linespoints title '%s'",
+						s ? "," : "", outdir, vb_scen_names[sc],
+						col, strat_names[s]);
+			}
+			fprintf(f, "\n");
+		}
+		fprintf(f, "unset multiplot\n");
+		fclose(f);
+	}
+}
+
+static void print_tables(FILE *f, unsigned int nn)
+{
+	unsigned int sc, i, s;
+
+	for (sc = 0; sc < VB_NR_SCEN; sc++) {
+		fprintf(f, "\n#### %s\n\n", vb_scen_names[sc]);
+		fprintf(f, "| N | strategy | avg get us | p99.9 get us | max get us | total get+put ms | slow ms | waiting ms | global lock | BUSY | SEAMCALLs |\n");
+		fprintf(f, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+		for (i = 0; i < nn; i++)
+			for (s = 0; s < S_NR; s++) {
+				const struct point *q = &pt[sc][i][s];
+
+				fprintf(f, "| %u | %s | %.3f | %.2f | %.1f | %.1f | %.2f | %.2f | %.0f | %.0f | %.0f |%s\n",
+					scale_n[i], strat_names[s], q->avg_us,
+					q->p999_us, q->max_us, q->total_ms,
+					q->slow_ms, q->wait_ms, q->lock, q->busy,
+					q->seam, q->ok ? "" : " CHECK FAILED");
+			}
+	}
+}
+
+static void target(FILE *f, const char *what, bool met, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void target(FILE *f, const char *what, bool met, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(f, "- %s: **%s** (", what, met ? "met" : "missed");
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fprintf(f, ")\n");
+}
+
+static void targets(FILE *f, unsigned int nn, unsigned long pages40)
+{
+	struct vb_params p = P;
+	struct vb_result ra, rm;
+	double two_adds = 2 * P.add_ns / 1000, wa, wm;
+	unsigned int i;
+
+	p.scenario = VB_BOOT;
+	p.tds = 5;
+	p.vcpus = 8;
+	p.cpus = 40;
+	p.pages_per_td = pages40;
+	p.strat = S_ATOMIC;
+	vb_run(&p, &ra, stderr);
+	p.strat = S_MAG;
+	vb_run(&p, &rm, stderr);
+	wa = (ra.slow_ps - ra.slow_seam_ps) / 1e9;
+	wm = (rm.slow_ps - rm.slow_seam_ps) / 1e9;
+	fprintf(f, "\n### Targets: magazine against atomic, same runs\n\n");
+	fprintf(f, "Cold 5-TD boot on 40 virtual CPUs, %lu guest pages per TD:\n\n", pages40);
+	target(f, "total get+put no worse than atomic's",
+	       rm.get.total + rm.put.total <= ra.get.total + ra.put.total,
+	       "magazine %.1f ms, atomic %.1f ms",
+	       (rm.get.total + rm.put.total) / 1e6,
+	       (ra.get.total + ra.put.total) / 1e6);
+	target(f, "waiting time <= 1/5 of atomic's", wm * 5 <= wa,
+	       "slow paths minus their SEAMCALLs: magazine %.2f ms, atomic %.2f ms",
+	       wm, wa);
+	target(f, "max get <= 2 ADDs' worth", rm.get.max / 1000.0 <= two_adds,
+	       "magazine %.1f us, 2 x mean ADD = %.1f us; atomic %.1f us",
+	       rm.get.max / 1000.0, two_adds, ra.get.max / 1000.0);
+	fprintf(f, "\nChurn steady state, slow time <= 1/50 of atomic's, at every N:\n\n");
+	for (i = 0; i < nn; i++) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "N = %u", scale_n[i]);
+		target(f, what,
+		       pt[VB_CHURN][i][S_MAG].slow_ms * 50 <= pt[VB_CHURN][i][S_ATOMIC].slow_ms,
+		       "magazine %.3f ms, atomic %.3f ms",
+		       pt[VB_CHURN][i][S_MAG].slow_ms,
+		       pt[VB_CHURN][i][S_ATOMIC].slow_ms);
+	}
+	fprintf(f, "\nWeak scaling, magazine's avg get at N = %u <= 1.5x its avg at 8:\n\n",
+		scale_n[nn - 1]);
+	for (i = 0; i < VB_NR_SCEN; i++) {
+		double a8 = pt[i][0][S_MAG].avg_us, an = pt[i][nn - 1][S_MAG].avg_us;
+
+		target(f, vb_scen_names[i], an <= 1.5 * a8,
+		       "%.3f us at 8, %.3f us at %u: %.2fx", a8, an,
+		       scale_n[nn - 1], a8 > 0 ? an / a8 : 0);
+	}
+}
+
 static int do_scale(void)
 {
-	fprintf(stderr, "not yet\n");
-	return quick && outdir ? 0 : 1;
+	unsigned int nn = quick ? 3 : NSCALE, sc, i, s;
+	unsigned long pages = quick ? 2048 : 16384;
+
+	if (!outdir) {
+		fprintf(stderr, "--scale needs --out DIR\n");
+		return 2;
+	}
+	mkdir(outdir, 0777);
+	printf("== scaling in virtual time: MODELLED\n");
+	vb_print_header(stdout, &P);
+	printf("# N virtual CPUs = N/8 TDs x 8 vCPUs; %lu guest pages (%lu MiB) per TD\n"
+	       "# (scaled down from the seed's 704k); churn: each vCPU releases and\n"
+	       "# refaults %u 2M runs; storm: every page to shared and back\n",
+	       pages, pages >> 8, P.churn_runs);
+	for (sc = 0; sc < VB_NR_SCEN; sc++)
+		for (i = 0; i < nn; i++)
+			for (s = 0; s < S_NR; s++) {
+				struct vb_params p = P;
+				struct vb_result r;
+
+				p.strat = s;
+				p.scenario = sc;
+				p.cpus = scale_n[i];
+				p.tds = scale_n[i] / 8;
+				p.vcpus = 8;
+				p.pages_per_td = pages;
+				vb_run(&p, &r, stderr);
+				to_point(&pt[sc][i][s], &r);
+			}
+	write_data(nn);
+	print_tables(stdout, nn);
+	targets(stdout, nn, quick ? 8192 : P.pages_per_td);
+	return 0;
 }
