@@ -137,10 +137,31 @@ static unsigned long probe_refs(unsigned long pfn)
 	return refs;
 }
 
+/* VT_SLOW_NS=n in the environment: what each get or put above n ns did. */
+static u64 debug_slow_ns;
+
+static void debug_op(const char *op, struct vb_vcpu *vc, u64 ns,
+		     const struct vt_stats *s0)
+{
+	const struct vt_stats *s = &vt_stats[vc->cpu];
+
+	if (!debug_slow_ns || ns < debug_slow_ns)
+		return;
+	fprintf(stderr, "slow %s cpu %u at %.1f us: %llu ns: seamcall %.1f us, lock wait %.1f us, %llu xfers, %llu relax, %llu parks, %llu page allocs/frees\n",
+		op, vc->cpu, vt_now_ps() / 1e6, (unsigned long long)ns,
+		(s->seam_ps - s0->seam_ps) / 1e6,
+		(s->lock_wait_ps - s0->lock_wait_ps) / 1e6,
+		(unsigned long long)(s->xfers - s0->xfers),
+		(unsigned long long)(s->relax - s0->relax),
+		(unsigned long long)(s->parks - s0->parks),
+		(unsigned long long)(s->palloc - s0->palloc));
+}
+
 static void timed_get(struct vb_vcpu *vc, unsigned long pfn)
 {
 	int slow = probe_refs(pfn) == 0;
 	u64 t0, s0 = vt_stats[vc->cpu].seam_ps, ns;
+	struct vt_stats st0 = vt_stats[vc->cpu];
 	int ret;
 
 	pamt_sim_enter_atomic();
@@ -148,6 +169,7 @@ static void timed_get(struct vb_vcpu *vc, unsigned long pfn)
 	vt_advance_ns(vb.p->call_ns);
 	ret = vb.ops->get(pfn, &vc->res);
 	ns = (vt_now_ps() - t0 + 500) / 1000;
+	debug_op("get", vc, ns, &st0);
 	if (!ret) {
 		u64 st;
 
@@ -173,17 +195,20 @@ static void timed_get(struct vb_vcpu *vc, unsigned long pfn)
 static void timed_put(struct vb_vcpu *vc, unsigned long pfn)
 {
 	int slow = probe_refs(pfn) <= 1;
+	struct vt_stats st0;
 	u64 t0, s0, ns;
 	int ret;
 
 	while (pamt_fake_page_remove(pfn) == TDX_PAMT_OPERAND_BUSY)
 		cpu_relax();
 	s0 = vt_stats[vc->cpu].seam_ps;
+	st0 = vt_stats[vc->cpu];
 	pamt_sim_enter_atomic();
 	t0 = vt_now_ps();
 	vt_advance_ns(vb.p->call_ns);
 	ret = vb.ops->put(pfn);
 	ns = (vt_now_ps() - t0 + 500) / 1000;
+	debug_op("put", vc, ns, &st0);
 	pamt_sim_exit_atomic();
 	if (ret) {
 		vc->errors++;
@@ -433,6 +458,8 @@ void vb_run(const struct vb_params *p, struct vb_result *r, FILE *log)
 
 	memset(r, 0, sizeof(*r));
 	memset(&vb, 0, sizeof(vb));
+	if (getenv("VT_SLOW_NS"))
+		debug_slow_ns = strtoull(getenv("VT_SLOW_NS"), NULL, 0);
 	if (p->tds * p->vcpus > p->cpus || p->cpus > VT_MAX_CPUS ||
 	    !p->teardown_threads || p->teardown_threads > p->vcpus)
 		pamt_sim_fatal("bad virtual-time parameters", __FILE__, __LINE__);

@@ -574,7 +574,7 @@ static void targets(FILE *f, unsigned int nn, unsigned long pages40)
 static int do_scale(void)
 {
 	unsigned int nn = quick ? 3 : NSCALE, sc, i, s;
-	unsigned long pages = quick ? 2048 : 16384;
+	unsigned long pages = quick ? 2048 : 32768;
 
 	if (!outdir) {
 		fprintf(stderr, "--scale needs --out DIR\n");

@@ -188,12 +188,16 @@ void ndelay(unsigned long ns)
 /* ---- the page allocator: a modelled cost per call ---- */
 struct page *pamt_sim_alloc_page(gfp_t gfp, const char *file, int line)
 {
+	if (vt_active())
+		vt_stats[vt_self()].palloc++;
 	vt_advance_ns(vt_cost.palloc);
 	return host_pamt_sim_alloc_page(gfp, file, line);
 }
 
 void pamt_sim_free_page(struct page *page, const char *file, int line)
 {
+	if (vt_active())
+		vt_stats[vt_self()].palloc++;
 	vt_advance_ns(vt_cost.pfree);
 	host_pamt_sim_free_page(page, file, line);
 }

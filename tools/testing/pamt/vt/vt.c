@@ -815,7 +815,9 @@ void vt_qlock(int *p)
 		vt.cpu[l->qtail].qnext = me->id;
 	l->qtail = me->id;
 	me->state = ST_BLOCKED;
+	me->park_clock = me->clock;
 	vt_reschedule();
+	vt_stats[me->id].lock_wait_ps += me->clock - me->park_clock;
 	/* Handed over: the lock is ours. */
 	me->qaddr = NULL;
 }

@@ -100,6 +100,8 @@ struct vt_stats {
 	uint64_t xfers;		/* line transfers */
 	uint64_t switches;	/* coroutine switches */
 	uint64_t accesses;
+	uint64_t palloc;		/* page allocations and frees */
+	uint64_t lock_wait_ps;	/* blocked on a queued lock */
 };
 extern struct vt_stats vt_stats[VT_MAX_CPUS];
 

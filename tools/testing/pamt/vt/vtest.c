@@ -211,6 +211,64 @@ static void test_ticket(void)
 	pamt_sim_set_nr_cpus(4);
 }
 
+/* ---- spinning: a waiter sees a store one transfer after it ---- */
+static unsigned long flag_word __attribute__((aligned(64)));
+static uint64_t seen_ps[VT_MAX_CPUS];
+static bool with_deadline;
+
+static void flag_cpu(void *arg)
+{
+	unsigned int cpu = (uintptr_t)arg;
+
+	if (!cpu) {
+		vt_advance_ns(5000);
+		WRITE_ONCE(flag_word, 1);
+		return;
+	}
+	if (with_deadline) {
+		u64 deadline = ktime_get_ns() + 1000000;
+
+		while (!READ_ONCE(flag_word) && ktime_get_ns() < deadline)
+			cpu_relax();
+	} else {
+		while (!READ_ONCE(flag_word))
+			cpu_relax();
+	}
+	seen_ps[cpu] = vt_now_ps();
+}
+
+static void test_spin_wake(void)
+{
+	unsigned int i, d, n = 16;
+
+	for (d = 0; d < 2; d++) {
+		uint64_t worst = 0;
+		unsigned long relax = 0;
+
+		cost_single_socket(vt_cost.quantum);
+		vt_init(n);
+		flag_word = 0;
+		with_deadline = d;
+		for (i = 0; i < n; i++)
+			vt_spawn(i, flag_cpu, (void *)(uintptr_t)i);
+		vt_run();
+		for (i = 1; i < n; i++) {
+			if (seen_ps[i] > worst)
+				worst = seen_ps[i];
+			relax += vt_stats[i].relax;
+		}
+		/* The store, then a read miss, a relax and the quantum. */
+		result("spin_wakes_on_store",
+		       worst <= (5000 + 2 * vt_cost.xfer_local + vt_cost.relax +
+				 vt_cost.quantum + vt_cost.dram) * 1000 &&
+		       relax < 10 * n,
+		       "%u spinners%s, store at 5000 ns: last saw it at %.0f ns, %lu relaxes",
+		       n - 1, d ? " with a deadline" : "", worst / 1000.0, relax);
+		vt_fini();
+		cost_restore();
+	}
+}
+
 /* ---- BUSY exactly on overlap ---- */
 struct busy_arg {
 	double start_ns;
@@ -431,6 +489,7 @@ int vt_selftest(void)
 {
 	test_coherence();
 	test_ticket();
+	test_spin_wake();
 	test_busy();
 	test_accounting();
 	test_determinism();
