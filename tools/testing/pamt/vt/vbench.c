@@ -54,6 +54,7 @@ struct vb_params vb_default_params(void)
 		.teardown_threads = 1,
 		.call_ns = 50,
 		.pool_shuffle = true,
+		.pool_spread = 8,
 		.add_ns = 4000,
 		.remove_ns = 2000,
 		.seed = 1,
@@ -451,7 +452,8 @@ static bool accounting(const struct vb_params *p, struct vb_result *r)
 void vb_run(const struct vb_params *p, struct vb_result *r, FILE *log)
 {
 	unsigned long guest = roundup_run(p->pages_per_td + p->vcpus * RUN_PAGES);
-	unsigned long pool = guest * p->tds, extra, total, i;
+	unsigned long pool = guest * p->tds * (p->pool_spread ? p->pool_spread : 1);
+	unsigned long extra, total, i;
 	struct tdx_pamt_range range;
 	unsigned int v;
 	double t = host_now();
@@ -466,7 +468,7 @@ void vb_run(const struct vb_params *p, struct vb_result *r, FILE *log)
 	vb.p = p;
 	vb.ops = &strat_ops[p->strat];
 	/* Pairs, S-EPT pages and reserves come from the page allocator. */
-	extra = roundup_run(pool / 64 + p->cpus * 512UL + 16384);
+	extra = roundup_run(guest * p->tds / 64 + p->cpus * 512UL + 16384);
 	total = pool + extra;
 	range.start_pfn = VB_BASE_PFN;
 	range.end_pfn = VB_BASE_PFN + total;
@@ -595,9 +597,9 @@ void vb_print_header(FILE *f, const struct vb_params *p)
 		   "#   --add %g --remove %g  mean PAMT.ADD / PAMT.REMOVE (min mean/2, max\n"
 		   "#                      4.5x / 5.5x mean: BRIEF.md section 2)\n"
 		   "#   --call-ns %g       floor per get/put (instructions, timestamps)\n"
-		   "#   teardown: %u thread(s) per TD; guest pool runs %s; seed %llu\n",
+		   "#   teardown: %u thread(s) per TD; guest pool: %ux the TDs' memory, runs %s; seed %llu\n",
 		p->work_ns, p->put_work_ns, p->storm_work_ns, p->add_ns,
-		p->remove_ns, p->call_ns, p->teardown_threads,
+		p->remove_ns, p->call_ns, p->teardown_threads, p->pool_spread,
 		p->pool_shuffle ? "shuffled" : "in address order",
 		(unsigned long long)p->seed);
 }

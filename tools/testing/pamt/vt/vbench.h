@@ -28,6 +28,8 @@ extern const char * const vb_scen_names[VB_NR_SCEN];
  * @teardown_threads: threads per TD that tear its pages down
  * @call_ns: a floor per get and put: instructions and timestamps (modelled)
  * @pool_shuffle: hand out the guest pool's 2M runs in random order
+ * @pool_spread: the pool holds this many times the runs the TDs need (a
+ *	host's memory is larger than its TDs': fewer neighbours per line)
  * @add_ns: mean PAMT.ADD latency; range add/2 .. add*4.5
  * @remove_ns: mean PAMT.REMOVE latency; range remove/2 .. remove*5.5
  * @seed: of every random choice
@@ -39,6 +41,7 @@ struct vb_params {
 	unsigned int churn_runs, teardown_threads;
 	double call_ns;
 	bool pool_shuffle;
+	unsigned int pool_spread;
 	double add_ns, remove_ns;
 	u64 seed;
 };

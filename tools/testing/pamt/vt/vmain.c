@@ -295,7 +295,7 @@ int main(int argc, char **argv)
 	       O_PALLOC, O_PFREE, O_QUANTUM, O_PARK, O_SOCKETS, O_WORK,
 	       O_PUTWORK, O_STORMWORK, O_ADD, O_REMOVE, O_SEED, O_TDS,
 	       O_VCPUS, O_CPUS, O_PAGES, O_STRAT, O_SCEN, O_RUNS, O_TEAR,
-	       O_SELFTEST, O_RUN, O_REPLAY, O_SWEEP, O_SCALE, O_QUICK, O_OUT, O_MEMSCALE, O_CALL, O_SHUF };
+	       O_SELFTEST, O_RUN, O_REPLAY, O_SWEEP, O_SCALE, O_QUICK, O_OUT, O_MEMSCALE, O_CALL, O_SHUF, O_SPREAD };
 	static const struct option opts[] = {
 		{ "hit", 1, NULL, O_HIT }, { "rmw", 1, NULL, O_RMW },
 		{ "xfer-local", 1, NULL, O_XL }, { "xfer-remote", 1, NULL, O_XR },
@@ -314,7 +314,8 @@ int main(int argc, char **argv)
 		{ "replay", 0, NULL, O_REPLAY }, { "sweep", 0, NULL, O_SWEEP },
 		{ "scale", 0, NULL, O_SCALE }, { "quick", 0, NULL, O_QUICK },
 		{ "out", 1, NULL, O_OUT }, { "call-ns", 1, NULL, O_CALL },
-		{ "pool-shuffle", 1, NULL, O_SHUF }, { "mem-scale", 1, NULL, O_MEMSCALE },
+		{ "pool-shuffle", 1, NULL, O_SHUF },
+		{ "pool-spread", 1, NULL, O_SPREAD }, { "mem-scale", 1, NULL, O_MEMSCALE },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, mode = O_RUN;
@@ -354,6 +355,7 @@ int main(int argc, char **argv)
 		case O_QUICK: quick = true; break;
 		case O_CALL: P.call_ns = atof(optarg); break;
 		case O_SHUF: P.pool_shuffle = atoi(optarg); break;
+		case O_SPREAD: P.pool_spread = atoi(optarg); break;
 		case O_OUT: outdir = optarg; break;
 		case O_MEMSCALE: memscale = atof(optarg); break;
 		default: mode = c; break;
