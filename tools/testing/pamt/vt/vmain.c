@@ -358,7 +358,20 @@ int main(int argc, char **argv)
 		case O_SPREAD: P.pool_spread = atoi(optarg); break;
 		case O_OUT: outdir = optarg; break;
 		case O_MEMSCALE: memscale = atof(optarg); break;
-		default: mode = c; break;
+		case O_SELFTEST: case O_RUN: case O_REPLAY: case O_SWEEP:
+		case O_SCALE:
+			mode = c;
+			break;
+		default:
+			fprintf(stderr, "usage: pamt_vt [--selftest | --run | --replay | --sweep | --scale --out DIR [--quick]]\n"
+				"  [--strat S] [--scenario boot|churn|storm] [--tds N] [--vcpus N] [--cpus N]\n"
+				"  [--pages N] [--work NS] [--put-work NS] [--storm-work NS] [--call-ns NS]\n"
+				"  [--churn-runs N] [--teardown-threads N] [--pool-shuffle 0|1] [--pool-spread N]\n"
+				"  [--add NS] [--remove NS] [--seed N] [--mem-scale F]\n"
+				"  cost model: [--hit --rmw --xfer-local --xfer-remote --dram --relax --fence\n"
+				"  --palloc --pfree --quantum --park-timeout NS] [--sockets N]\n"
+				"see tools/testing/pamt/vt/README\n");
+			return 2;
 		}
 	}
 	if (mode == O_SELFTEST)

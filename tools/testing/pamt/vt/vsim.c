@@ -17,8 +17,6 @@
 #error "vt/vsim.c is the virtual-time build of shim/sim.c"
 #endif
 
-void vt_clock_read(void);
-
 /* A lock's owner is the virtual CPU, not the (single) OS thread. */
 static inline pthread_t vt_pthread_self(void)
 {
@@ -35,6 +33,7 @@ static inline pthread_t vt_pthread_self(void)
 #define ndelay				host_ndelay
 #define pamt_sim_alloc_page		host_pamt_sim_alloc_page
 #define pamt_sim_free_page		host_pamt_sim_free_page
+#define pamt_sim_kmalloc		host_pamt_sim_kmalloc
 
 #include "../shim/sim.c"
 
@@ -48,6 +47,7 @@ static inline pthread_t vt_pthread_self(void)
 #undef ndelay
 #undef pamt_sim_alloc_page
 #undef pamt_sim_free_page
+#undef pamt_sim_kmalloc
 
 /* ---- per-CPU state of the shims ---- */
 struct vt_tls {
@@ -200,4 +200,24 @@ void pamt_sim_free_page(struct page *page, const char *file, int line)
 		vt_stats[vt_self()].palloc++;
 	vt_advance_ns(vt_cost.pfree);
 	host_pamt_sim_free_page(page, file, line);
+}
+
+/*
+ * kmalloc() and friends 64-byte aligned: which slots share a cache line
+ * then depends on the code, not on the C library's allocator, and the
+ * output is the same on every machine.
+ */
+void *pamt_sim_kmalloc(size_t size, gfp_t gfp, bool zero)
+{
+	size_t bytes = (size + 63) & ~(size_t)63;
+	void *p;
+
+	might_alloc(gfp);
+	pamt_sim_rt_sleeps("kmalloc()", __FILE__, __LINE__);
+	if (pamt_sim_should_fail(&pamt_sim_fail_kmalloc, gfp))
+		return NULL;
+	p = aligned_alloc(64, bytes ? bytes : 64);
+	if (p && zero)
+		memset(p, 0, bytes ? bytes : 64);
+	return p;
 }

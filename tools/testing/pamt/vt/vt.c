@@ -731,8 +731,6 @@ void vt_seamcall_ns(double ns)
 	vt_advance_ns(ns);
 }
 
-/* The clock was read: a spin that reads it may be waiting for a time. */
-void vt_clock_read(void);
 void vt_clock_read(void)
 {
 	if (!vt.active)

@@ -76,6 +76,8 @@ void vt_untracked(bool on);
 void vt_access(const volatile void *p, int kind);
 void vt_cas_done(const volatile void *p, bool wrote);
 void vt_fence(void);
+/* The clock was read: a spin that reads it may wait for a deadline. */
+void vt_clock_read(void);
 void vt_relax(void);
 void vt_seamcall_ns(double ns);
 
