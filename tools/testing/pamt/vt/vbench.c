@@ -365,6 +365,9 @@ static void vcpu_fn(void *arg)
 	pamt_sim_set_cpu(vc->cpu);
 	if (vb.p->scenario == VB_BOOT)
 		phase_mark(vc, true);
+	/* After the start line: the barrier would undo it. */
+	if (vb.p->start_jitter_ns >= 1)
+		vt_advance_ns(bench_rng(&vc->rng) % (u64)vb.p->start_jitter_ns);
 	for (i = 0; i < vc->nguest; i++)
 		fault_one(vc, i);
 	if (vb.p->scenario == VB_CHURN) {
@@ -391,7 +394,7 @@ static unsigned long roundup_run(unsigned long n)
 
 void vb_fake_env_up(unsigned long nr_pages)
 {
-	pamt_sim_seed(1);
+	vt_sim_reseed(1);
 	atomic_long_set(&pamt_sim_warnings, 0);
 	if (pamt_sim_mem_init(VB_BASE_PFN, nr_pages) ||
 	    pamt_fake_init(VB_BASE_PFN, VB_BASE_PFN + nr_pages))
@@ -475,7 +478,7 @@ void vb_run(const struct vb_params *p, struct vb_result *r, FILE *log)
 
 	pamt_sim_set_nr_cpus(p->cpus);
 	pamt_sim_set_cpu(0);
-	pamt_sim_seed(p->seed);
+	vt_sim_reseed(p->seed);
 	atomic_long_set(&pamt_sim_warnings, 0);
 	if (pamt_sim_mem_init(VB_BASE_PFN + pool, extra) ||
 	    pamt_fake_init(range.start_pfn, range.end_pfn))
@@ -597,9 +600,11 @@ void vb_print_header(FILE *f, const struct vb_params *p)
 		   "#   --add %g --remove %g  mean PAMT.ADD / PAMT.REMOVE (min mean/2, max\n"
 		   "#                      4.5x / 5.5x mean: BRIEF.md section 2)\n"
 		   "#   --call-ns %g       floor per get/put (instructions, timestamps)\n"
+		   "#   --start-jitter %g   each vCPU starts after a random delay below this\n"
 		   "#   teardown: %u thread(s) per TD; guest pool: %ux the TDs' memory, runs %s; seed %llu\n",
 		p->work_ns, p->put_work_ns, p->storm_work_ns, p->add_ns,
-		p->remove_ns, p->call_ns, p->teardown_threads, p->pool_spread,
+		p->remove_ns, p->call_ns, p->start_jitter_ns, p->teardown_threads,
+		p->pool_spread,
 		p->pool_shuffle ? "shuffled" : "in address order",
 		(unsigned long long)p->seed);
 }

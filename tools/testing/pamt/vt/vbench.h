@@ -30,6 +30,7 @@ extern const char * const vb_scen_names[VB_NR_SCEN];
  * @pool_shuffle: hand out the guest pool's 2M runs in random order
  * @pool_spread: the pool holds this many times the runs the TDs need (a
  *	host's memory is larger than its TDs': fewer neighbours per line)
+ * @start_jitter_ns: each vCPU starts after a random delay below this
  * @add_ns: mean PAMT.ADD latency; range add/2 .. add*4.5
  * @remove_ns: mean PAMT.REMOVE latency; range remove/2 .. remove*5.5
  * @seed: of every random choice
@@ -42,6 +43,7 @@ struct vb_params {
 	double call_ns;
 	bool pool_shuffle;
 	unsigned int pool_spread;
+	double start_jitter_ns;
 	double add_ns, remove_ns;
 	u64 seed;
 };

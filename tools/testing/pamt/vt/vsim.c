@@ -113,6 +113,20 @@ void vt_tls_init(void *buf, unsigned int cpu)
 		t->rng_state = 1;
 }
 
+/*
+ * Seed the calling context's random stream from @seed alone: sim.c seeds
+ * a fresh stream from a count of the streams seeded so far, so a run's
+ * draws outside the virtual CPUs (the fake module's seed, at init) would
+ * depend on the runs before it in the same process.
+ */
+void vt_sim_reseed(uint64_t seed)
+{
+	pamt_sim_seed(seed);
+	rng_state = seed * 0x9e3779b97f4a7c15ULL ^ 0x2545F4914F6CDD1DULL;
+	if (!rng_state)
+		rng_state = 1;
+}
+
 /* ---- locks: queued and FIFO in virtual time ---- */
 static void vt_lock_order(struct pamt_sim_lock *l, const char *file, int line)
 {

@@ -112,5 +112,6 @@ extern struct vt_stats vt_stats[VT_MAX_CPUS];
 void vt_tls_save(void *buf);
 void vt_tls_restore(const void *buf);
 void vt_tls_init(void *buf, unsigned int cpu);
+void vt_sim_reseed(uint64_t seed);
 
 #endif /* _PAMT_VT_H */
