@@ -4,6 +4,8 @@
 # make bench draws its plots with gnuplot.  On a fresh machine it is not
 # there (only .ci/run installs it): install it when we can (root with
 # apt-get), else say so; plot.sh then draws SVG without it.
+# PAMT_NO_GNUPLOT=1: behave as without it (to try the SVG fallback).
+[ -n "$PAMT_NO_GNUPLOT" ] && exit 1
 command -v gnuplot >/dev/null 2>&1 && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	echo "gnuplot missing: apt-get install gnuplot-nox" >&2
