@@ -394,7 +394,7 @@ int main(int argc, char **argv)
 }
 
 /* ---- scaling: N = 8..256 virtual CPUs, N/8 TDs of 8 vCPUs ---- */
-static const unsigned int scale_n[] = { 8, 16, 32, 64, 128, 256 };
+static const unsigned int scale_n[] = { 8, 16, 32, 40, 64, 128, 256 };
 #define NSCALE	ARRAY_SIZE(scale_n)
 
 struct point {
