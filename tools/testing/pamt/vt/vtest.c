@@ -8,6 +8,8 @@
  *   ticket        a ticket lock (shim atomics and cpu_relax) with hold time
  *                 h and N contenders: wait per acquisition within 20% of
  *                 (N - 1) * (h + transfer); the same for the queued lock
+ *   spinning      a spinner sees a store one transfer after it; spinners
+ *                 that write (test-and-set) cannot park, yet all get through
  *   busy          BUSY from the fake module exactly when two SEAMCALLs'
  *                 virtual intervals overlap on a locked range
  *   accounting    the core's exact accounting invariants (as in stress.c)
@@ -269,6 +271,50 @@ static void test_spin_wake(void)
 	}
 }
 
+/*
+ * ---- a test-and-set lock: spinners that write cannot park, yet time
+ * advances and every CPU gets through (no livelock) ----
+ */
+static atomic_t tas_word __attribute__((aligned(64)));
+static unsigned long tas_inside, tas_count, tas_bad;
+
+static void tas_cpu(void *arg)
+{
+	unsigned int r;
+
+	for (r = 0; r < 100; r++) {
+		while (atomic_xchg(&tas_word, 1))
+			cpu_relax();
+		if (tas_inside++)
+			tas_bad++;
+		vt_advance_ns(200);
+		tas_count++;
+		tas_inside--;
+		atomic_set_release(&tas_word, 0);
+	}
+}
+
+static void test_tas(void)
+{
+	unsigned int i, n = 8;
+	double t;
+
+	cost_single_socket(vt_cost.quantum);
+	vt_init(n);
+	atomic_set(&tas_word, 0);
+	tas_inside = tas_count = tas_bad = 0;
+	for (i = 0; i < n; i++)
+		vt_spawn(i, tas_cpu, NULL);
+	vt_run();
+	t = vt_max_clock_ps() / 1000.0;
+	result("tas_lock_progress", tas_count == n * 100 && !tas_bad &&
+	       t >= n * 100 * 200.0 && t < n * 100 * (200.0 + 20 * vt_cost.xfer_local),
+	       "%u CPUs x 100 acquisitions, hold 200 ns, xchg spin: %lu done, %lu overlaps, %.0f ns",
+	       n, tas_count, tas_bad, t);
+	vt_fini();
+	cost_restore();
+}
+
 /* ---- BUSY exactly on overlap ---- */
 struct busy_arg {
 	double start_ns;
@@ -490,6 +536,7 @@ int vt_selftest(void)
 	test_coherence();
 	test_ticket();
 	test_spin_wake();
+	test_tas();
 	test_busy();
 	test_accounting();
 	test_determinism();
