@@ -9,10 +9,13 @@
 #   make check       userspace harness: unit tests (plain, ASan/UBSan, TSan),
 #                    stress, mutant
 #   make bench-test  the benchmark's own correctness tests
+#   make vt-test     the virtual-time engine and model (tools/testing/pamt/vt)
 #   make model       spin model of the slot state machine, and its mutants
 #   make kunit       KUnit in qemu: lockdep, lockdep+KASAN, PREEMPT_RT, canaries
 #   make lint        checkpatch --strict, sparse, kernel-doc on our files
 #   make bench-insn  instructions per fast-path get+put (callgrind)
+#   make bench-scale virtual time: 8..256 virtual CPUs, every strategy,
+#                    tables and plots in bench-results/vt
 #   make patches     a format-patch series against pristine 7.3, out/patches
 #   make patches-check  the series, applied with git am to a fresh 7.3
 #                    tree and built
@@ -20,7 +23,7 @@
 PAMT	:= tools/testing/pamt
 LOGS	:= build/test-logs
 # Parts of "make test", in order; each prints "N passed, N failed".
-TEST_PARTS ?= check bench-test model kunit lint patches-check
+TEST_PARTS ?= check bench-test vt-test model kunit lint patches-check
 
 all: check
 
@@ -35,6 +38,12 @@ bench-insn:
 
 bench-test:
 	$(MAKE) -C $(PAMT)/bench test
+
+vt-test:
+	$(MAKE) -C $(PAMT)/vt test
+
+bench-scale:
+	$(MAKE) -C $(PAMT)/vt scale
 
 model:
 	$(MAKE) -C $(PAMT)/model model
@@ -70,7 +79,8 @@ test:
 
 clean:
 	$(MAKE) -C $(PAMT) clean
+	$(MAKE) -C $(PAMT)/vt clean
 	rm -rf build out
 
-.PHONY: all check bench bench-insn bench-test model kunit lint patches \
+.PHONY: all check bench bench-insn bench-test vt-test bench-scale model kunit lint patches \
 	patches-check test clean

@@ -118,6 +118,18 @@ struct bench_spin {
 	unsigned int owner;
 } __attribute__((aligned(64)));
 
+#ifdef PAMT_VTIME
+/* Virtual time (tools/testing/pamt/vt): the engine's queued FIFO lock. */
+static inline void bench_spin_lock(struct bench_spin *l)
+{
+	vt_qlock((int *)&l->next);
+}
+
+static inline void bench_spin_unlock(struct bench_spin *l)
+{
+	vt_qunlock((int *)&l->next);
+}
+#else
 static inline void bench_spin_lock(struct bench_spin *l)
 {
 	unsigned int me = __atomic_fetch_add(&l->next, 1, __ATOMIC_RELAXED);
@@ -134,6 +146,8 @@ static inline void bench_spin_unlock(struct bench_spin *l)
 {
 	__atomic_store_n(&l->owner, l->owner + 1, __ATOMIC_RELEASE);
 }
+
+#endif
 
 static inline void bench_spin_init(struct bench_spin *l)
 {

@@ -280,10 +280,11 @@ Run with:
   tools/testing/kunit/kunit.py run --arch=x86_64 \\
 	--kunitconfig=arch/x86/virt/vmx/tdx/.kunitconfig --qemu_args '-smp 4'"
 
-# The harness, without our CI scripts, the benchmark and the spin model,
-# which are this project's tooling rather than something to merge.
+# The harness, without our CI scripts, the benchmark, the spin model and
+# virtual time, which are this project's tooling rather than something to
+# merge.
 for f in $(tracked tools/testing/pamt |
-	   grep -v '^tools/testing/pamt/\(kernel\|bench\|model\)/'); do
+	   grep -v '^tools/testing/pamt/\(kernel\|bench\|model\|vt\)/'); do
 	copy "$f"
 done
 commit "tools/testing/pamt: Add a userspace harness for the PAMT cache" \

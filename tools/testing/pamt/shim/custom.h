@@ -31,8 +31,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/*
+ * Virtual time (tools/testing/pamt/vt, -DPAMT_VTIME): every shared access
+ * below first calls pamt_sim_access(), a scheduling point that charges
+ * the access's modelled cost.  Nothing in the other builds.
+ */
+#ifdef PAMT_VTIME
+#include "../vt/vt.h"
+#define pamt_sim_access(p, kind)	vt_access((p), (kind))
+#define pamt_sim_cas_done(p, ok)	vt_cas_done((p), (ok))
+#else
+#define VT_LD	0
+#define VT_ST	0
+#define VT_RMW	0
+#define VT_CAS	0
+#define pamt_sim_access(p, kind)	((void)0)
+#define pamt_sim_cas_done(p, ok)	((void)(ok))
+#endif
+
 /* ---- per-thread simulation state ---- */
+#ifndef PAMT_SIM_MAX_CPUS
 #define PAMT_SIM_MAX_CPUS	64
+#endif
 #define PAMT_SIM_PCPU_UNIT	4096
 
 extern unsigned int nr_cpu_ids;
@@ -55,45 +75,70 @@ typedef struct { s64 counter; } atomic64_t;
 
 #define PAMT_SIM_ATOMIC_OPS(pfx, type, T)				\
 static inline T pfx##_read(const type *v)				\
-{ return __atomic_load_n(&v->counter, __ATOMIC_RELAXED); }		\
+{ pamt_sim_access(&v->counter, VT_LD);					\
+  return __atomic_load_n(&v->counter, __ATOMIC_RELAXED); }		\
 static inline T pfx##_read_acquire(const type *v)			\
-{ return __atomic_load_n(&v->counter, __ATOMIC_ACQUIRE); }		\
+{ pamt_sim_access(&v->counter, VT_LD);					\
+  return __atomic_load_n(&v->counter, __ATOMIC_ACQUIRE); }		\
 static inline void pfx##_set(type *v, T i)				\
-{ __atomic_store_n(&v->counter, i, __ATOMIC_RELAXED); }			\
+{ pamt_sim_access(&v->counter, VT_ST);					\
+  __atomic_store_n(&v->counter, i, __ATOMIC_RELAXED); }			\
 static inline void pfx##_set_release(type *v, T i)			\
-{ __atomic_store_n(&v->counter, i, __ATOMIC_RELEASE); }			\
+{ pamt_sim_access(&v->counter, VT_ST);					\
+  __atomic_store_n(&v->counter, i, __ATOMIC_RELEASE); }			\
 static inline void pfx##_add(T i, type *v)				\
-{ __atomic_fetch_add(&v->counter, i, __ATOMIC_RELAXED); }		\
+{ pamt_sim_access(&v->counter, VT_RMW);					\
+  __atomic_fetch_add(&v->counter, i, __ATOMIC_RELAXED); }		\
 static inline void pfx##_inc(type *v)					\
-{ __atomic_fetch_add(&v->counter, 1, __ATOMIC_RELAXED); }		\
+{ pamt_sim_access(&v->counter, VT_RMW);					\
+  __atomic_fetch_add(&v->counter, 1, __ATOMIC_RELAXED); }		\
 static inline void pfx##_dec(type *v)					\
-{ __atomic_fetch_sub(&v->counter, 1, __ATOMIC_RELAXED); }		\
+{ pamt_sim_access(&v->counter, VT_RMW);					\
+  __atomic_fetch_sub(&v->counter, 1, __ATOMIC_RELAXED); }		\
 static inline T pfx##_inc_return(type *v)				\
-{ return __atomic_add_fetch(&v->counter, 1, __ATOMIC_SEQ_CST); }	\
+{ pamt_sim_access(&v->counter, VT_RMW);					\
+  return __atomic_add_fetch(&v->counter, 1, __ATOMIC_SEQ_CST); }	\
 static inline T pfx##_dec_return(type *v)				\
-{ return __atomic_sub_fetch(&v->counter, 1, __ATOMIC_SEQ_CST); }	\
+{ pamt_sim_access(&v->counter, VT_RMW);					\
+  return __atomic_sub_fetch(&v->counter, 1, __ATOMIC_SEQ_CST); }	\
 static inline T pfx##_dec_return_release(type *v)			\
-{ return __atomic_sub_fetch(&v->counter, 1, __ATOMIC_RELEASE); }	\
+{ pamt_sim_access(&v->counter, VT_RMW);					\
+  return __atomic_sub_fetch(&v->counter, 1, __ATOMIC_RELEASE); }	\
 static inline T pfx##_xchg(type *v, T i)				\
-{ return __atomic_exchange_n(&v->counter, i, __ATOMIC_SEQ_CST); }	\
+{ pamt_sim_access(&v->counter, VT_RMW);					\
+  return __atomic_exchange_n(&v->counter, i, __ATOMIC_SEQ_CST); }	\
 static inline void pfx##_or(T i, type *v)				\
-{ __atomic_fetch_or(&v->counter, i, __ATOMIC_RELAXED); }		\
+{ pamt_sim_access(&v->counter, VT_RMW);					\
+  __atomic_fetch_or(&v->counter, i, __ATOMIC_RELAXED); }		\
 static inline T pfx##_fetch_add(T i, type *v)				\
-{ return __atomic_fetch_add(&v->counter, i, __ATOMIC_SEQ_CST); }	\
+{ pamt_sim_access(&v->counter, VT_RMW);					\
+  return __atomic_fetch_add(&v->counter, i, __ATOMIC_SEQ_CST); }	\
 static inline T pfx##_cmpxchg(type *v, T o, T n)			\
 {									\
-	__atomic_compare_exchange_n(&v->counter, &o, n, false,		\
+	bool __ok;							\
+									\
+	pamt_sim_access(&v->counter, VT_CAS);				\
+	__ok = __atomic_compare_exchange_n(&v->counter, &o, n, false,	\
 				    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);\
+	pamt_sim_cas_done(&v->counter, __ok);				\
 	return o;							\
 }									\
 static inline bool pfx##_add_unless(type *v, T a, T u)			\
 {									\
-	T c = pfx##_read(v);						\
+	T c;								\
+									\
+	/* As the kernel's: a read, then a cmpxchg (one, in one CPU's turn). */\
+	pamt_sim_access(&v->counter, VT_LD);				\
+	pamt_sim_access(&v->counter, VT_CAS);				\
+	c = __atomic_load_n(&v->counter, __ATOMIC_RELAXED);		\
 	do {								\
-		if (c == u)						\
+		if (c == u) {						\
+			pamt_sim_cas_done(&v->counter, false);		\
 			return false;					\
+		}							\
 	} while (!__atomic_compare_exchange_n(&v->counter, &c, c + a,	\
 			false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));	\
+	pamt_sim_cas_done(&v->counter, true);				\
 	return true;							\
 }
 
@@ -103,9 +148,16 @@ PAMT_SIM_ATOMIC_OPS(atomic64, atomic64_t, s64)
 
 /* try_cmpxchg takes any pointer to a same-sized old value, as in-kernel. */
 #define __pamt_try_cmpxchg(v, oldp, n, succ, fail)			\
-	__atomic_compare_exchange_n(&(v)->counter,			\
-		(typeof(&(v)->counter))(oldp),				\
-		(typeof((v)->counter))(n), false, succ, fail)
+	({								\
+		bool __ok;						\
+									\
+		pamt_sim_access(&(v)->counter, VT_CAS);			\
+		__ok = __atomic_compare_exchange_n(&(v)->counter,	\
+			(typeof(&(v)->counter))(oldp),			\
+			(typeof((v)->counter))(n), false, succ, fail);	\
+		pamt_sim_cas_done(&(v)->counter, __ok);			\
+		__ok;							\
+	})
 #define atomic_long_try_cmpxchg(v, o, n) \
 	__pamt_try_cmpxchg(v, o, n, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)
 #define atomic_long_try_cmpxchg_acquire(v, o, n) \
@@ -119,36 +171,68 @@ PAMT_SIM_ATOMIC_OPS(atomic64, atomic64_t, s64)
 #define atomic_try_cmpxchg_acquire(v, o, n) \
 	__pamt_try_cmpxchg(v, o, n, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)
 
-#define READ_ONCE(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
-#define WRITE_ONCE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
-#define smp_load_acquire(p)	__atomic_load_n(p, __ATOMIC_ACQUIRE)
-#define smp_store_release(p, v)	__atomic_store_n(p, v, __ATOMIC_RELEASE)
+#define READ_ONCE(x)							\
+	({ pamt_sim_access(&(x), VT_LD);				\
+	   __atomic_load_n(&(x), __ATOMIC_RELAXED); })
+#define WRITE_ONCE(x, v)						\
+	({ pamt_sim_access(&(x), VT_ST);				\
+	   __atomic_store_n(&(x), (v), __ATOMIC_RELAXED); })
+#define smp_load_acquire(p)						\
+	({ pamt_sim_access(p, VT_LD); __atomic_load_n(p, __ATOMIC_ACQUIRE); })
+#define smp_store_release(p, v)						\
+	({ pamt_sim_access(p, VT_ST); __atomic_store_n(p, v, __ATOMIC_RELEASE); })
 /*
  * A full barrier as a seq_cst read-modify-write of one shared word: every
  * smp_mb() is ordered with every other, and ThreadSanitizer (which has no
  * fences) understands it.
  */
 extern long pamt_sim_mb_word;
+#ifdef PAMT_VTIME
+/* A fence costs time; it is not an access to a shared word. */
+#define smp_mb()	vt_fence()
+#else
 #define smp_mb()	((void)__atomic_fetch_add(&pamt_sim_mb_word, 0, __ATOMIC_SEQ_CST))
+#endif
 #define smp_mb__after_atomic()	smp_mb()
 
 /* ---- bit operations on unsigned long arrays, atomic like the kernel's ---- */
 #define __PAMT_BIT_WORD(nr, addr) (&((unsigned long *)(addr))[(nr) / BITS_PER_LONG])
 #define __PAMT_BIT_MASK(nr)	(1UL << ((nr) % BITS_PER_LONG))
 static inline void set_bit(unsigned long nr, volatile unsigned long *addr)
-{ __atomic_fetch_or(__PAMT_BIT_WORD(nr, addr), __PAMT_BIT_MASK(nr), __ATOMIC_RELAXED); }
+{
+	pamt_sim_access(__PAMT_BIT_WORD(nr, addr), VT_RMW);
+	__atomic_fetch_or(__PAMT_BIT_WORD(nr, addr), __PAMT_BIT_MASK(nr), __ATOMIC_RELAXED);
+}
 static inline void clear_bit(unsigned long nr, volatile unsigned long *addr)
-{ __atomic_fetch_and(__PAMT_BIT_WORD(nr, addr), ~__PAMT_BIT_MASK(nr), __ATOMIC_RELAXED); }
+{
+	pamt_sim_access(__PAMT_BIT_WORD(nr, addr), VT_RMW);
+	__atomic_fetch_and(__PAMT_BIT_WORD(nr, addr), ~__PAMT_BIT_MASK(nr), __ATOMIC_RELAXED);
+}
 static inline bool test_bit(unsigned long nr, const volatile unsigned long *addr)
-{ return __atomic_load_n(__PAMT_BIT_WORD(nr, addr), __ATOMIC_RELAXED) & __PAMT_BIT_MASK(nr); }
+{
+	pamt_sim_access(__PAMT_BIT_WORD(nr, addr), VT_LD);
+	return __atomic_load_n(__PAMT_BIT_WORD(nr, addr), __ATOMIC_RELAXED) & __PAMT_BIT_MASK(nr);
+}
 static inline bool test_and_set_bit(unsigned long nr, volatile unsigned long *addr)
-{ return __atomic_fetch_or(__PAMT_BIT_WORD(nr, addr), __PAMT_BIT_MASK(nr), __ATOMIC_SEQ_CST) & __PAMT_BIT_MASK(nr); }
+{
+	pamt_sim_access(__PAMT_BIT_WORD(nr, addr), VT_RMW);
+	return __atomic_fetch_or(__PAMT_BIT_WORD(nr, addr), __PAMT_BIT_MASK(nr), __ATOMIC_SEQ_CST) & __PAMT_BIT_MASK(nr);
+}
 static inline bool test_and_clear_bit(unsigned long nr, volatile unsigned long *addr)
-{ return __atomic_fetch_and(__PAMT_BIT_WORD(nr, addr), ~__PAMT_BIT_MASK(nr), __ATOMIC_SEQ_CST) & __PAMT_BIT_MASK(nr); }
+{
+	pamt_sim_access(__PAMT_BIT_WORD(nr, addr), VT_RMW);
+	return __atomic_fetch_and(__PAMT_BIT_WORD(nr, addr), ~__PAMT_BIT_MASK(nr), __ATOMIC_SEQ_CST) & __PAMT_BIT_MASK(nr);
+}
 static inline bool test_and_set_bit_lock(unsigned long nr, volatile unsigned long *addr)
-{ return __atomic_fetch_or(__PAMT_BIT_WORD(nr, addr), __PAMT_BIT_MASK(nr), __ATOMIC_ACQUIRE) & __PAMT_BIT_MASK(nr); }
+{
+	pamt_sim_access(__PAMT_BIT_WORD(nr, addr), VT_RMW);
+	return __atomic_fetch_or(__PAMT_BIT_WORD(nr, addr), __PAMT_BIT_MASK(nr), __ATOMIC_ACQUIRE) & __PAMT_BIT_MASK(nr);
+}
 static inline void clear_bit_unlock(unsigned long nr, volatile unsigned long *addr)
-{ __atomic_fetch_and(__PAMT_BIT_WORD(nr, addr), ~__PAMT_BIT_MASK(nr), __ATOMIC_RELEASE); }
+{
+	pamt_sim_access(__PAMT_BIT_WORD(nr, addr), VT_RMW);
+	__atomic_fetch_and(__PAMT_BIT_WORD(nr, addr), ~__PAMT_BIT_MASK(nr), __ATOMIC_RELEASE);
+}
 
 /* ---- atomic context and sleeping ---- */
 #define pamt_sim_enter_atomic()	(pamt_sim_atomic_depth++)
@@ -338,7 +422,8 @@ void *pamt_sim_alloc_percpu(size_t size);
 #define this_cpu_ptr(p)		((typeof(p))((char *)(p) + pamt_sim_pcpu_off))
 #define raw_cpu_ptr(p)		this_cpu_ptr(p)
 #define this_cpu_add(pcp, n)						\
-	((void)__atomic_fetch_add(this_cpu_ptr(&(pcp)), (n), __ATOMIC_RELAXED))
+	({ pamt_sim_access(this_cpu_ptr(&(pcp)), VT_ST);		\
+	   (void)__atomic_fetch_add(this_cpu_ptr(&(pcp)), (n), __ATOMIC_RELAXED); })
 #define this_cpu_inc(pcp)	this_cpu_add(pcp, 1)
 #define this_cpu_dec(pcp)	this_cpu_add(pcp, -1)
 #define smp_processor_id()	pamt_sim_cpu

@@ -1,0 +1,627 @@
+// SPDX-License-Identifier: GPL-2.0
+/* pamt_vt: command line.  See README. */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "vbench.h"
+
+static struct vb_params P;
+static bool quick;
+static const char *outdir;
+
+static int do_scale(void);
+
+static int parse_strat(const char *s)
+{
+	int i;
+
+	for (i = 0; i < S_NR; i++)
+		if (!strcmp(s, strat_names[i]))
+			return i;
+	fprintf(stderr, "unknown strategy %s\n", s);
+	exit(2);
+}
+
+static int parse_scen(const char *s)
+{
+	int i;
+
+	for (i = 0; i < VB_NR_SCEN; i++)
+		if (!strcmp(s, vb_scen_names[i]))
+			return i;
+	fprintf(stderr, "unknown scenario %s\n", s);
+	exit(2);
+}
+
+
+/* ---- the seed's table (BRIEF.md section 2, pamt-optimize-thread.txt) ---- */
+struct seed_row {
+	double avg_us, max_us, count, total_ms;
+};
+
+/* [scenario 1 TD / 5 TDs][w/o, w/][get, put] */
+static const struct seed_row seed[2][2][2] = {
+	{ { { 2, 578, 706e3, 2025 }, { 0, 563, 706e3, 130 } },
+	  { { 0, 505, 704e3, 51 }, { 0, 496, 704e3, 34 } } },
+	{ { { 15, 1723, 3431e3, 55517 }, { 0, 562, 3431e3, 2066 } },
+	  { { 0, 1386, 3420e3, 334 }, { 0, 733, 3420e3, 137 } } },
+};
+
+static const unsigned int seed_tds[2] = { 1, 5 };
+
+/*
+ * Within 3x: a ratio in [1/3, 3].  The seed prints averages in whole us,
+ * so its "0" is anything below 0.5 us: within 3x of it is below 1.5 us.
+ */
+static bool within3(double sim, double sd, bool rounded_avg)
+{
+	if (rounded_avg && sd == 0)
+		return sim < 1.5;
+	if (sd <= 0 || sim <= 0)
+		return false;
+	return sim / sd <= 3 && sd / sim <= 3;
+}
+
+struct replay {
+	struct vb_result r[2][S_NR];	/* [scenario][strategy] */
+	unsigned int strat_mask;
+};
+
+static void run_replay(struct replay *rp, double work, unsigned int cpus,
+		       double scale, unsigned int mask, FILE *log)
+{
+	unsigned int sc, s;
+
+	rp->strat_mask = mask;
+	for (sc = 0; sc < 2; sc++)
+		for (s = 0; s < S_NR; s++) {
+			struct vb_params p = P;
+
+			if (!(mask & (1u << s)))
+				continue;
+			p.strat = s;
+			p.scenario = VB_BOOT;
+			p.tds = seed_tds[sc];
+			p.vcpus = 8;
+			p.cpus = cpus > p.tds * 8 ? cpus : p.tds * 8;
+			p.work_ns = work;
+			p.pages_per_td = (unsigned long)(P.pages_per_td * scale);
+			vb_run(&p, &rp->r[sc][s], log);
+		}
+}
+
+/* The figures the verdict compares, and how many are within 3x. */
+struct verdict {
+	unsigned int n, ok, n_nomax, ok_nomax;
+	char misses[1024];
+};
+
+static void judge(struct verdict *v, const char *what, double sim, double sd,
+		  bool rounded, bool is_max)
+{
+	bool ok = within3(sim, sd, rounded);
+
+	v->n++;
+	v->ok += ok;
+	if (!is_max) {
+		v->n_nomax++;
+		v->ok_nomax += ok;
+	}
+	if (!ok && strlen(v->misses) < sizeof(v->misses) - 64)
+		snprintf(v->misses + strlen(v->misses),
+			 sizeof(v->misses) - strlen(v->misses),
+			 " %s %.3g/%.3g;", what, sim, sd);
+}
+
+static double tot_ms(const struct lat *l, double scale)
+{
+	return l->total / 1e6 / scale;
+}
+
+static void verdict_of(const struct replay *rp, double scale, struct verdict *v)
+{
+	static const char * const sc_name[2] = { "1TD", "5TD" };
+	unsigned int sc, w;
+	char what[64];
+
+	memset(v, 0, sizeof(*v));
+	for (sc = 0; sc < 2; sc++) {
+		const struct vb_result *rr[2] = {
+			&rp->r[sc][S_LOCK], &rp->r[sc][S_ATOMIC] };
+
+		for (w = 0; w < 2; w++) {
+			const struct vb_result *r = rr[w];
+			const char *wn = w ? "w/" : "w/o";
+
+			snprintf(what, sizeof(what), "%s %s get avg", sc_name[sc], wn);
+			judge(v, what, lat_avg(&r->get) / 1000, seed[sc][w][0].avg_us, true, false);
+			snprintf(what, sizeof(what), "%s %s get total", sc_name[sc], wn);
+			judge(v, what, tot_ms(&r->get, scale), seed[sc][w][0].total_ms, false, false);
+			snprintf(what, sizeof(what), "%s %s put avg", sc_name[sc], wn);
+			judge(v, what, lat_avg(&r->put) / 1000, seed[sc][w][1].avg_us, true, false);
+			snprintf(what, sizeof(what), "%s %s put total", sc_name[sc], wn);
+			judge(v, what, tot_ms(&r->put, scale), seed[sc][w][1].total_ms, false, false);
+			snprintf(what, sizeof(what), "%s %s get max", sc_name[sc], wn);
+			judge(v, what, r->get.max / 1000.0, seed[sc][w][0].max_us, false, true);
+			snprintf(what, sizeof(what), "%s %s put max", sc_name[sc], wn);
+			judge(v, what, r->put.max / 1000.0, seed[sc][w][1].max_us, false, true);
+		}
+		snprintf(what, sizeof(what), "%s w/o:w/ get total", sc_name[sc]);
+		judge(v, what, (double)rr[0]->get.total / rr[1]->get.total,
+		      seed[sc][0][0].total_ms / seed[sc][1][0].total_ms, false, false);
+		snprintf(what, sizeof(what), "%s w/o:w/ put total", sc_name[sc]);
+		judge(v, what, (double)rr[0]->put.total / rr[1]->put.total,
+		      seed[sc][0][1].total_ms / seed[sc][1][1].total_ms, false, false);
+	}
+}
+
+static void print_replay(FILE *f, const struct replay *rp, double scale,
+			 unsigned int cpus)
+{
+	static const char * const rows[8] = {
+		"get avg (us)", "get max (us)", "get count", "get total (ms)",
+		"put avg (us)", "put max (us)", "put count", "put total (ms)",
+	};
+	unsigned int sc, i, s;
+
+	for (sc = 0; sc < 2; sc++) {
+		fprintf(f, "\nBootup+teardown of %u TD%s (each 8 vCPUs, %lu guest pages faulted), on %u virtual CPUs:\n",
+			seed_tds[sc], sc ? "s at once" : "",
+			(unsigned long)(P.pages_per_td * scale),
+			cpus > seed_tds[sc] * 8 ? cpus : seed_tds[sc] * 8);
+		fprintf(f, "%-15s | %9s %9s | %9s %9s | %9s %9s\n", "",
+			"seed w/o", "lock", "seed w/", "atomic", "eager", "magazine");
+		for (i = 0; i < 8; i++) {
+			double v[S_NR], sd[2];
+
+			for (s = 0; s < S_NR; s++) {
+				const struct lat *l = i < 4 ? &rp->r[sc][s].get :
+							      &rp->r[sc][s].put;
+
+				switch (i % 4) {
+				case 0: v[s] = lat_avg(l) / 1000; break;
+				case 1: v[s] = l->max / 1000.0; break;
+				case 2: v[s] = l->count / scale; break;
+				default: v[s] = tot_ms(l, scale); break;
+				}
+			}
+			for (s = 0; s < 2; s++) {
+				const struct seed_row *sr = &seed[sc][s][i / 4];
+
+				sd[s] = i % 4 == 0 ? sr->avg_us : i % 4 == 1 ?
+					sr->max_us : i % 4 == 2 ? sr->count :
+					sr->total_ms;
+			}
+			if (i % 4 == 2)
+				fprintf(f, "%-15s | %8.0fk %8.0fk | %8.0fk %8.0fk | %8.0fk %8.0fk\n",
+					rows[i], sd[0] / 1e3, v[S_LOCK] / 1e3,
+					sd[1] / 1e3, v[S_ATOMIC] / 1e3,
+					v[S_EAGER] / 1e3, v[S_MAG] / 1e3);
+			else
+				fprintf(f, "%-15s | %9.0f %9.3g | %9.0f %9.3g | %9.3g %9.3g\n",
+					rows[i], sd[0], v[S_LOCK], sd[1],
+					v[S_ATOMIC], v[S_EAGER], v[S_MAG]);
+		}
+		fprintf(f, "%-15s | %9.1f %9.1f |\n", "w/o:w/ get tot",
+			seed[sc][0][0].total_ms / seed[sc][1][0].total_ms,
+			(double)rp->r[sc][S_LOCK].get.total / rp->r[sc][S_ATOMIC].get.total);
+		fprintf(f, "%-15s | %9.1f %9.1f |\n", "w/o:w/ put tot",
+			seed[sc][0][1].total_ms / seed[sc][1][1].total_ms,
+			(double)rp->r[sc][S_LOCK].put.total / rp->r[sc][S_ATOMIC].put.total);
+		fprintf(f, "%-15s | %9s %9llu | %9s %9llu | %9llu %9llu\n",
+			"global lock", "", (unsigned long long)rp->r[sc][S_LOCK].c.lock,
+			"", (unsigned long long)rp->r[sc][S_ATOMIC].c.lock,
+			(unsigned long long)rp->r[sc][S_EAGER].c.lock,
+			(unsigned long long)rp->r[sc][S_MAG].c.lock);
+		fprintf(f, "%-15s | %9s %9llu | %9s %9llu | %9llu %9llu\n",
+			"SEAMCALLs", "", (unsigned long long)(rp->r[sc][S_LOCK].c.add + rp->r[sc][S_LOCK].c.remove),
+			"", (unsigned long long)(rp->r[sc][S_ATOMIC].c.add + rp->r[sc][S_ATOMIC].c.remove),
+			(unsigned long long)(rp->r[sc][S_EAGER].c.add + rp->r[sc][S_EAGER].c.remove),
+			(unsigned long long)(rp->r[sc][S_MAG].c.add + rp->r[sc][S_MAG].c.remove));
+		for (s = 0; s < S_NR; s++)
+			if (!rp->r[sc][s].ok)
+				fprintf(f, "CHECK FAILED: %s\n", strat_names[s]);
+	}
+	if (scale != 1)
+		fprintf(f, "(counts and totals scaled by 1/%.3g to the seed's size)\n", scale);
+}
+
+static int do_replay(unsigned int cpus, double scale)
+{
+	static struct replay rp;
+	struct verdict v;
+
+	printf("== seed replay in virtual time: MODELLED (%u virtual CPUs)\n", cpus);
+	vb_print_header(stdout, &P);
+	run_replay(&rp, P.work_ns, cpus, scale, (1u << S_NR) - 1, stderr);
+	print_replay(stdout, &rp, scale, cpus);
+	verdict_of(&rp, scale, &v);
+	printf("\nwithin 3x of the seed (work %g ns): %u of %u figures, %u of %u without the maxima\n",
+	       P.work_ns, v.ok, v.n, v.ok_nomax, v.n_nomax);
+	if (v.ok < v.n)
+		printf("  outside:%s\n", v.misses);
+	return 0;
+}
+
+static int do_sweep(unsigned int cpus, double scale)
+{
+	static const double works[] = { 200, 300, 500, 700, 1000, 1500, 2000,
+					3000, 5000, 10000, 20000 };
+	static struct replay rp;
+	unsigned int i, best = 0, best_ok = 0, nall = 0, nnomax = 0;
+	struct verdict v;
+
+	printf("== sweep of the between-faults work: MODELLED (%u virtual CPUs)\n", cpus);
+	vb_print_header(stdout, &P);
+	printf("# lock (seed w/o) and atomic (seed w/), 1 TD and 5 TDs; a figure passes\n"
+	       "# within 3x of the seed's (an average the seed prints as 0 is < 0.5 us:\n"
+	       "# passes below 1.5 us); the w/o:w/ ratios of total get and put too.\n");
+	printf("%9s | %-6s %-6s | %9s %9s %9s %9s | %9s %9s\n", "work (ns)",
+	       "all", "no max", "1TD lock", "1TD atom", "5TD lock",
+	       "5TD atom", "1TD ratio", "5TD ratio");
+	for (i = 0; i < ARRAY_SIZE(works); i++) {
+		run_replay(&rp, works[i], cpus, scale,
+			   (1u << S_LOCK) | (1u << S_ATOMIC), stderr);
+		verdict_of(&rp, scale, &v);
+		printf("%9.0f | %2u/%-3u %2u/%-3u | %9.3f %9.3f %9.3f %9.3f | %9.1f %9.1f\n",
+		       works[i], v.ok, v.n, v.ok_nomax, v.n_nomax,
+		       lat_avg(&rp.r[0][S_LOCK].get) / 1000,
+		       lat_avg(&rp.r[0][S_ATOMIC].get) / 1000,
+		       lat_avg(&rp.r[1][S_LOCK].get) / 1000,
+		       lat_avg(&rp.r[1][S_ATOMIC].get) / 1000,
+		       (double)rp.r[0][S_LOCK].get.total / rp.r[0][S_ATOMIC].get.total,
+		       (double)rp.r[1][S_LOCK].get.total / rp.r[1][S_ATOMIC].get.total);
+		printf("          |   outside:%s\n", v.ok == v.n ? " none" : v.misses);
+		if (v.ok_nomax > best_ok) {
+			best_ok = v.ok_nomax;
+			best = i;
+		}
+		nall += v.ok == v.n;
+		nnomax += v.ok_nomax == v.n_nomax;
+	}
+	printf("\nverdict: %u of %zu work values put every figure within 3x; %u without the maxima;\n"
+	       "         closest: work %g ns (%u of %u without the maxima)\n",
+	       nall, ARRAY_SIZE(works), nnomax, works[best], best_ok, v.n_nomax);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	enum { O_HIT = 256, O_RMW, O_XL, O_XR, O_DRAM, O_RELAX, O_FENCE,
+	       O_PALLOC, O_PFREE, O_QUANTUM, O_PARK, O_SOCKETS, O_WORK,
+	       O_PUTWORK, O_STORMWORK, O_ADD, O_REMOVE, O_SEED, O_TDS,
+	       O_VCPUS, O_CPUS, O_PAGES, O_STRAT, O_SCEN, O_RUNS, O_TEAR,
+	       O_SELFTEST, O_RUN, O_REPLAY, O_SWEEP, O_SCALE, O_QUICK, O_OUT, O_MEMSCALE, O_CALL, O_SHUF, O_SPREAD, O_JITTER };
+	static const struct option opts[] = {
+		{ "hit", 1, NULL, O_HIT }, { "rmw", 1, NULL, O_RMW },
+		{ "xfer-local", 1, NULL, O_XL }, { "xfer-remote", 1, NULL, O_XR },
+		{ "dram", 1, NULL, O_DRAM }, { "relax", 1, NULL, O_RELAX },
+		{ "fence", 1, NULL, O_FENCE }, { "palloc", 1, NULL, O_PALLOC },
+		{ "pfree", 1, NULL, O_PFREE }, { "quantum", 1, NULL, O_QUANTUM },
+		{ "park-timeout", 1, NULL, O_PARK }, { "sockets", 1, NULL, O_SOCKETS },
+		{ "work", 1, NULL, O_WORK }, { "put-work", 1, NULL, O_PUTWORK },
+		{ "storm-work", 1, NULL, O_STORMWORK }, { "add", 1, NULL, O_ADD },
+		{ "remove", 1, NULL, O_REMOVE }, { "seed", 1, NULL, O_SEED },
+		{ "tds", 1, NULL, O_TDS }, { "vcpus", 1, NULL, O_VCPUS },
+		{ "cpus", 1, NULL, O_CPUS }, { "pages", 1, NULL, O_PAGES },
+		{ "strat", 1, NULL, O_STRAT }, { "scenario", 1, NULL, O_SCEN },
+		{ "churn-runs", 1, NULL, O_RUNS }, { "teardown-threads", 1, NULL, O_TEAR },
+		{ "selftest", 0, NULL, O_SELFTEST }, { "run", 0, NULL, O_RUN },
+		{ "replay", 0, NULL, O_REPLAY }, { "sweep", 0, NULL, O_SWEEP },
+		{ "scale", 0, NULL, O_SCALE }, { "quick", 0, NULL, O_QUICK },
+		{ "out", 1, NULL, O_OUT }, { "call-ns", 1, NULL, O_CALL },
+		{ "pool-shuffle", 1, NULL, O_SHUF },
+		{ "pool-spread", 1, NULL, O_SPREAD },
+		{ "start-jitter", 1, NULL, O_JITTER }, { "mem-scale", 1, NULL, O_MEMSCALE },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, mode = O_RUN;
+	bool cpus_set = false;
+	double memscale = 1;
+	struct vb_result r;
+
+	P = vb_default_params();
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case O_HIT: vt_cost.hit = atof(optarg); break;
+		case O_RMW: vt_cost.rmw = atof(optarg); break;
+		case O_XL: vt_cost.xfer_local = atof(optarg); break;
+		case O_XR: vt_cost.xfer_remote = atof(optarg); break;
+		case O_DRAM: vt_cost.dram = atof(optarg); break;
+		case O_RELAX: vt_cost.relax = atof(optarg); break;
+		case O_FENCE: vt_cost.fence = atof(optarg); break;
+		case O_PALLOC: vt_cost.palloc = atof(optarg); break;
+		case O_PFREE: vt_cost.pfree = atof(optarg); break;
+		case O_QUANTUM: vt_cost.quantum = atof(optarg); break;
+		case O_PARK: vt_cost.park_timeout = atof(optarg); break;
+		case O_SOCKETS: vt_cost.sockets = atoi(optarg); break;
+		case O_WORK: P.work_ns = atof(optarg); break;
+		case O_PUTWORK: P.put_work_ns = atof(optarg); break;
+		case O_STORMWORK: P.storm_work_ns = atof(optarg); break;
+		case O_ADD: P.add_ns = atof(optarg); break;
+		case O_REMOVE: P.remove_ns = atof(optarg); break;
+		case O_SEED: P.seed = strtoull(optarg, NULL, 0); break;
+		case O_TDS: P.tds = atoi(optarg); break;
+		case O_VCPUS: P.vcpus = atoi(optarg); break;
+		case O_CPUS: P.cpus = atoi(optarg); cpus_set = true; break;
+		case O_PAGES: P.pages_per_td = strtoul(optarg, NULL, 0); break;
+		case O_STRAT: P.strat = parse_strat(optarg); break;
+		case O_SCEN: P.scenario = parse_scen(optarg); break;
+		case O_RUNS: P.churn_runs = atoi(optarg); break;
+		case O_TEAR: P.teardown_threads = atoi(optarg); break;
+		case O_QUICK: quick = true; break;
+		case O_CALL: P.call_ns = atof(optarg); break;
+		case O_SHUF: P.pool_shuffle = atoi(optarg); break;
+		case O_SPREAD: P.pool_spread = atoi(optarg); break;
+		case O_JITTER: P.start_jitter_ns = atof(optarg); break;
+		case O_OUT: outdir = optarg; break;
+		case O_MEMSCALE: memscale = atof(optarg); break;
+		case O_SELFTEST: case O_RUN: case O_REPLAY: case O_SWEEP:
+		case O_SCALE:
+			mode = c;
+			break;
+		default:
+			fprintf(stderr, "usage: pamt_vt [--selftest | --run | --replay | --sweep | --scale --out DIR [--quick]]\n"
+				"  [--strat S] [--scenario boot|churn|storm] [--tds N] [--vcpus N] [--cpus N]\n"
+				"  [--pages N] [--work NS] [--put-work NS] [--storm-work NS] [--call-ns NS]\n"
+				"  [--churn-runs N] [--teardown-threads N] [--pool-shuffle 0|1] [--pool-spread N]\n"
+				"  [--start-jitter NS]\n"
+				"  [--add NS] [--remove NS] [--seed N] [--mem-scale F]\n"
+				"  cost model: [--hit --rmw --xfer-local --xfer-remote --dram --relax --fence\n"
+				"  --palloc --pfree --quantum --park-timeout NS] [--sockets N]\n"
+				"see tools/testing/pamt/vt/README\n");
+			return 2;
+		}
+	}
+	if (mode == O_SELFTEST)
+		return vt_selftest();
+	if (mode == O_REPLAY)
+		return do_replay(cpus_set ? P.cpus : 40, memscale);
+	if (mode == O_SWEEP)
+		return do_sweep(cpus_set ? P.cpus : 40, memscale);
+	if (mode == O_SCALE)
+		return do_scale();
+	if (P.cpus < P.tds * P.vcpus)
+		P.cpus = P.tds * P.vcpus;
+	vb_print_header(stdout, &P);
+	vb_run(&P, &r, stderr);
+	vb_print_result(stdout, &P, &r);
+	return r.ok ? 0 : 1;
+}
+
+/* ---- scaling: N = 8..256 virtual CPUs, N/8 TDs of 8 vCPUs ---- */
+static const unsigned int scale_n[] = { 8, 16, 32, 40, 64, 128, 256 };
+#define NSCALE	ARRAY_SIZE(scale_n)
+
+struct point {
+	double avg_us, p999_us, max_us, total_ms, slow_ms, wait_ms;
+	double lock, busy, seam;
+	bool ok;
+};
+
+static struct point pt[VB_NR_SCEN][NSCALE][S_NR];
+
+static void to_point(struct point *q, const struct vb_result *r)
+{
+	q->avg_us = lat_avg(&r->get) / 1000;
+	q->p999_us = lat_quantile(&r->get, 0.999) / 1000.0;
+	q->max_us = r->get.max / 1000.0;
+	q->total_ms = (r->get.total + r->put.total) / 1e6;
+	q->slow_ms = r->slow_ps / 1e9;
+	q->wait_ms = (r->slow_ps - r->slow_seam_ps) / 1e9;
+	q->lock = r->c.lock;
+	q->busy = r->c.busy;
+	q->seam = r->c.add + r->c.remove;
+	q->ok = r->ok;
+}
+
+static const struct {
+	const char *name, *title, *unit;
+	size_t off;
+	bool logy;
+} metrics[] = {
+	{ "avg_get", "average get", "us", offsetof(struct point, avg_us), true },
+	{ "p999_get", "p99.9 get", "us", offsetof(struct point, p999_us), true },
+	{ "max_get", "max get", "us", offsetof(struct point, max_us), true },
+	{ "total", "total get+put time", "ms", offsetof(struct point, total_ms), true },
+	{ "wait", "waiting: slow paths minus SEAMCALLs", "ms", offsetof(struct point, wait_ms), true },
+	{ "lock", "global-lock acquisitions", "", offsetof(struct point, lock), true },
+	{ "busy", "BUSY retries", "", offsetof(struct point, busy), false },
+	{ "seamcalls", "SEAMCALLs (ADD + REMOVE)", "", offsetof(struct point, seam), true },
+};
+
+static double mval(const struct point *q, unsigned int m)
+{
+	return *(const double *)((const char *)q + metrics[m].off);
+}
+
+static void write_data(unsigned int nn)
+{
+	unsigned int sc, i, s, m;
+	char path[512];
+	FILE *f;
+
+	for (sc = 0; sc < VB_NR_SCEN; sc++) {
+		snprintf(path, sizeof(path), "%s/scale-%s.dat", outdir, vb_scen_names[sc]);
+		f = fopen(path, "w");
+		if (!f) {
+			perror(path);
+			exit(1);
+		}
+		fprintf(f, "# N");
+		for (m = 0; m < ARRAY_SIZE(metrics); m++)
+			for (s = 0; s < S_NR; s++)
+				fprintf(f, " %s:%s", metrics[m].name, strat_names[s]);
+		fprintf(f, "\n");
+		for (i = 0; i < nn; i++) {
+			fprintf(f, "%u", scale_n[i]);
+			for (m = 0; m < ARRAY_SIZE(metrics); m++)
+				for (s = 0; s < S_NR; s++)
+					fprintf(f, " %.6g", mval(&pt[sc][i][s], m));
+			fprintf(f, "\n");
+		}
+		fclose(f);
+	}
+	/* One gnuplot script per metric: three panels, one per scenario. */
+	for (m = 0; m < ARRAY_SIZE(metrics); m++) {
+		snprintf(path, sizeof(path), "%s/scale-%s.gp", outdir, metrics[m].name);
+		f = fopen(path, "w");
+		if (!f)
+			exit(1);
+		fprintf(f, "set terminal pngcairo size 1500,450 noenhanced\n"
+			   "set output '%s/scale-%s.png'\n"
+			   "set multiplot layout 1,3 title 'virtual time (MODELLED): %s%s%s%s, N/8 TDs x 8 vCPUs'\n"
+			   "set logscale x 2\nset xlabel 'virtual CPUs'\nset key top left\nset grid\n%s",
+			outdir, metrics[m].name, metrics[m].title,
+			*metrics[m].unit ? " (" : "", metrics[m].unit,
+			*metrics[m].unit ? ")" : "",
+			metrics[m].logy ? "set logscale y\n" : "");
+		for (sc = 0; sc < VB_NR_SCEN; sc++) {
+			fprintf(f, "set title '%s'\nplot", vb_scen_names[sc]);
+			for (s = 0; s < S_NR; s++) {
+				unsigned int col = 2 + m * S_NR + s;
+
+				if (metrics[m].logy)
+					fprintf(f, "%s '%s/scale-%s.dat' using 1:($%u > 0 ? $%u : 1/0) with linespoints title '%s'",
+						s ? "," : "", outdir, vb_scen_names[sc],
+						col, col, strat_names[s]);
+				else
+					fprintf(f, "%s '%s/scale-%s.dat' using 1:%u with linespoints title '%s'",
+						s ? "," : "", outdir, vb_scen_names[sc],
+						col, strat_names[s]);
+			}
+			fprintf(f, "\n");
+		}
+		fprintf(f, "unset multiplot\n");
+		fclose(f);
+	}
+}
+
+static void print_tables(FILE *f, unsigned int nn)
+{
+	unsigned int sc, i, s;
+
+	for (sc = 0; sc < VB_NR_SCEN; sc++) {
+		fprintf(f, "\n#### %s\n\n", vb_scen_names[sc]);
+		fprintf(f, "| N | strategy | avg get us | p99.9 get us | max get us | total get+put ms | slow ms | waiting ms | global lock | BUSY | SEAMCALLs |\n");
+		fprintf(f, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+		for (i = 0; i < nn; i++)
+			for (s = 0; s < S_NR; s++) {
+				const struct point *q = &pt[sc][i][s];
+
+				fprintf(f, "| %u | %s | %.3f | %.2f | %.1f | %.1f | %.2f | %.2f | %.0f | %.0f | %.0f |%s\n",
+					scale_n[i], strat_names[s], q->avg_us,
+					q->p999_us, q->max_us, q->total_ms,
+					q->slow_ms, q->wait_ms, q->lock, q->busy,
+					q->seam, q->ok ? "" : " CHECK FAILED");
+			}
+	}
+}
+
+static void target(FILE *f, const char *what, bool met, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void target(FILE *f, const char *what, bool met, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(f, "- %s: **%s** (", what, met ? "met" : "missed");
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fprintf(f, ")\n");
+}
+
+static void targets(FILE *f, unsigned int nn, unsigned long pages40)
+{
+	struct vb_params p = P;
+	struct vb_result ra, rm;
+	double two_adds = 2 * P.add_ns / 1000, wa, wm;
+	unsigned int i;
+
+	p.scenario = VB_BOOT;
+	p.tds = 5;
+	p.vcpus = 8;
+	p.cpus = 40;
+	p.pages_per_td = pages40;
+	p.strat = S_ATOMIC;
+	vb_run(&p, &ra, stderr);
+	p.strat = S_MAG;
+	vb_run(&p, &rm, stderr);
+	wa = (ra.slow_ps - ra.slow_seam_ps) / 1e9;
+	wm = (rm.slow_ps - rm.slow_seam_ps) / 1e9;
+	fprintf(f, "\n### Targets: magazine against atomic, same runs\n\n");
+	fprintf(f, "Cold 5-TD boot on 40 virtual CPUs, %lu guest pages per TD:\n\n", pages40);
+	target(f, "total get+put no worse than atomic's",
+	       rm.get.total + rm.put.total <= ra.get.total + ra.put.total,
+	       "magazine %.1f ms, atomic %.1f ms",
+	       (rm.get.total + rm.put.total) / 1e6,
+	       (ra.get.total + ra.put.total) / 1e6);
+	target(f, "waiting time <= 1/5 of atomic's", wm * 5 <= wa,
+	       "slow paths minus their SEAMCALLs: magazine %.2f ms, atomic %.2f ms",
+	       wm, wa);
+	target(f, "max get <= 2 ADDs' worth", rm.get.max / 1000.0 <= two_adds,
+	       "magazine %.1f us, 2 x mean ADD = %.1f us; atomic %.1f us",
+	       rm.get.max / 1000.0, two_adds, ra.get.max / 1000.0);
+	fprintf(f, "\nChurn steady state, slow time <= 1/50 of atomic's, at every N:\n\n");
+	for (i = 0; i < nn; i++) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "N = %u", scale_n[i]);
+		target(f, what,
+		       pt[VB_CHURN][i][S_MAG].slow_ms * 50 <= pt[VB_CHURN][i][S_ATOMIC].slow_ms,
+		       "magazine %.3f ms, atomic %.3f ms",
+		       pt[VB_CHURN][i][S_MAG].slow_ms,
+		       pt[VB_CHURN][i][S_ATOMIC].slow_ms);
+	}
+	fprintf(f, "\nWeak scaling, magazine's avg get at N = %u <= 1.5x its avg at 8:\n\n",
+		scale_n[nn - 1]);
+	for (i = 0; i < VB_NR_SCEN; i++) {
+		double a8 = pt[i][0][S_MAG].avg_us, an = pt[i][nn - 1][S_MAG].avg_us;
+
+		target(f, vb_scen_names[i], an <= 1.5 * a8,
+		       "%.3f us at 8, %.3f us at %u: %.2fx", a8, an,
+		       scale_n[nn - 1], a8 > 0 ? an / a8 : 0);
+	}
+}
+
+static int do_scale(void)
+{
+	unsigned int nn = quick ? 3 : NSCALE, sc, i, s;
+	unsigned long pages = quick ? 2048 : 32768;
+
+	if (!outdir) {
+		fprintf(stderr, "--scale needs --out DIR\n");
+		return 2;
+	}
+	mkdir(outdir, 0777);
+	printf("== scaling in virtual time: MODELLED\n");
+	vb_print_header(stdout, &P);
+	printf("# N virtual CPUs = N/8 TDs x 8 vCPUs; %lu guest pages (%lu MiB) per TD\n"
+	       "# (scaled down from the seed's 704k); churn: each vCPU releases and\n"
+	       "# refaults %u 2M runs; storm: every page to shared and back\n",
+	       pages, pages >> 8, P.churn_runs);
+	for (sc = 0; sc < VB_NR_SCEN; sc++)
+		for (i = 0; i < nn; i++)
+			for (s = 0; s < S_NR; s++) {
+				struct vb_params p = P;
+				struct vb_result r;
+
+				p.strat = s;
+				p.scenario = sc;
+				p.cpus = scale_n[i];
+				p.tds = scale_n[i] / 8;
+				p.vcpus = 8;
+				p.pages_per_td = pages;
+				vb_run(&p, &r, stderr);
+				to_point(&pt[sc][i][s], &r);
+			}
+	write_data(nn);
+	print_tables(stdout, nn);
+	targets(stdout, nn, quick ? 8192 : P.pages_per_td);
+	return 0;
+}

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The shim's simulated machine (shim/sim.c, included unchanged) in virtual
+ * time.  The vt build compiles everything with -D__thread= (one OS thread
+ * runs every virtual CPU), so sim.c's per-thread state is plain globals
+ * here, saved and restored with each virtual CPU by vt_tls_save/restore().
+ * The primitives that wait or take time are renamed on the way in and
+ * replaced below by virtual-time versions: locks, cpu_relax(), ndelay(),
+ * ktime_get_ns(), and the page allocator (charged per call).
+ */
+#include <pthread.h>
+#include "shim.h"
+#include "sim.h"
+#include "vt.h"
+
+#ifndef PAMT_VTIME
+#error "vt/vsim.c is the virtual-time build of shim/sim.c"
+#endif
+
+/* A lock's owner is the virtual CPU, not the (single) OS thread. */
+static inline pthread_t vt_pthread_self(void)
+{
+	return (pthread_t)(vt_self() + 1);
+}
+
+#define pthread_self			vt_pthread_self
+#define pamt_sim_lock_acquire		host_pamt_sim_lock_acquire
+#define pamt_sim_lock_try		host_pamt_sim_lock_try
+#define pamt_sim_lock_release		host_pamt_sim_lock_release
+#define pamt_sim_lock_is_locked		host_pamt_sim_lock_is_locked
+#define pamt_sim_cpu_relax		host_pamt_sim_cpu_relax
+#define ktime_get_ns			host_ktime_get_ns
+#define ndelay				host_ndelay
+#define pamt_sim_alloc_page		host_pamt_sim_alloc_page
+#define pamt_sim_free_page		host_pamt_sim_free_page
+#define pamt_sim_alloc_pages		host_pamt_sim_alloc_pages
+#define pamt_sim_free_pages		host_pamt_sim_free_pages
+#define pamt_sim_kmalloc		host_pamt_sim_kmalloc
+
+#include "../shim/sim.c"
+
+#undef pthread_self
+#undef pamt_sim_lock_acquire
+#undef pamt_sim_lock_try
+#undef pamt_sim_lock_release
+#undef pamt_sim_lock_is_locked
+#undef pamt_sim_cpu_relax
+#undef ktime_get_ns
+#undef ndelay
+#undef pamt_sim_alloc_page
+#undef pamt_sim_free_page
+#undef pamt_sim_alloc_pages
+#undef pamt_sim_free_pages
+#undef pamt_sim_kmalloc
+
+/* ---- per-CPU state of the shims ---- */
+struct vt_tls {
+	unsigned int cpu;
+	unsigned long pcpu_off;
+	int atomic_depth, raw_depth, irq_depth, irqoff_seamcalls, in_seamcall;
+	struct pamt_sim_lock *held[PAMT_SIM_MAX_HELD];
+	int nr_held;
+	u64 rng_state;
+	u64 irqoff_start, irqoff_seamcall_start, irqoff_seamcall_ns;
+};
+
+_Static_assert(sizeof(struct vt_tls) <= VT_TLS_BYTES, "VT_TLS_BYTES");
+
+void vt_tls_save(void *buf)
+{
+	struct vt_tls *t = buf;
+
+	t->cpu = pamt_sim_cpu;
+	t->pcpu_off = pamt_sim_pcpu_off;
+	t->atomic_depth = pamt_sim_atomic_depth;
+	t->raw_depth = pamt_sim_raw_depth;
+	t->irq_depth = pamt_sim_irq_depth;
+	t->irqoff_seamcalls = pamt_sim_irqoff_seamcalls;
+	t->in_seamcall = pamt_sim_in_seamcall;
+	memcpy(t->held, held, sizeof(held));
+	t->nr_held = nr_held;
+	t->rng_state = rng_state;
+	t->irqoff_start = irqoff_start;
+	t->irqoff_seamcall_start = irqoff_seamcall_start;
+	t->irqoff_seamcall_ns = irqoff_seamcall_ns;
+}
+
+void vt_tls_restore(const void *buf)
+{
+	const struct vt_tls *t = buf;
+
+	pamt_sim_cpu = t->cpu;
+	pamt_sim_pcpu_off = t->pcpu_off;
+	pamt_sim_atomic_depth = t->atomic_depth;
+	pamt_sim_raw_depth = t->raw_depth;
+	pamt_sim_irq_depth = t->irq_depth;
+	pamt_sim_irqoff_seamcalls = t->irqoff_seamcalls;
+	pamt_sim_in_seamcall = t->in_seamcall;
+	memcpy(held, t->held, sizeof(held));
+	nr_held = t->nr_held;
+	rng_state = t->rng_state;
+	irqoff_start = t->irqoff_start;
+	irqoff_seamcall_start = t->irqoff_seamcall_start;
+	irqoff_seamcall_ns = t->irqoff_seamcall_ns;
+}
+
+void vt_tls_init(void *buf, unsigned int cpu)
+{
+	struct vt_tls *t = buf;
+
+	memset(t, 0, sizeof(*t));
+	t->cpu = cpu;
+	t->pcpu_off = (unsigned long)cpu * PAMT_SIM_PCPU_UNIT;
+	/* Each CPU its own random stream, fixed by the seed and the CPU. */
+	t->rng_state = rng_seed ^ (0x2545F4914F6CDD1DULL * (cpu + 1));
+	if (!t->rng_state)
+		t->rng_state = 1;
+}
+
+/*
+ * Seed the calling context's random stream from @seed alone: sim.c seeds
+ * a fresh stream from a count of the streams seeded so far, so a run's
+ * draws outside the virtual CPUs (the fake module's seed, at init) would
+ * depend on the runs before it in the same process.
+ */
+void vt_sim_reseed(uint64_t seed)
+{
+	pamt_sim_seed(seed);
+	rng_state = seed * 0x9e3779b97f4a7c15ULL ^ 0x2545F4914F6CDD1DULL;
+	if (!rng_state)
+		rng_state = 1;
+}
+
+/* ---- locks: queued and FIFO in virtual time ---- */
+static void vt_lock_order(struct pamt_sim_lock *l, const char *file, int line)
+{
+	if (nr_held && held[nr_held - 1]->rank >= l->rank) {
+		fprintf(stderr, "pamt-sim: lock order: %s (rank %d) taken while holding %s (rank %d)\n",
+			l->name, l->rank, held[nr_held - 1]->name,
+			held[nr_held - 1]->rank);
+		pamt_sim_fatal("possible circular locking dependency", file, line);
+	}
+	if (nr_held == PAMT_SIM_MAX_HELD)
+		pamt_sim_fatal("too many locks held", file, line);
+}
+
+void pamt_sim_lock_acquire(struct pamt_sim_lock *l, const char *file, int line)
+{
+	vt_lock_order(l, file, line);
+	vt_qlock(&l->locked);
+	l->owner = pamt_sim_self();
+	held[nr_held++] = l;
+}
+
+bool pamt_sim_lock_try(struct pamt_sim_lock *l, const char *file, int line)
+{
+	vt_lock_order(l, file, line);
+	if (!vt_qtrylock(&l->locked))
+		return false;
+	l->owner = pamt_sim_self();
+	held[nr_held++] = l;
+	return true;
+}
+
+void pamt_sim_lock_release(struct pamt_sim_lock *l, const char *file, int line)
+{
+	if (!nr_held || held[nr_held - 1] != l)
+		pamt_sim_fatal("unlock of a lock not last taken", file, line);
+	nr_held--;
+	l->owner = 0;
+	vt_qunlock(&l->locked);
+}
+
+bool pamt_sim_lock_is_locked(struct pamt_sim_lock *l)
+{
+	vt_access(&l->locked, VT_LD);
+	return l->locked;
+}
+
+/* ---- time ---- */
+void pamt_sim_cpu_relax(const char *file, int line)
+{
+	if (pamt_sim_irq_depth)
+		pamt_sim_fatal("spinning with IRQs off", file, line);
+	if (vt_active())
+		vt_relax();
+	else
+		__builtin_ia32_pause();
+}
+
+u64 ktime_get_ns(void)
+{
+	if (!vt_active())
+		return vt_max_clock_ps() / 1000;
+	vt_clock_read();
+	return vt_now_ps() / 1000;
+}
+
+void ndelay(unsigned long ns)
+{
+	if (pamt_sim_irq_depth && !pamt_sim_in_seamcall)
+		pamt_sim_fatal("delay with IRQs off", __FILE__, __LINE__);
+	vt_advance_ns(ns);
+}
+
+/* ---- the page allocator: a modelled cost per call ---- */
+struct page *pamt_sim_alloc_page(gfp_t gfp, const char *file, int line)
+{
+	if (vt_active())
+		vt_stats[vt_self()].palloc++;
+	vt_advance_ns(vt_cost.palloc);
+	return host_pamt_sim_alloc_page(gfp, file, line);
+}
+
+void pamt_sim_free_page(struct page *page, const char *file, int line)
+{
+	if (vt_active())
+		vt_stats[vt_self()].palloc++;
+	vt_advance_ns(vt_cost.pfree);
+	host_pamt_sim_free_page(page, file, line);
+}
+
+/* Any order costs one call: the buddy allocator's work is per call. */
+struct page *pamt_sim_alloc_pages(gfp_t gfp, unsigned int order,
+				  const char *file, int line)
+{
+	if (vt_active())
+		vt_stats[vt_self()].palloc++;
+	vt_advance_ns(vt_cost.palloc);
+	return host_pamt_sim_alloc_pages(gfp, order, file, line);
+}
+
+void pamt_sim_free_pages(struct page *page, unsigned int order,
+			 const char *file, int line)
+{
+	if (vt_active())
+		vt_stats[vt_self()].palloc++;
+	vt_advance_ns(vt_cost.pfree);
+	host_pamt_sim_free_pages(page, order, file, line);
+}
+
+/*
+ * kmalloc() and friends 64-byte aligned: which slots share a cache line
+ * then depends on the code, not on the C library's allocator, and the
+ * output is the same on every machine.
+ */
+void *pamt_sim_kmalloc(size_t size, gfp_t gfp, bool zero)
+{
+	size_t bytes = (size + 63) & ~(size_t)63;
+	void *p;
+
+	might_alloc(gfp);
+	pamt_sim_rt_sleeps("kmalloc()", __FILE__, __LINE__);
+	if (pamt_sim_should_fail(&pamt_sim_fail_kmalloc, gfp))
+		return NULL;
+	p = aligned_alloc(64, bytes ? bytes : 64);
+	if (p && zero)
+		memset(p, 0, bytes ? bytes : 64);
+	return p;
+}
