@@ -159,12 +159,12 @@ unsigned long slot_pfn(unsigned long slot, unsigned long page)
 
 unsigned long slot_word(unsigned long slot)
 {
-	return atomic_long_read(&pamt.slots[slot]);
+	return (u32)atomic_read(&pamt.slots[slot]);
 }
 
 void slot_set_word(unsigned long slot, unsigned long word)
 {
-	atomic_long_set(&pamt.slots[slot], word);
+	atomic_set(&pamt.slots[slot], word);
 }
 
 u64 stat(enum tdx_pamt_stat s)

@@ -118,6 +118,8 @@ PAMT_SIM_ATOMIC_OPS(atomic64, atomic64_t, s64)
 	__pamt_try_cmpxchg(v, o, n, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)
 #define atomic_try_cmpxchg_acquire(v, o, n) \
 	__pamt_try_cmpxchg(v, o, n, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)
+#define atomic_try_cmpxchg_release(v, o, n) \
+	__pamt_try_cmpxchg(v, o, n, __ATOMIC_RELEASE, __ATOMIC_RELAXED)
 
 #define READ_ONCE(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define WRITE_ONCE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)

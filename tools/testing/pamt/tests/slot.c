@@ -205,7 +205,7 @@ PAMT_TEST(slot_waiter_takes_published_result)
 	pthread_create(&t, NULL, getter, &w);
 	ndelay(20 * NSEC_PER_MSEC);
 	EXPECT_EQ(slot_word(4), PAMT_SLOT_TRANSIT);
-	atomic_long_set_release(&pamt.slots[4], PAMT_SLOT_INSTALLED | 1);
+	atomic_set_release(&pamt.slots[4], PAMT_SLOT_INSTALLED | 1);
 	pthread_join(t, NULL);
 	EXPECT_EQ(w.ret, 0);
 	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED | 2);
@@ -272,16 +272,16 @@ struct hog {
 static void *busy_shrinker(void *arg)
 {
 	struct hog *h = arg;
-	unsigned long idle = PAMT_SLOT_INSTALLED, old;
+	int idle = PAMT_SLOT_INSTALLED, old;
 
 	pamt_sim_set_cpu(2);
 	while (!__atomic_load_n(&h->stop, __ATOMIC_ACQUIRE)) {
 		old = idle;
-		if (!atomic_long_try_cmpxchg_acquire(&pamt.slots[h->slot], &old,
+		if (!atomic_try_cmpxchg_acquire(&pamt.slots[h->slot], &old,
 				PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT))
 			continue;
 		ndelay(NSEC_PER_MSEC);
-		atomic_long_set_release(&pamt.slots[h->slot], idle);
+		atomic_set_release(&pamt.slots[h->slot], idle);
 	}
 	return NULL;
 }
