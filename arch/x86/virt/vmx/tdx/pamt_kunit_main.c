@@ -128,7 +128,7 @@ int pk_setup_ranges(struct kunit *test, const struct tdx_pamt_range *ranges,
 		    unsigned int nr, enum tdx_pamt_mode mode,
 		    unsigned int mag_size, unsigned long idle_cap)
 {
-	struct tdx_pamt_range all;
+	struct tdx_pamt_range all, fake[PAMT_FAKE_MAX_PIECES];
 	struct tdx_pamt_config cfg = {
 		.mode = mode,
 		.mag_size = mag_size,
@@ -136,6 +136,7 @@ int pk_setup_ranges(struct kunit *test, const struct tdx_pamt_range *ranges,
 		.ops = &pamt_fake_ops,
 	};
 	struct pk_ctx *ctx = pk(test);
+	unsigned int i, nr_fake = 1;
 	int ret;
 
 	ctx->end_pfn = round_up(max_pfn, TDX_PAMT_PAGES_PER_SLOT);
@@ -146,7 +147,17 @@ int pk_setup_ranges(struct kunit *test, const struct tdx_pamt_range *ranges,
 		ranges = &all;
 		nr = 1;
 	}
-	ret = pamt_fake_init(0, ctx->end_pfn);
+	/* The fake module covers RAM, and any range far above it. */
+	fake[0].start_pfn = 0;
+	fake[0].end_pfn = ctx->end_pfn;
+	for (i = 0; i < nr; i++) {
+		if (ranges[i].start_pfn < ctx->end_pfn)
+			continue;
+		if (nr_fake == PAMT_FAKE_MAX_PIECES)
+			return -EINVAL;
+		fake[nr_fake++] = ranges[i];
+	}
+	ret = pamt_fake_init_ranges(fake, nr_fake);
 	if (ret)
 		return ret;
 	ret = tdx_pamt_init(ranges, nr, &cfg);
