@@ -694,8 +694,8 @@ static void pk_bad_pfn(struct kunit *test)
 	pk_check_accounting(test, 0);
 }
 
-#define PK_FAR_PFN	(1UL << 46)
-#define PK_GIB_PFNS	(1UL << 18)
+#define PK_FAR_PFN	BIT(46)
+#define PK_GIB_PFNS	BIT(18)
 
 /*
  * RAM, and 1 GiB at pfn 2^46: get, put, evict, the idle cap and the

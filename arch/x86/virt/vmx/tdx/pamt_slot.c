@@ -467,7 +467,7 @@ static noinline int pamt_slot_get_slow(atomic_t *slot,
 				break;
 			}
 			if (!atomic_try_cmpxchg(slot, &old,
-						     (old + 1) & ~PAMT_SLOT_RECENT))
+						(old + 1) & ~PAMT_SLOT_RECENT))
 				continue;
 			if (pamt_slot_refs(old)) {
 				pamt_stat_inc(GET_FAST);
@@ -498,8 +498,7 @@ static noinline int pamt_slot_get_slow(atomic_t *slot,
 
 		/* Become the one CPU that issues the ADD. */
 		pamt_transit_begin();
-		if (!atomic_try_cmpxchg_acquire(slot, &old,
-						     PAMT_SLOT_TRANSIT)) {
+		if (!atomic_try_cmpxchg_acquire(slot, &old, PAMT_SLOT_TRANSIT)) {
 			pamt_transit_end();
 			continue;
 		}
@@ -604,8 +603,8 @@ static noinline int pamt_slot_put_slow(atomic_t *slot)
 		if (pamt.mode == TDX_PAMT_MODE_MAGAZINE ||
 		    (old & PAMT_SLOT_LEAKED)) {
 			if (!atomic_try_cmpxchg_release(slot, &old,
-							     (old - 1) |
-							     PAMT_SLOT_RECENT))
+							(old - 1) |
+							PAMT_SLOT_RECENT))
 				continue;
 			/* put_slow: the cap made this put issue a REMOVE. */
 			if (!(old & PAMT_SLOT_LEAKED) && pamt_shrink_idle_inc(idx)) {
@@ -624,7 +623,7 @@ static noinline int pamt_slot_put_slow(atomic_t *slot)
 		 */
 		pamt_transit_begin();
 		if (!atomic_try_cmpxchg(slot, &old,
-					     (old - 1) | PAMT_SLOT_TRANSIT)) {
+					(old - 1) | PAMT_SLOT_TRANSIT)) {
 			pamt_transit_end();
 			continue;
 		}
@@ -731,7 +730,7 @@ int tdx_pamt_evict(unsigned long pfn)
 		/* Keep RECENT in the word: a BUSY REMOVE puts it back. */
 		pamt_transit_begin();
 		if (!atomic_try_cmpxchg_acquire(slot, &old,
-						     old | PAMT_SLOT_TRANSIT)) {
+						old | PAMT_SLOT_TRANSIT)) {
 			pamt_transit_end();
 			continue;
 		}
