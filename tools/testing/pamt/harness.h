@@ -70,7 +70,8 @@ bool pamt_test_take_failed(void);
  *	needs little memory
  * @ranges: covered ranges instead of @nr_slots from PAMT_ENV_BASE_PFN,
  *	as far apart as they like; the simulated memory (@mem_slots, at
- *	PAMT_ENV_BASE_PFN) is then covered by the fake module only
+ *	PAMT_ENV_BASE_PFN) is then covered by the fake module only, unless
+ *	one of @ranges is exactly it
  * @nr_ranges: entries in @ranges, at most PAMT_FAKE_MAX_PIECES - 1
  */
 struct pamt_env_opts {

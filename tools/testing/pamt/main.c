@@ -61,6 +61,12 @@ static int pamt_env_up_ranges(const struct pamt_env_opts *o,
 
 	if (!o->mem_slots || o->nr_ranges >= PAMT_FAKE_MAX_PIECES)
 		return -EINVAL;
+	/* A range that is the simulated memory covers it already. */
+	for (i = 0; i < o->nr_ranges; i++) {
+		if (o->ranges[i].start_pfn == mem.start_pfn &&
+		    o->ranges[i].end_pfn == mem.end_pfn)
+			mem.start_pfn = 0;
+	}
 	for (i = 0; i < o->nr_ranges; i++) {
 		if (mem.start_pfn && o->ranges[i].start_pfn >= mem.end_pfn) {
 			pieces[n++] = mem;

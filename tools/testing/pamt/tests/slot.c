@@ -195,15 +195,23 @@ static void *getter(void *arg)
 /* A getter that finds a transition waits for it and never adds itself. */
 PAMT_TEST(slot_waiter_takes_published_result)
 {
-	struct waiter w = { .pfn = slot_pfn(4, 2), .cpu = 1 };
+	struct waiter w = { .cpu = 1 };
 	pthread_t t;
+	u64 t0;
 
 	pamt_env_up_default();
+	/* After set-up: slot_pfn() needs the environment's base. */
+	w.pfn = slot_pfn(4, 2);
 	/* Play the owner of an ADD: install the pair in the module by hand. */
 	ASSERT(!tdx_pamt_get(slot_pfn(4, 0), NULL));
 	slot_set_word(4, PAMT_SLOT_TRANSIT);
 	pthread_create(&t, NULL, getter, &w);
-	ndelay(20 * NSEC_PER_MSEC);
+	/* Publish once the getter waits, however loaded the machine. */
+	t0 = ktime_get_ns();
+	while (!stat(TDX_PAMT_STAT_GET_WAIT) &&
+	       ktime_get_ns() - t0 < 10 * NSEC_PER_SEC)
+		sched_yield();
+	EXPECT(stat(TDX_PAMT_STAT_GET_WAIT) >= 1);
 	EXPECT_EQ(slot_word(4), PAMT_SLOT_TRANSIT);
 	atomic_set_release(&pamt.slots[4], PAMT_SLOT_INSTALLED | 1);
 	pthread_join(t, NULL);
