@@ -563,7 +563,8 @@ static noinline int pamt_slot_get_far(unsigned long idx,
  * back on the page allocator with GFP_NOWAIT.
  *
  * Return: 0; -EINVAL if @pfn is not covered; -ENOMEM if no pair could be
- * found; -EOVERFLOW if the count is saturated; -EBUSY if the module stayed
+ * found; -EOVERFLOW if the range holds PAMT_SLOT_REF_MAX references
+ * already, a caller bug (see pamt_internal.h); -EBUSY if the module stayed
  * busy, or a concurrent transition did not finish in time; -EIO if
  * PAMT.ADD failed.  On error nothing changed.
  */
