@@ -69,6 +69,11 @@ bool pamt_test_take_failed(void);
  *	0 for all of them; pairs come from there, so a large sparse table
  *	needs little memory
  * @arena: pairs from the arena's 2M chunks (tdx_pamt_config.arena)
+ * @ranges: covered ranges instead of @nr_slots from PAMT_ENV_BASE_PFN,
+ *	as far apart as they like; the simulated memory (@mem_slots, at
+ *	PAMT_ENV_BASE_PFN) is then covered by the fake module only, unless
+ *	one of @ranges is exactly it
+ * @nr_ranges: entries in @ranges, at most PAMT_FAKE_MAX_PIECES - 1
  */
 struct pamt_env_opts {
 	enum tdx_pamt_mode mode;
@@ -79,6 +84,8 @@ struct pamt_env_opts {
 	bool hole;
 	unsigned long mem_slots;
 	bool arena;
+	const struct tdx_pamt_range *ranges;
+	unsigned int nr_ranges;
 };
 
 /**
@@ -114,6 +121,8 @@ void pamt_env_down(void);
 unsigned long slot_pfn(unsigned long slot, unsigned long page);
 unsigned long slot_word(unsigned long slot);
 void slot_set_word(unsigned long slot, unsigned long word);
+unsigned long pfn_word(unsigned long pfn);
+void pfn_set_word(unsigned long pfn, unsigned long word);
 u64 stat(enum tdx_pamt_stat s);
 void stats_snapshot(u64 *vals);
 bool pamt_accounting_ok(void);

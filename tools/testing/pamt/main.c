@@ -44,6 +44,51 @@ bool pamt_test_take_failed(void)
 
 /* ---- the environment ---- */
 
+/*
+ * Sparse: the cache covers @o->ranges; the fake module covers them and the
+ * simulated memory, whose pages the pairs are.
+ */
+static int pamt_env_up_ranges(const struct pamt_env_opts *o,
+			      const struct tdx_pamt_config *cfg)
+{
+	struct tdx_pamt_range pieces[PAMT_FAKE_MAX_PIECES];
+	struct tdx_pamt_range mem = {
+		.start_pfn = PAMT_ENV_BASE_PFN,
+		.end_pfn = PAMT_ENV_BASE_PFN + o->mem_slots * TDX_PAMT_PAGES_PER_SLOT,
+	};
+	unsigned int i, n = 0;
+	int ret;
+
+	if (!o->mem_slots || o->nr_ranges >= PAMT_FAKE_MAX_PIECES)
+		return -EINVAL;
+	/* A range that is the simulated memory covers it already. */
+	for (i = 0; i < o->nr_ranges; i++) {
+		if (o->ranges[i].start_pfn == mem.start_pfn &&
+		    o->ranges[i].end_pfn == mem.end_pfn)
+			mem.start_pfn = 0;
+	}
+	for (i = 0; i < o->nr_ranges; i++) {
+		if (mem.start_pfn && o->ranges[i].start_pfn >= mem.end_pfn) {
+			pieces[n++] = mem;
+			mem.start_pfn = 0;
+		}
+		pieces[n++] = o->ranges[i];
+	}
+	if (mem.start_pfn)
+		pieces[n++] = mem;
+	if (pamt_fake_init_ranges(pieces, n))
+		return -ENOMEM;
+	ret = tdx_pamt_init(o->ranges, o->nr_ranges, cfg);
+	if (ret) {
+		pamt_fake_exit();
+		return ret;
+	}
+	env.base_pfn = PAMT_ENV_BASE_PFN;
+	env.nr_slots = 0;
+	env.up = true;
+	return 0;
+}
+
 int pamt_env_up(const struct pamt_env_opts *o)
 {
 	struct tdx_pamt_range ranges[2];
@@ -67,6 +112,8 @@ int pamt_env_up(const struct pamt_env_opts *o)
 			      o->mem_slots ? o->mem_slots * TDX_PAMT_PAGES_PER_SLOT :
 					     pages))
 		return -ENOMEM;
+	if (o->ranges)
+		return pamt_env_up_ranges(o, &cfg);
 	if (pamt_fake_init(PAMT_ENV_BASE_PFN, PAMT_ENV_BASE_PFN + pages))
 		return -ENOMEM;
 
@@ -160,12 +207,23 @@ unsigned long slot_pfn(unsigned long slot, unsigned long page)
 
 unsigned long slot_word(unsigned long slot)
 {
-	return atomic_long_read(&pamt.slots[slot]);
+	return (u32)atomic_read(&pamt.slots[slot]);
 }
 
 void slot_set_word(unsigned long slot, unsigned long word)
 {
-	atomic_long_set(&pamt.slots[slot], word);
+	atomic_set(&pamt.slots[slot], word);
+}
+
+/* The word of @pfn's range, wherever it is; @pfn must be covered. */
+unsigned long pfn_word(unsigned long pfn)
+{
+	return (u32)atomic_read(pamt_slot_lookup(pfn));
+}
+
+void pfn_set_word(unsigned long pfn, unsigned long word)
+{
+	atomic_set(pamt_slot_lookup(pfn), word);
 }
 
 u64 stat(enum tdx_pamt_stat s)

@@ -65,10 +65,25 @@ static bool stress_arena;
 static pthread_rwlock_t hotplug_lock = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_mutex_t mmu_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/*
+ * Sparse: the shared slots in the flat window (the simulated memory), the
+ * private ones in far blocks at pfn 2^46, found through the far table.
+ */
+static bool stress_sparse;
+#define STRESS_FAR_PFN		(1UL << 46)
+
+static unsigned long stress_slot_pfn(unsigned long slot, unsigned long page)
+{
+	if (!stress_sparse || slot < STRESS_SHARED)
+		return slot_pfn(slot, page);
+	return STRESS_FAR_PFN + (slot - STRESS_SHARED) * TDX_PAMT_PAGES_PER_SLOT +
+	       page;
+}
+
 static unsigned long stress_pfn(struct stress_thread *t, unsigned long slot)
 {
-	return slot_pfn(slot, t->id * STRESS_PAGES_PER_THREAD +
-			      get_random_u32_below(STRESS_PAGES_PER_THREAD));
+	return stress_slot_pfn(slot, t->id * STRESS_PAGES_PER_THREAD +
+				     get_random_u32_below(STRESS_PAGES_PER_THREAD));
 }
 
 static unsigned long stress_pick_slot(struct stress_thread *t)
@@ -192,7 +207,7 @@ static void stress_one(struct stress_thread *t)
 		if (t->nr_held)
 			stress_release(t, get_random_u32_below(t->nr_held));
 	} else if (r < 960) {
-		ret = tdx_pamt_evict(slot_pfn(stress_pick_slot(t), 0));
+		ret = tdx_pamt_evict(stress_slot_pfn(stress_pick_slot(t), 0));
 		if (ret && ret != -EBUSY && ret != -EIO)
 			pamt_sim_fatal("evict", __FILE__, __LINE__);
 		t->counts[R_EVICT]++;
@@ -237,6 +252,13 @@ static void *stress_thread_fn(void *arg)
 static int stress_run(enum tdx_pamt_mode mode, bool arena,
 		      unsigned int nr_threads, unsigned long nr_ops)
 {
+	const struct tdx_pamt_range sparse[] = {
+		{ .start_pfn = PAMT_ENV_BASE_PFN,
+		  .end_pfn = PAMT_ENV_BASE_PFN +
+			     STRESS_SHARED * TDX_PAMT_PAGES_PER_SLOT },
+		{ .start_pfn = STRESS_FAR_PFN,
+		  .end_pfn = stress_slot_pfn(STRESS_SLOTS, 0) },
+	};
 	struct pamt_env_opts o = {
 		.mode = mode,
 		.mag_size = 8,
@@ -252,10 +274,15 @@ static int stress_run(enum tdx_pamt_mode mode, bool arena,
 	u64 v[TDX_PAMT_STAT_NR];
 
 	stress_arena = arena;
+	if (stress_sparse) {
+		o.ranges = sparse;
+		o.nr_ranges = 2;
+		o.mem_slots = STRESS_SHARED;
+	}
 	if (pamt_env_up(&o))
 		return 1;
 	/* Reserve the pages threads may map, so pairs never land on them. */
-	for (slot = 0; slot < STRESS_SLOTS; slot++)
+	for (slot = 0; slot < (stress_sparse ? STRESS_SHARED : STRESS_SLOTS); slot++)
 		for (p = 0; p < nr_threads * STRESS_PAGES_PER_THREAD; p++)
 			if (pamt_sim_alloc_pfn(slot_pfn(slot, p)))
 				env.held_pages++;
@@ -294,9 +321,10 @@ static int stress_run(enum tdx_pamt_mode mode, bool arena,
 	pamt_sim_fail_set(&pamt_sim_fail_order[1], -1, 0);
 
 	tdx_pamt_read_stats(v);
-	printf("stress: mode=%s%s threads=%u (%u softirq) ops=%lu\n",
+	printf("stress: mode=%s%s%s threads=%u (%u softirq) ops=%lu\n",
 	       mode == TDX_PAMT_MODE_EAGER ? "eager" : "magazine",
-	       arena ? "+arena" : "", nr_threads, softirq, nr_ops);
+	       arena ? "+arena" : "", stress_sparse ? " sparse" : "",
+	       nr_threads, softirq, nr_ops);
 	printf("  ops:");
 	for (j = 0; j < R_NR; j++)
 		printf(" %s=%lu", stress_res_names[j], totals[j]);
@@ -345,7 +373,7 @@ static int stress_run(enum tdx_pamt_mode mode, bool arena,
 		failed = 1;
 	}
 	for (slot = 0; slot < STRESS_SLOTS; slot++) {
-		if (pamt_slot_refs(slot_word(slot))) {
+		if (pamt_slot_refs(pfn_word(stress_slot_pfn(slot, 0)))) {
 			printf("  FAIL: slot %lu still has references\n", slot);
 			failed = 1;
 		}
@@ -384,14 +412,17 @@ int pamt_stress_main(int argc, char **argv)
 		return 2;
 	}
 	pamt_sim_quiet = 1;
-	for (m = 0; m < 4; m++) {
+	/* Each mode with and without the arena, then magazine over a sparse table. */
+	for (m = 0; m < 5; m++) {
 		static const char * const names[] = {
 			"magazine", "eager", "magazine_arena", "eager_arena",
+			"magazine_sparse",
 		};
 
+		stress_sparse = m == 4;
 		stress_failed = stress_run(m % 2 ? TDX_PAMT_MODE_EAGER :
-					   TDX_PAMT_MODE_MAGAZINE, m >= 2,
-					   threads, ops);
+					   TDX_PAMT_MODE_MAGAZINE,
+					   m == 2 || m == 3, threads, ops);
 		pamt_env_down();
 		if (stress_failed || pamt_test_take_failed()) {
 			printf("not ok stress_%s\n", names[m]);
@@ -401,6 +432,7 @@ int pamt_stress_main(int argc, char **argv)
 			passed++;
 		}
 	}
+	stress_sparse = false;
 	printf("%u passed, %u failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

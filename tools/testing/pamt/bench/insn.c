@@ -10,6 +10,9 @@
  * every strategy.  Only insn_pair() is collected; instructions per pair =
  * collected total / N.  The calls go through the same function pointers
  * for every strategy.
+ *
+ * magazine-far: magazine, on a slot of a far block (a second range at pfn
+ * 2^40, outside the flat window): the cost of a sparse table's far path.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +21,7 @@
 
 #define INSN_BASE_PFN	0x100000UL
 #define INSN_PAGES	(1UL << 18)	/* 1 GiB */
+#define INSN_FAR_PFN	(1UL << 40)
 
 __attribute__((__noinline__)) void insn_pair(const struct strat_ops *ops,
 					 unsigned long pfn)
@@ -32,18 +36,28 @@ int main(int argc, char **argv)
 		.start_pfn = INSN_BASE_PFN,
 		.end_pfn = INSN_BASE_PFN + INSN_PAGES,
 	};
+	struct tdx_pamt_range two[2] = {
+		range, { INSN_FAR_PFN, INSN_FAR_PFN + 16 * TDX_PAMT_PAGES_PER_SLOT },
+	};
+	struct tdx_pamt_config cfg = {
+		.mode = TDX_PAMT_MODE_MAGAZINE, .ops = &pamt_env_ops,
+	};
 	const struct strat_ops *ops = NULL;
 	unsigned long n, i, pfn;
 	struct page *held;
+	bool far;
 	int s;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: pamt_insn lock|atomic|eager|magazine N\n");
+		fprintf(stderr, "usage: pamt_insn lock|atomic|eager|magazine|magazine-far N\n");
 		return 2;
 	}
 	for (s = 0; s < S_NR; s++)
 		if (!strcmp(argv[1], strat_names[s]))
 			ops = &strat_ops[s];
+	far = !strcmp(argv[1], "magazine-far");
+	if (far)
+		ops = &strat_ops[S_MAG];
 	n = strtoul(argv[2], NULL, 0);
 	if (!ops || !n)
 		return 2;
@@ -52,12 +66,19 @@ int main(int argc, char **argv)
 	pamt_sim_set_nr_cpus(2);
 	pamt_sim_set_cpu(0);
 	if (pamt_sim_mem_init(INSN_BASE_PFN, INSN_PAGES) ||
-	    pamt_fake_init(range.start_pfn, range.end_pfn) ||
+	    (far ? pamt_fake_init_ranges(two, 2) :
+		   pamt_fake_init(range.start_pfn, range.end_pfn)) ||
 	    ops->init(&range))
 		return 1;
+	if (far) {
+		tdx_pamt_exit();
+		if (tdx_pamt_init(two, 2, &cfg) || pamt.nr_flat != INSN_PAGES / 512)
+			return 1;
+	}
 	/* A TD page in the allocator's first slot, installed and active. */
 	held = alloc_page(GFP_KERNEL);
-	pfn = page_to_pfn(held);
+	pfn = far ? INSN_FAR_PFN + 3 * TDX_PAMT_PAGES_PER_SLOT + 5 :
+		    page_to_pfn(held);
 	if (ops->get(pfn, NULL))
 		return 1;
 	for (i = 0; i < n; i++)

@@ -426,11 +426,11 @@ static struct page *core_ctl_alloc(void)
 
 static unsigned long core_refs(unsigned long pfn)
 {
-	unsigned long idx = pfn / TDX_PAMT_PAGES_PER_SLOT - pamt.base_idx;
+	atomic_t *slot = pamt_slot_lookup(pfn);
 
-	if (idx >= pamt.nr_slots)
+	if (!slot)
 		return 0;
-	return pamt_slot_refs(atomic_long_read(&pamt.slots[idx]));
+	return pamt_slot_refs(atomic_read(slot));
 }
 
 static void core_ctrs(struct strat_ctrs *c)

@@ -7,7 +7,11 @@
  *
  * What is modelled:
  *  - the slot word, with the flag bits of pamt_internal.h and a 3-bit
- *    refcount (PAMT_SLOT_REF_MASK is 32 bits in C; two users never need more);
+ *    refcount (PAMT_SLOT_REF_MASK is 10 bits in C); PAMT_SLOT_REF_MAX is
+ *    twice the pages of a range less one, as in C, with SPLIT_PAGES for
+ *    512: with SPLIT the getter takes a second reference (a page's next
+ *    use before the put of its last), which on a split range meets it and
+ *    must answer -EOVERFLOW, changing nothing;
  *  - tdx_pamt_get() (fast path), pamt_slot_get_slow() (revive, 0->1 with
  *    pamt_slot_add(), pamt_slot_wait() on a transition, under one
  *    deadline for the whole get, modelled as a budget of waits),
@@ -50,11 +54,13 @@
  *   MUTANT_DEMOTE_NO_TRANSIT, MUTANT_DEMOTE_NO_REFS,
  *   MUTANT_PROMOTE_NO_TRANSIT, MUTANT_PROMOTE_KEEPS_INSTALLED
  *                    broken variants of those two (README)
+ *   MUTANT_OVERFLOW_NO_CHECK  get takes a reference beyond
+ *                    PAMT_SLOT_REF_MAX (with SPLIT)
  */
 
 /* ---- pamt_internal.h ---------------------------------------------------- */
 #define PAMT_SLOT_REF_MASK	7
-#define PAMT_SLOT_REF_MAX	PAMT_SLOT_REF_MASK
+#define PAMT_SLOT_REF_MAX	(2 * SPLIT_PAGES - 1)	/* 1023 in C */
 #define PAMT_SLOT_INSTALLED	8	/* the module holds a pair */
 #define PAMT_SLOT_TRANSIT	16	/* one CPU owns an ADD or REMOVE */
 #define PAMT_SLOT_RECENT	32	/* clock reference bit, idle slots */
@@ -496,7 +502,9 @@ inline pamt_slot_get_slow(rr)
 	:: !(old & (PAMT_SLOT_HOLE | PAMT_SLOT_TRANSIT)) &&
 	   (old & PAMT_SLOT_INSTALLED) ->
 		if
-		:: pamt_slot_refs(old) == PAMT_SLOT_REF_MAX -> rr = EOVERFLOW; break
+#ifndef MUTANT_OVERFLOW_NO_CHECK
+		:: pamt_slot_refs(old) >= PAMT_SLOT_REF_MAX -> rr = EOVERFLOW; break
+#endif
 		:: else
 		fi;
 		try_cmpxchg(old, (old + 1) & ~PAMT_SLOT_RECENT, ok);
@@ -553,8 +561,12 @@ inline tdx_pamt_get(rr)
 {
 	old = slot;
 	do
-	:: (old & (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT | PAMT_SLOT_HOLE)) !=
-	   PAMT_SLOT_INSTALLED || pamt_slot_refs(old + 1) <= 1 ->
+	/*
+	 * Fast only for INSTALLED with a count in [1, REF_MAX - 1] and no
+	 * other flag: (u32)(old - (INSTALLED | 1)) < REF_MAX - 1 in C.
+	 */
+	:: old < (PAMT_SLOT_INSTALLED | 1) ||
+	   old - (PAMT_SLOT_INSTALLED | 1) >= PAMT_SLOT_REF_MAX - 1 ->
 		pamt_slot_get_slow(rr); break
 	:: else ->
 		try_cmpxchg(old, old + 1, ok);
@@ -887,6 +899,16 @@ get_done:
 				assert(mod_has_pair && pamt_slot_refs(slot) > 0);
 				td_pages++
 			};
+#ifdef SPLIT
+			/* The page's next use, before the put of this one. */
+			in_get[i] = true;
+			tdx_pamt_get(ret);
+			in_get[i] = false;
+			if
+			:: ret == 0 -> tdx_pamt_put(ret); assert(ret == 0)
+			:: else -> ret = 0
+			fi;
+#endif
 			td_pages--;
 			tdx_pamt_put(ret);
 			assert(ret == 0)
@@ -1006,6 +1028,8 @@ init {
 /* Invariants of every reachable state. */
 ltl inv {
 	[] (
+	/* the count stays within its bound */
+	pamt_slot_refs(slot) <= PAMT_SLOT_REF_MAX &&
 	/* a non-zero count: pair installed, no transition */
 	(pamt_slot_refs(slot) == 0 ||
 	 (mod_has_pair && (slot & PAMT_SLOT_INSTALLED) &&

@@ -90,6 +90,16 @@ if python3 "$HERE/check_names.py" "$HEADER" "$BUILD/renamed.pml" >/dev/null; the
 else
 	pass "names: the check catches a renamed constant"
 fi
+# ... and a flag that overlaps the refcount field, in the C header.
+sed 's/^#define PAMT_SLOT_INSTALLED\tBIT(10)/#define PAMT_SLOT_INSTALLED\tBIT(9)/' \
+	"$HEADER" >"$BUILD/overlap.h"
+if ! grep -q 'BIT(9)' "$BUILD/overlap.h"; then
+	fail "names: could not build the overlapping header"
+elif python3 "$HERE/check_names.py" "$BUILD/overlap.h" "$MODEL" >/dev/null; then
+	fail "names: the check missed a flag inside the refcount field"
+else
+	pass "names: the check catches a flag inside the refcount field"
+fi
 
 SAFE="-DSAFETY -DNOCLAIM"	# assertions and invalid end states
 INV="-DSAFETY"			# with "-N inv": the state invariants
@@ -136,6 +146,8 @@ check mutant-demote-no-transit	cex "-DSPLIT -DMUTANT_DEMOTE_NO_TRANSIT" "$SAFE" 
 check mutant-demote-no-refs	cex "-DSPLIT -DMUTANT_DEMOTE_NO_REFS" "$SAFE" ""
 check mutant-promote-no-transit	cex "-DSPLIT -DMUTANT_PROMOTE_NO_TRANSIT" "$SAFE" ""
 check mutant-promote-keeps-installed cex "-DSPLIT -DMUTANT_PROMOTE_KEEPS_INSTALLED" "$SAFE" ""
+# A get past PAMT_SLOT_REF_MAX: the count leaves its field's bound.
+check mutant-overflow-no-check	cex "-DSPLIT -DMUTANT_OVERFLOW_NO_CHECK" "$INV" "-N inv"
 
 wait
 for name in "${names[@]}"; do

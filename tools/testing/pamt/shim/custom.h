@@ -170,6 +170,8 @@ PAMT_SIM_ATOMIC_OPS(atomic64, atomic64_t, s64)
 	__pamt_try_cmpxchg(v, o, n, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)
 #define atomic_try_cmpxchg_acquire(v, o, n) \
 	__pamt_try_cmpxchg(v, o, n, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)
+#define atomic_try_cmpxchg_release(v, o, n) \
+	__pamt_try_cmpxchg(v, o, n, __ATOMIC_RELEASE, __ATOMIC_RELAXED)
 
 #define READ_ONCE(x)							\
 	({ pamt_sim_access(&(x), VT_LD);				\

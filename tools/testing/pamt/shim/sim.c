@@ -295,12 +295,16 @@ bool pamt_sim_should_fail(struct pamt_sim_fail *f, gfp_t gfp)
 	return false;
 }
 
+/* Bytes kmalloc() was asked for, ever: tests measure a call's by difference. */
+unsigned long pamt_sim_kmalloc_bytes;
+
 void *pamt_sim_kmalloc(size_t size, gfp_t gfp, bool zero)
 {
 	might_alloc(gfp);
 	pamt_sim_rt_sleeps("kmalloc()", __FILE__, __LINE__);
 	if (pamt_sim_should_fail(&pamt_sim_fail_kmalloc, gfp))
 		return NULL;
+	__atomic_fetch_add(&pamt_sim_kmalloc_bytes, size, __ATOMIC_RELAXED);
 	return zero ? calloc(1, size ? size : 1) : malloc(size ? size : 1);
 }
 

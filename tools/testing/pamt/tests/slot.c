@@ -195,17 +195,25 @@ static void *getter(void *arg)
 /* A getter that finds a transition waits for it and never adds itself. */
 PAMT_TEST(slot_waiter_takes_published_result)
 {
-	struct waiter w = { .pfn = slot_pfn(4, 2), .cpu = 1 };
+	struct waiter w = { .cpu = 1 };
 	pthread_t t;
+	u64 t0;
 
 	pamt_env_up_default();
+	/* After set-up: slot_pfn() needs the environment's base. */
+	w.pfn = slot_pfn(4, 2);
 	/* Play the owner of an ADD: install the pair in the module by hand. */
 	ASSERT(!tdx_pamt_get(slot_pfn(4, 0), NULL));
 	slot_set_word(4, PAMT_SLOT_TRANSIT);
 	pthread_create(&t, NULL, getter, &w);
-	ndelay(20 * NSEC_PER_MSEC);
+	/* Publish once the getter waits, however loaded the machine. */
+	t0 = ktime_get_ns();
+	while (!stat(TDX_PAMT_STAT_GET_WAIT) &&
+	       ktime_get_ns() - t0 < 10 * NSEC_PER_SEC)
+		sched_yield();
+	EXPECT(stat(TDX_PAMT_STAT_GET_WAIT) >= 1);
 	EXPECT_EQ(slot_word(4), PAMT_SLOT_TRANSIT);
-	atomic_long_set_release(&pamt.slots[4], PAMT_SLOT_INSTALLED | 1);
+	atomic_set_release(&pamt.slots[4], PAMT_SLOT_INSTALLED | 1);
 	pthread_join(t, NULL);
 	EXPECT_EQ(w.ret, 0);
 	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED | 2);
@@ -272,16 +280,16 @@ struct hog {
 static void *busy_shrinker(void *arg)
 {
 	struct hog *h = arg;
-	unsigned long idle = PAMT_SLOT_INSTALLED, old;
+	int idle = PAMT_SLOT_INSTALLED, old;
 
 	pamt_sim_set_cpu(2);
 	while (!__atomic_load_n(&h->stop, __ATOMIC_ACQUIRE)) {
 		old = idle;
-		if (!atomic_long_try_cmpxchg_acquire(&pamt.slots[h->slot], &old,
+		if (!atomic_try_cmpxchg_acquire(&pamt.slots[h->slot], &old,
 				PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT))
 			continue;
 		ndelay(NSEC_PER_MSEC);
-		atomic_long_set_release(&pamt.slots[h->slot], idle);
+		atomic_set_release(&pamt.slots[h->slot], idle);
 	}
 	return NULL;
 }

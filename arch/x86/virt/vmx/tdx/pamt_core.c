@@ -9,6 +9,7 @@
 #include <linux/export.h>
 #include <linux/kvm_types.h>
 #include <linux/gfp.h>
+#include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include "pamt_internal.h"
@@ -75,16 +76,15 @@ void pamt_forget_module_pairs(void)
  * holds their pairs, so a get revives them with no ADD, and nobody ever
  * REMOVEs them, since this instance did not allocate their pages.
  */
-static void pamt_mark_module_pairs(atomic_long_t *slots, unsigned long first,
-				   unsigned long nr_slots)
+static void pamt_mark_module_pairs(void)
 {
-	unsigned long i, idx, lost = 0;
+	unsigned long i, lost = 0;
+	atomic_t *slot;
 
 	for (i = 0; i < pamt_nr_stuck; i++) {
-		idx = pamt_stuck[i] / TDX_PAMT_PAGES_PER_SLOT - first;
-		if (idx < nr_slots && !atomic_long_read(&slots[idx])) {
-			atomic_long_set(&slots[idx], PAMT_SLOT_INSTALLED |
-						     PAMT_SLOT_LEAKED);
+		slot = pamt_slot_lookup(pamt_stuck[i]);
+		if (slot && !atomic_read(slot)) {
+			atomic_set(slot, PAMT_SLOT_INSTALLED | PAMT_SLOT_LEAKED);
 			atomic_long_inc(&pamt.installed);
 		} else {
 			lost++;
@@ -121,6 +121,248 @@ static int pamt_check_config(const struct tdx_pamt_range *ranges,
 	return 0;
 }
 
+/* Slots (2M ranges) of a covered range. */
+static unsigned long pamt_range_slots(const struct tdx_pamt_range *r)
+{
+	return (r->end_pfn - r->start_pfn) / TDX_PAMT_PAGES_PER_SLOT;
+}
+
+/*
+ * The flat window: the run of ranges @ranges[*@first .. *@last] that covers
+ * the most slots with at most as many uncovered slots between them as
+ * covered ones.  Its words are one array indexed by pfn, holes included,
+ * so a host whose covered memory is dense has no far block at all.
+ */
+static void pamt_pick_window(const struct tdx_pamt_range *ranges,
+			     unsigned int nr, unsigned int *first,
+			     unsigned int *last)
+{
+	unsigned long best = 0, covered, span, total = 0;
+	unsigned int i, j;
+
+	for (i = 0; i < nr; i++)
+		total += pamt_range_slots(&ranges[i]);
+	*first = *last = 0;
+	for (i = 0; i < nr; i++) {
+		covered = 0;
+		for (j = i; j < nr; j++) {
+			covered += pamt_range_slots(&ranges[j]);
+			span = (ranges[j].end_pfn - ranges[i].start_pfn) /
+			       TDX_PAMT_PAGES_PER_SLOT;
+			/* Longer runs only add holes it cannot pay for. */
+			if (span > 2 * total)
+				break;
+			if (span <= 2 * covered && covered > best) {
+				best = covered;
+				*first = i;
+				*last = j;
+			}
+		}
+	}
+}
+
+/* The far blocks: distinct 1G blocks of the ranges outside the window. */
+static unsigned long pamt_far_blocks(const struct tdx_pamt_range *ranges,
+				     unsigned int nr, unsigned int first,
+				     unsigned int last, unsigned long *keys)
+{
+	unsigned long key, end, prev = PAMT_FAR_EMPTY, n = 0;
+	unsigned int i;
+
+	for (i = 0; i < nr; i++) {
+		if (i >= first && i <= last)
+			continue;
+		key = ranges[i].start_pfn >> PAMT_BLOCK_PFN_SHIFT;
+		end = (ranges[i].end_pfn - 1) >> PAMT_BLOCK_PFN_SHIFT;
+		for (; key <= end; key++) {
+			/* Sorted ranges: a shared block is the last one. */
+			if (key == prev)
+				continue;
+			if (keys)
+				keys[n] = key;
+			prev = key;
+			n++;
+		}
+	}
+	return n;
+}
+
+/* The far block of @key in the sorted @keys; @key is there. */
+static unsigned long pamt_far_find(const unsigned long *keys,
+				   unsigned long n, unsigned long key)
+{
+	unsigned long lo = 0, hi = n, mid;
+
+	while (hi - lo > 1) {
+		mid = lo + (hi - lo) / 2;
+		if (keys[mid] <= key)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Multipliers the far table's hash tries, the golden ratio first. */
+static unsigned long pamt_far_mul(unsigned int i)
+{
+	u64 z = 0x9e3779b97f4a7c15ULL * (i + 1);
+
+	if (!i)
+		return 0x9e3779b97f4a7c15ULL;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return (z ^ (z >> 31)) | 1;
+}
+
+#define PAMT_FAR_TRIES		16	/* multipliers per table size */
+#define PAMT_FAR_GROW		2	/* table sizes tried: 2n, 4n, 8n */
+
+/*
+ * Insert @n keys into @tbl (@mask + 1 entries) by linear probing with
+ * hash @mul; returns the longest probe sequence, beyond the first entry.
+ */
+static unsigned int pamt_far_fill(struct pamt_far *tbl, unsigned long mask,
+				  unsigned int shift, unsigned long mul,
+				  const unsigned long *keys, unsigned long n,
+				  unsigned long first)
+{
+	unsigned long i, h, d, worst = 0;
+
+	for (i = 0; i <= mask; i++)
+		tbl[i].key = PAMT_FAR_EMPTY;
+	for (i = 0; i < n; i++) {
+		h = (keys[i] * mul) >> shift;
+		for (d = 0; tbl[(h + d) & mask].key != PAMT_FAR_EMPTY; d++)
+			;
+		tbl[(h + d) & mask].key = keys[i];
+		tbl[(h + d) & mask].first = first + i * PAMT_BLOCK_SLOTS;
+		worst = max(worst, d);
+	}
+	return worst;
+}
+
+/*
+ * The far table: at least twice as many entries as far blocks, a hash
+ * that puts every block in its first entry if one of the multipliers
+ * and sizes tried does, else the one with the shortest longest probe.
+ * Return: its size in bytes, or 0 with nothing allocated.
+ */
+static unsigned long pamt_far_build(const unsigned long *keys,
+				    unsigned long n, unsigned long first)
+{
+	unsigned int order = 1, grow, i, d, best = UINT_MAX;
+	unsigned long mask, best_mul = 0, best_order = order;
+	struct pamt_far *tbl;
+
+	while ((1UL << order) < 2 * n)
+		order++;
+	tbl = kvcalloc(1UL << (order + PAMT_FAR_GROW), sizeof(*tbl),
+		       GFP_KERNEL);
+	if (!tbl)
+		return 0;
+	for (grow = 0; grow <= PAMT_FAR_GROW && best; grow++) {
+		mask = (1UL << (order + grow)) - 1;
+		for (i = 0; i < PAMT_FAR_TRIES && best; i++) {
+			d = pamt_far_fill(tbl, mask, 64 - (order + grow),
+					  pamt_far_mul(i), keys, n, first);
+			if (d < best) {
+				best = d;
+				best_mul = pamt_far_mul(i);
+				best_order = order + grow;
+			}
+		}
+	}
+	kvfree(tbl);
+	tbl = kvcalloc(1UL << best_order, sizeof(*tbl), GFP_KERNEL);
+	if (!tbl)
+		return 0;
+	mask = (1UL << best_order) - 1;
+	pamt_far_fill(tbl, mask, 64 - best_order, best_mul, keys, n, first);
+	if (best)
+		pr_info("tdx-pamt: %lu far blocks, up to %u extra probes\n",
+			n, best);
+	pamt.far = tbl;
+	pamt.far_mask = mask;
+	pamt.far_mul = best_mul;
+	pamt.far_shift = 64 - best_order;
+	pamt.far_probes = best;
+	return (mask + 1) * sizeof(*tbl);
+}
+
+/* Free what pamt_slots_init() allocated. */
+static void pamt_slots_free(void)
+{
+	pamt_far_reset();
+	kvfree(pamt.far_keys);
+	kvfree(pamt.slots);
+	pamt.far_keys = NULL;
+	pamt.slots = NULL;
+	pamt.nr_flat = 0;
+	pamt.nr_slots = 0;
+	pamt.meta_bytes = 0;
+}
+
+/*
+ * Lay the slot words out: the flat window, then one block of
+ * PAMT_BLOCK_SLOTS words per far 1G block, every uncovered word a HOLE.
+ * Return: the covered slots, or 0 with nothing allocated (-ENOMEM).
+ */
+static unsigned long pamt_slots_init(const struct tdx_pamt_range *ranges,
+				     unsigned int nr)
+{
+	unsigned long n_far, idx, s, key, covered = 0;
+	unsigned int first, last, i;
+
+	pamt_pick_window(ranges, nr, &first, &last);
+	n_far = pamt_far_blocks(ranges, nr, first, last, NULL);
+	if (n_far) {
+		pamt.far_keys = kvcalloc(n_far, sizeof(*pamt.far_keys),
+					 GFP_KERNEL);
+		if (!pamt.far_keys)
+			return 0;
+		pamt_far_blocks(ranges, nr, first, last, pamt.far_keys);
+	}
+	pamt.base_idx = ranges[first].start_pfn / TDX_PAMT_PAGES_PER_SLOT;
+	pamt.nr_flat = ranges[last].end_pfn / TDX_PAMT_PAGES_PER_SLOT -
+		       pamt.base_idx;
+	pamt.nr_slots = pamt.nr_flat + n_far * PAMT_BLOCK_SLOTS;
+	pamt.slots = kvcalloc(pamt.nr_slots, sizeof(*pamt.slots), GFP_KERNEL);
+	if (!pamt.slots)
+		goto fail;
+	pamt.meta_bytes = pamt.nr_slots * sizeof(*pamt.slots) +
+			  n_far * sizeof(*pamt.far_keys);
+	if (n_far) {
+		s = pamt_far_build(pamt.far_keys, n_far, pamt.nr_flat);
+		if (!s)
+			goto fail;
+		pamt.meta_bytes += s;
+	}
+
+	/* Everything is a hole until a range says otherwise. */
+	for (idx = 0; idx < pamt.nr_slots; idx++)
+		atomic_set(&pamt.slots[idx], PAMT_SLOT_HOLE);
+	for (i = 0; i < nr; i++) {
+		for (s = ranges[i].start_pfn / TDX_PAMT_PAGES_PER_SLOT;
+		     s < ranges[i].end_pfn / TDX_PAMT_PAGES_PER_SLOT; s++) {
+			if (i >= first && i <= last) {
+				idx = s - pamt.base_idx;
+			} else {
+				key = s / PAMT_BLOCK_SLOTS;
+				idx = pamt.nr_flat + PAMT_BLOCK_SLOTS *
+				      pamt_far_find(pamt.far_keys, n_far, key) +
+				      s % PAMT_BLOCK_SLOTS;
+			}
+			atomic_set(&pamt.slots[idx], 0);
+			covered++;
+		}
+	}
+	return covered;
+fail:
+	pamt_slots_free();
+	return 0;
+}
+
 /**
  * tdx_pamt_init() - set up the PAMT cache over the covered memory
  * @ranges: covered ranges, sorted, 2M aligned, not overlapping
@@ -135,9 +377,7 @@ static int pamt_check_config(const struct tdx_pamt_range *ranges,
 int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
 		  const struct tdx_pamt_config *cfg)
 {
-	unsigned long first, idx, nr_slots, covered = 0;
-	atomic_long_t *slots;
-	unsigned int i;
+	unsigned long covered;
 	int ret;
 
 	might_sleep();
@@ -147,25 +387,15 @@ int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
 	if (ret)
 		return ret;
 
-	first = ranges[0].start_pfn / TDX_PAMT_PAGES_PER_SLOT;
-	nr_slots = ranges[nr - 1].end_pfn / TDX_PAMT_PAGES_PER_SLOT - first;
-	slots = kvcalloc(nr_slots, sizeof(*slots), GFP_KERNEL);
-	if (!slots)
+	/*
+	 * The words are in place from here on, but every call stays the
+	 * no-op of a host without Dynamic PAMT until pamt.enabled is set:
+	 * callers must not race init or exit.
+	 */
+	covered = pamt_slots_init(ranges, nr);
+	if (!covered)
 		return -ENOMEM;
 
-	/* Everything is a hole until a range says otherwise. */
-	for (idx = 0; idx < nr_slots; idx++)
-		atomic_long_set(&slots[idx], PAMT_SLOT_HOLE);
-	for (i = 0; i < nr; i++) {
-		for (idx = ranges[i].start_pfn / TDX_PAMT_PAGES_PER_SLOT - first;
-		     idx < ranges[i].end_pfn / TDX_PAMT_PAGES_PER_SLOT - first;
-		     idx++) {
-			atomic_long_set(&slots[idx], 0);
-			covered++;
-		}
-	}
-
-	pamt.base_idx = first;
 	pamt.mode = cfg->mode;
 	pamt.ops = cfg->ops;
 	pamt.arena = cfg->arena;
@@ -173,28 +403,24 @@ int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
 	pamt.idle_cap = cfg->idle_cap ?: max(covered / 4, 1UL);
 	atomic_long_set(&pamt.idle, 0);
 	atomic_long_set(&pamt.installed, 0);
-	pamt_mark_module_pairs(slots, first, nr_slots);
+	pamt_mark_module_pairs();
 	atomic_set(&pamt.serializing, 0);
 	raw_spin_lock_init(&pamt.seamcall_lock);
 	pamt.wait_ns = PAMT_WAIT_NS_DEFAULT;
 
-	ret = pamt_shrink_init(nr_slots);
+	ret = pamt_shrink_init(pamt.nr_slots);
 	if (ret) {
-		kvfree(slots);
+		pamt_slots_free();
 		return ret;
 	}
+	pamt.meta_bytes += pamt.nr_slots * sizeof(*pamt.idle_index.ring) +
+			   BITS_TO_LONGS(pamt.nr_slots) * sizeof(long);
 	ret = pamt_mag_init();
 	if (ret) {
 		pamt_shrink_exit();
-		kvfree(slots);
+		pamt_slots_free();
 		return ret;
 	}
-	/*
-	 * Until nr_slots is set every call is the no-op of a host without
-	 * Dynamic PAMT.  Callers must not race init or exit.
-	 */
-	pamt.slots = slots;
-	pamt.nr_slots = nr_slots;
 	pamt.enabled = true;
 	return 0;
 }
@@ -221,7 +447,7 @@ void tdx_pamt_exit(void)
 		pamt_shrink_flush_cpu(cpu);
 	pamt_shrink_remove_all_idle();
 	for (idx = 0; idx < pamt.nr_slots; idx++) {
-		word = atomic_long_read(&pamt.slots[idx]);
+		word = atomic_read(&pamt.slots[idx]);
 		if (pamt_slot_refs(word))
 			in_use++;
 		else if (word & PAMT_SLOT_INSTALLED)
@@ -238,16 +464,14 @@ void tdx_pamt_exit(void)
 		pamt_stuck = kmalloc_array(stuck + in_use, sizeof(*pamt_stuck),
 					   GFP_KERNEL);
 	for (idx = 0; pamt_stuck && idx < pamt.nr_slots; idx++) {
-		if (atomic_long_read(&pamt.slots[idx]) & PAMT_SLOT_INSTALLED)
+		if (atomic_read(&pamt.slots[idx]) & PAMT_SLOT_INSTALLED)
 			pamt_stuck[pamt_nr_stuck++] = pamt_slot_base_pfn(idx);
 	}
 
 	pamt.enabled = false;
-	pamt.nr_slots = 0;
 	pamt_mag_exit();
 	pamt_shrink_exit();
-	kvfree(pamt.slots);
-	pamt.slots = NULL;
+	pamt_slots_free();
 }
 
 /**

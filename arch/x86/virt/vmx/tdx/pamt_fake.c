@@ -27,20 +27,47 @@ struct pamt_fake pamt_fake;
 	pr_err("tdx-pamt-fake: VIOLATION: " fmt "\n", ##__VA_ARGS__);	\
 } while (0)
 
+/* The piece that covers @pfn, or NULL. */
+static const struct pamt_fake_piece *pamt_fake_piece(unsigned long pfn)
+{
+	unsigned int i;
+
+	for (i = 0; i < pamt_fake.nr_pieces; i++) {
+		if (pfn >= pamt_fake.pieces[i].start_pfn &&
+		    pfn < pamt_fake.pieces[i].end_pfn)
+			return &pamt_fake.pieces[i];
+	}
+	return NULL;
+}
+
 static bool pamt_fake_covered(unsigned long pfn)
 {
-	return pfn >= pamt_fake.start_pfn && pfn < pamt_fake.end_pfn;
+	return pamt_fake_piece(pfn);
+}
+
+/* The bit of a covered @pfn in the bitmaps. */
+static unsigned long pamt_fake_bit(unsigned long pfn)
+{
+	const struct pamt_fake_piece *p = pamt_fake_piece(pfn);
+
+	return p->first + pfn - p->start_pfn;
+}
+
+/* The pfn of bit @bit of the bitmaps: pamt_fake_bit() inverted. */
+static unsigned long pamt_fake_bit_pfn(unsigned long bit)
+{
+	unsigned int i;
+
+	for (i = 1; i < pamt_fake.nr_pieces; i++)
+		if (bit < pamt_fake.pieces[i].first)
+			break;
+	return pamt_fake.pieces[i - 1].start_pfn + bit -
+	       pamt_fake.pieces[i - 1].first;
 }
 
 static struct pamt_fake_range *pamt_fake_range(unsigned long pfn)
 {
-	return &pamt_fake.ranges[(pfn - pamt_fake.start_pfn) /
-				 TDX_PAMT_PAGES_PER_SLOT];
-}
-
-static unsigned long pamt_fake_bit(unsigned long pfn)
-{
-	return pfn - pamt_fake.start_pfn;
+	return &pamt_fake.ranges[pamt_fake_bit(pfn) / TDX_PAMT_PAGES_PER_SLOT];
 }
 
 /*
@@ -683,8 +710,7 @@ bool pamt_fake_range_has_pair(unsigned long pfn)
  */
 unsigned long pamt_fake_check_all(void)
 {
-	unsigned long nr = (pamt_fake.end_pfn - pamt_fake.start_pfn) /
-			   TDX_PAMT_PAGES_PER_SLOT;
+	unsigned long nr = pamt_fake.nr_pages / TDX_PAMT_PAGES_PER_SLOT;
 	unsigned long i, bad = 0, pairs = 0, pamt_pages = 0, bit;
 
 	for (i = 0; i < nr; i++) {
@@ -705,17 +731,17 @@ unsigned long pamt_fake_check_all(void)
 		}
 		pairs += r->has_pair;
 	}
-	for (bit = 0; bit < pamt_fake.end_pfn - pamt_fake.start_pfn; bit++) {
+	for (bit = 0; bit < pamt_fake.nr_pages; bit++) {
 		pamt_pages += test_bit(bit, pamt_fake.pamt_map);
 		if (test_bit(bit, pamt_fake.lock_map)) {
 			pamt_fake_violation("4K entry of pfn %#lx left locked",
-					    pamt_fake.start_pfn + bit);
+					    pamt_fake_bit_pfn(bit));
 			bad++;
 		}
 		if (test_bit(bit, pamt_fake.pamt_map) &&
 		    test_bit(bit, pamt_fake.td_map)) {
 			pamt_fake_violation("pfn %#lx is a PAMT page and a TD page",
-					    pamt_fake.start_pfn + bit);
+					    pamt_fake_bit_pfn(bit));
 			bad++;
 		}
 	}
@@ -774,25 +800,41 @@ void pamt_fake_set_latency(enum pamt_fake_op op, u64 min_ns, u64 avg_ns,
 }
 
 /**
- * pamt_fake_init() - bring up a fake module covering [@start_pfn, @end_pfn)
- * @start_pfn: first pfn, 2M aligned
- * @end_pfn: one past the last, 2M aligned
+ * pamt_fake_init_ranges() - bring up a fake module covering @ranges
+ * @ranges: covered pfn ranges, sorted, 2M aligned, not overlapping; as
+ *	far apart as they like: the module's state covers only them
+ * @nr: entries in @ranges, 1 to PAMT_FAKE_MAX_PIECES
  *
  * Return: 0, -EINVAL or -ENOMEM.
  */
-int pamt_fake_init(unsigned long start_pfn, unsigned long end_pfn)
+int pamt_fake_init_ranges(const struct tdx_pamt_range *ranges,
+			  unsigned int nr)
 {
-	unsigned long pages = end_pfn - start_pfn;
-	unsigned long i, nr = pages / TDX_PAMT_PAGES_PER_SLOT;
+	unsigned long pages = 0, i, nr_ranges;
+	unsigned int j;
 
-	if (start_pfn % TDX_PAMT_PAGES_PER_SLOT ||
-	    end_pfn % TDX_PAMT_PAGES_PER_SLOT || start_pfn >= end_pfn)
+	if (!nr || nr > PAMT_FAKE_MAX_PIECES)
 		return -EINVAL;
+	for (j = 0; j < nr; j++) {
+		if (ranges[j].start_pfn % TDX_PAMT_PAGES_PER_SLOT ||
+		    ranges[j].end_pfn % TDX_PAMT_PAGES_PER_SLOT ||
+		    ranges[j].start_pfn >= ranges[j].end_pfn ||
+		    (j && ranges[j].start_pfn < ranges[j - 1].end_pfn))
+			return -EINVAL;
+	}
 
 	memset(&pamt_fake, 0, sizeof(pamt_fake));
+	for (j = 0; j < nr; j++) {
+		pamt_fake.pieces[j].start_pfn = ranges[j].start_pfn;
+		pamt_fake.pieces[j].end_pfn = ranges[j].end_pfn;
+		pamt_fake.pieces[j].first = pages;
+		pages += ranges[j].end_pfn - ranges[j].start_pfn;
+	}
+	nr_ranges = pages / TDX_PAMT_PAGES_PER_SLOT;
 	atomic64_set(&pamt_fake_rng,
 		     (s64)((u64)get_random_u32() << 32 | get_random_u32()));
-	pamt_fake.ranges = kvcalloc(nr, sizeof(*pamt_fake.ranges), GFP_KERNEL);
+	pamt_fake.ranges = kvcalloc(nr_ranges, sizeof(*pamt_fake.ranges),
+				    GFP_KERNEL);
 	pamt_fake.td_map = kvcalloc(BITS_TO_LONGS(pages), sizeof(long),
 				    GFP_KERNEL);
 	pamt_fake.pamt_map = kvcalloc(BITS_TO_LONGS(pages), sizeof(long),
@@ -804,13 +846,29 @@ int pamt_fake_init(unsigned long start_pfn, unsigned long end_pfn)
 		pamt_fake_exit();
 		return -ENOMEM;
 	}
-	for (i = 0; i < nr; i++) {
+	for (i = 0; i < nr_ranges; i++) {
 		atomic_set(&pamt_fake.ranges[i].lock, 0);
 		atomic_set(&pamt_fake.ranges[i].td_pages, 0);
 	}
-	pamt_fake.start_pfn = start_pfn;
-	pamt_fake.end_pfn = end_pfn;
+	pamt_fake.start_pfn = ranges[0].start_pfn;
+	pamt_fake.end_pfn = ranges[nr - 1].end_pfn;
+	pamt_fake.nr_pages = pages;
+	pamt_fake.nr_pieces = nr;
 	return 0;
+}
+
+/**
+ * pamt_fake_init() - bring up a fake module covering [@start_pfn, @end_pfn)
+ * @start_pfn: first pfn, 2M aligned
+ * @end_pfn: one past the last, 2M aligned
+ *
+ * Return: 0, -EINVAL or -ENOMEM.
+ */
+int pamt_fake_init(unsigned long start_pfn, unsigned long end_pfn)
+{
+	struct tdx_pamt_range r = { .start_pfn = start_pfn, .end_pfn = end_pfn };
+
+	return pamt_fake_init_ranges(&r, 1);
 }
 
 /**
@@ -828,4 +886,6 @@ void pamt_fake_exit(void)
 	pamt_fake.pamt_map = NULL;
 	pamt_fake.start_pfn = 0;
 	pamt_fake.end_pfn = 0;
+	pamt_fake.nr_pages = 0;
+	pamt_fake.nr_pieces = 0;
 }

@@ -77,11 +77,31 @@ struct pamt_fake_range {
 	bool mapped_2m;
 };
 
+/* Covered pfn ranges the fake module tracks, far apart or not. */
+#define PAMT_FAKE_MAX_PIECES	4
+
+/**
+ * struct pamt_fake_piece - one covered pfn range of the fake module
+ * @start_pfn: first pfn, 2M aligned
+ * @end_pfn: one past the last, 2M aligned
+ * @first: the bit of @start_pfn in the bitmaps: the pages of the pieces
+ *	before it
+ */
+struct pamt_fake_piece {
+	unsigned long start_pfn;
+	unsigned long end_pfn;
+	unsigned long first;
+};
+
 /**
  * struct pamt_fake - the fake module
  * @start_pfn: first covered pfn
  * @end_pfn: one past the last covered pfn
- * @ranges: one per 2M range of [@start_pfn, @end_pfn)
+ * @pieces: the covered ranges, sorted; only their pages have bits and
+ *	ranges, so pieces far apart cost what they cover
+ * @nr_pieces: entries in @pieces
+ * @nr_pages: pages in all pieces: bits in @td_map and @pamt_map
+ * @ranges: one per 2M range of the pieces, in their order
  * @td_map: one bit per page: in use by a TD
  * @pamt_map: one bit per page: holds a PAMT (the module's PAMT page bitmap)
  * @lock_map: one bit per page: its 4K entry is locked exclusively
@@ -102,6 +122,9 @@ struct pamt_fake_range {
 struct pamt_fake {
 	unsigned long start_pfn;
 	unsigned long end_pfn;
+	struct pamt_fake_piece pieces[PAMT_FAKE_MAX_PIECES];
+	unsigned int nr_pieces;
+	unsigned long nr_pages;
 	struct pamt_fake_range *ranges;
 	unsigned long *td_map;
 	unsigned long *pamt_map;
@@ -123,6 +146,8 @@ extern struct pamt_fake pamt_fake;
 extern const struct tdx_pamt_ops pamt_fake_ops;
 
 int pamt_fake_init(unsigned long start_pfn, unsigned long end_pfn);
+int pamt_fake_init_ranges(const struct tdx_pamt_range *ranges,
+			  unsigned int nr);
 void pamt_fake_exit(void);
 void pamt_fake_inject(enum pamt_fake_op op, u64 status, unsigned int count,
 		      unsigned int rate_ppm);

@@ -11,6 +11,7 @@
 
 #include <linux/atomic.h>
 #include <linux/bits.h>
+#include <linux/limits.h>
 #include <linux/list.h>
 #include <linux/local_lock.h>
 #include <linux/lockdep.h>
@@ -20,16 +21,21 @@
 #include <asm/tdx_pamt.h>
 
 /*
- * The slot word: bits 31:0 are the refcount, the bits above are flags.
- * A non-zero refcount implies INSTALLED and !TRANSIT.
+ * The slot word, an atomic_t: bits 9:0 are the refcount, bits 14:10 flags,
+ * the rest zero.  A 2M range has TDX_PAMT_PAGES_PER_SLOT 4K pages; each
+ * holds one reference while in use and, for a moment, a second one (its
+ * next use taken before the put of its last), so a count above
+ * PAMT_SLOT_REF_MAX, twice that less one and the most the field holds, is a
+ * caller bug: get refuses it with -EOVERFLOW, changing nothing.  A non-zero
+ * refcount implies INSTALLED and !TRANSIT.
  */
-#define PAMT_SLOT_REF_MASK	GENMASK(31, 0)
-#define PAMT_SLOT_REF_MAX	PAMT_SLOT_REF_MASK
-#define PAMT_SLOT_INSTALLED	BIT(32)	/* the module holds a pair */
-#define PAMT_SLOT_TRANSIT	BIT(33)	/* one CPU owns an ADD or REMOVE */
-#define PAMT_SLOT_RECENT	BIT(34)	/* used since queued: second chance */
-#define PAMT_SLOT_LEAKED	BIT(35)	/* REMOVE failed; never reclaimed */
-#define PAMT_SLOT_HOLE		BIT(36)	/* not covered; every call -EINVAL */
+#define PAMT_SLOT_REF_MASK	GENMASK(9, 0)
+#define PAMT_SLOT_REF_MAX	(2 * TDX_PAMT_PAGES_PER_SLOT - 1)
+#define PAMT_SLOT_INSTALLED	BIT(10)	/* the module holds a pair */
+#define PAMT_SLOT_TRANSIT	BIT(11)	/* one CPU owns an ADD or REMOVE */
+#define PAMT_SLOT_RECENT	BIT(12)	/* used since queued: second chance */
+#define PAMT_SLOT_LEAKED	BIT(13)	/* REMOVE failed; never reclaimed */
+#define PAMT_SLOT_HOLE		BIT(14)	/* not covered; every call -EINVAL */
 
 /* The states of a covered slot, derived from the word. */
 enum pamt_slot_state {
@@ -167,14 +173,42 @@ struct pamt_idle_index {
 	unsigned long pops;
 };
 
+/*
+ * Slots outside the flat window live in blocks of PAMT_BLOCK_SLOTS, one
+ * block per 1G-aligned 1G of covered memory, found through a hash table;
+ * see "Slot words and sparse memory" in the Documentation.
+ */
+#define PAMT_BLOCK_SLOTS	512
+#define PAMT_BLOCK_PFN_SHIFT	(9 + 9)	/* pfn -> block key */
+#define PAMT_FAR_EMPTY		ULONG_MAX	/* key of an unused entry */
+
+/**
+ * struct pamt_far - one entry of the far table
+ * @key: pfn >> PAMT_BLOCK_PFN_SHIFT of the block, or PAMT_FAR_EMPTY
+ * @first: index in pamt.slots of the block's first slot
+ */
+struct pamt_far {
+	unsigned long key;
+	unsigned long first;
+};
+
 /* Deferred to a worker: see pamt_shrink_deferred(). */
 #define PAMT_DEFER_CAP		BIT(0)	/* idle memory over the cap */
 
 /**
  * struct pamt_cache - the one PAMT cache of this host
- * @slots: one word per 2M range from the first covered pfn to the last
- * @base_idx: slot index (pfn >> 9) of @slots[0]
- * @nr_slots: entries in @slots
+ * @slots: every slot word: the flat window, then the far blocks
+ * @base_idx: pfn >> 9 of @slots[0], the flat window's first slot
+ * @nr_flat: slots in the flat window, @slots[0 .. @nr_flat - 1]
+ * @nr_slots: entries in @slots: @nr_flat plus PAMT_BLOCK_SLOTS per far block
+ * @far: the far table, @far_mask + 1 entries, open addressing
+ * @far_mask: entries in @far, less one (a power of two, less one)
+ * @far_mul: the table's multiplicative hash
+ * @far_shift: 64 less the table's order; 0 with @far_mul 0 when empty
+ * @far_probes: most entries a lookup probes beyond the first (0: perfect)
+ * @far_keys: block key of each far block, in the order of @slots
+ * @meta_bytes: bytes of slot metadata: words, far table, far keys, and
+ *	the idle index's ring and bitmap
  * @mode: see enum tdx_pamt_mode
  * @ops: the platform backend
  * @mag_size: pairs per magazine
@@ -200,9 +234,17 @@ struct pamt_idle_index {
  * @arena: pairs come from the arena's 2M chunks (pamt_arena.c)
  */
 struct pamt_cache {
-	atomic_long_t *slots;
+	atomic_t *slots;
 	unsigned long base_idx;
+	unsigned long nr_flat;
 	unsigned long nr_slots;
+	struct pamt_far *far;
+	unsigned long far_mask;
+	unsigned long far_mul;
+	unsigned int far_shift;
+	unsigned int far_probes;
+	unsigned long *far_keys;
+	unsigned long meta_bytes;
 	enum tdx_pamt_mode mode;
 	const struct tdx_pamt_ops *ops;
 	unsigned int mag_size;
@@ -228,9 +270,52 @@ extern struct pamt_cache pamt;
 #define pamt_stat_add(item, n)	this_cpu_add(pamt.pcpu->stat[TDX_PAMT_STAT_##item], n)
 #define pamt_cached_add(n)	this_cpu_add(pamt.pcpu->stat[PAMT_PCPU_CACHED], n)
 
+/* The first pfn of the 2M range of slot @idx. */
 static inline unsigned long pamt_slot_base_pfn(unsigned long idx)
 {
-	return (pamt.base_idx + idx) * TDX_PAMT_PAGES_PER_SLOT;
+	unsigned long far = idx - pamt.nr_flat;
+
+	if (idx < pamt.nr_flat)
+		return (pamt.base_idx + idx) * TDX_PAMT_PAGES_PER_SLOT;
+	return (pamt.far_keys[far / PAMT_BLOCK_SLOTS] << PAMT_BLOCK_PFN_SHIFT) +
+	       far % PAMT_BLOCK_SLOTS * TDX_PAMT_PAGES_PER_SLOT;
+}
+
+/* The index in pamt.slots of @slot. */
+static inline unsigned long pamt_slot_idx(const atomic_t *slot)
+{
+	return slot - pamt.slots;
+}
+
+/*
+ * The word of the 2M range @nr (pfn / TDX_PAMT_PAGES_PER_SLOT) in a far
+ * block: one probe of the far table in the usual case, at most
+ * pamt.far_probes more; NULL if it is in no far block.
+ */
+static inline atomic_t *pamt_slot_far(unsigned long nr)
+{
+	unsigned long key = nr / PAMT_BLOCK_SLOTS;
+	unsigned long h = (key * pamt.far_mul) >> pamt.far_shift;
+	const struct pamt_far *e;
+	unsigned int i;
+
+	for (i = 0; ; i++) {
+		e = &pamt.far[(h + i) & pamt.far_mask];
+		if (e->key == key)
+			return &pamt.slots[e->first + nr % PAMT_BLOCK_SLOTS];
+		if (i == pamt.far_probes || e->key == PAMT_FAR_EMPTY)
+			return NULL;
+	}
+}
+
+/* The word of @pfn's 2M range, or NULL if it is not covered. */
+static inline atomic_t *pamt_slot_lookup(unsigned long pfn)
+{
+	unsigned long idx = pfn / TDX_PAMT_PAGES_PER_SLOT - pamt.base_idx;
+
+	if (idx < pamt.nr_flat)
+		return &pamt.slots[idx];
+	return pamt_slot_far(pfn / TDX_PAMT_PAGES_PER_SLOT);
 }
 
 /* Where a pair goes once PAMT.REMOVE hands it back. */
@@ -269,7 +354,8 @@ extern struct lockdep_map pamt_transit_map;
 void pamt_forget_module_pairs(void);
 
 /* pamt_slot.c */
-int pamt_slot_remove(atomic_long_t *slot, unsigned long idx,
+void pamt_far_reset(void);
+int pamt_slot_remove(atomic_t *slot, unsigned long idx,
 		     struct tdx_pamt_pair *pair);
 void pamt_pair_release(const struct tdx_pamt_pair *pair,
 		       enum pamt_pair_dest dest);

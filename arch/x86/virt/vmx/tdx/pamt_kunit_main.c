@@ -54,19 +54,19 @@ unsigned long pk_slot_pfn(struct kunit *test, unsigned long nth)
 	return pfn;
 }
 
-static atomic_long_t *pk_slot(unsigned long pfn)
+static atomic_t *pk_slot(unsigned long pfn)
 {
-	return &pamt.slots[pfn / TDX_PAMT_PAGES_PER_SLOT - pamt.base_idx];
+	return pamt_slot_lookup(pfn);
 }
 
 unsigned long pk_word(unsigned long pfn)
 {
-	return atomic_long_read(pk_slot(pfn));
+	return (u32)atomic_read(pk_slot(pfn));
 }
 
 void pk_set_word(unsigned long pfn, unsigned long word)
 {
-	atomic_long_set(pk_slot(pfn), word);
+	atomic_set(pk_slot(pfn), word);
 }
 
 void pk_expect_warn(struct kunit *test)
@@ -88,13 +88,13 @@ static void pk_scrub_slot(unsigned long idx)
 	status = pamt_fake_ops.remove(base, &pair);
 	if (!status)
 		pamt_pair_free(&pair);
-	atomic_long_set(&pamt.slots[idx], 0);
+	atomic_set(&pamt.slots[idx], 0);
 	atomic_long_dec(&pamt.installed);
 }
 
 void pk_unleak(struct kunit *test, unsigned long pfn)
 {
-	unsigned long idx = pfn / TDX_PAMT_PAGES_PER_SLOT - pamt.base_idx;
+	unsigned long idx = pamt_slot_idx(pk_slot(pfn));
 
 	KUNIT_EXPECT_TRUE(test, pk_word(pfn) & PAMT_SLOT_LEAKED);
 	KUNIT_EXPECT_EQ(test, pamt_slot_refs(pk_word(pfn)), 0UL);
@@ -134,7 +134,7 @@ int pk_setup_ranges(struct kunit *test, const struct tdx_pamt_range *ranges,
 		    unsigned int nr, enum tdx_pamt_mode mode,
 		    unsigned int mag_size, unsigned long idle_cap)
 {
-	struct tdx_pamt_range all;
+	struct tdx_pamt_range all, fake[PAMT_FAKE_MAX_PIECES];
 	struct tdx_pamt_config cfg = {
 		.mode = mode,
 		.mag_size = mag_size,
@@ -143,6 +143,7 @@ int pk_setup_ranges(struct kunit *test, const struct tdx_pamt_range *ranges,
 		.arena = pk(test)->arena,
 	};
 	struct pk_ctx *ctx = pk(test);
+	unsigned int i, nr_fake = 1;
 	int ret;
 
 	ctx->end_pfn = round_up(max_pfn, TDX_PAMT_PAGES_PER_SLOT);
@@ -153,7 +154,17 @@ int pk_setup_ranges(struct kunit *test, const struct tdx_pamt_range *ranges,
 		ranges = &all;
 		nr = 1;
 	}
-	ret = pamt_fake_init(0, ctx->end_pfn);
+	/* The fake module covers RAM, and any range far above it. */
+	fake[0].start_pfn = 0;
+	fake[0].end_pfn = ctx->end_pfn;
+	for (i = 0; i < nr; i++) {
+		if (ranges[i].start_pfn < ctx->end_pfn)
+			continue;
+		if (nr_fake == PAMT_FAKE_MAX_PIECES)
+			return -EINVAL;
+		fake[nr_fake++] = ranges[i];
+	}
+	ret = pamt_fake_init_ranges(fake, nr_fake);
 	if (ret)
 		return ret;
 	ret = tdx_pamt_init(ranges, nr, &cfg);
@@ -212,7 +223,7 @@ static void pk_teardown(struct kunit *test)
 
 	/* Whatever a failed test left behind, so that exit does not WARN. */
 	for (idx = 0; idx < pamt.nr_slots; idx++) {
-		word = atomic_long_read(&pamt.slots[idx]);
+		word = atomic_read(&pamt.slots[idx]);
 		if (word & PAMT_SLOT_HOLE || !(word & PAMT_SLOT_INSTALLED))
 			continue;
 		dirty++;

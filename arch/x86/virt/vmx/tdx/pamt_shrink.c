@@ -30,7 +30,8 @@
 
 /**
  * pamt_shrink_init() - allocate the idle index for @nr_slots slots
- * @nr_slots: entries of pamt.slots; a u32 indexes 8 EiB of 2M ranges
+ * @nr_slots: entries of pamt.slots, dense: a u32 indexes 8 EiB of
+ *	covered 2M ranges, however far apart they are
  *
  * Context: process context; may sleep.
  *
@@ -212,16 +213,15 @@ static bool pamt_shrink_reclaimable(unsigned long word)
  * meanwhile; or pamt_slot_remove()'s error, after which the slot goes
  * back into the index.
  */
-static int pamt_shrink_remove(unsigned long idx, unsigned long *old)
+static int pamt_shrink_remove(unsigned long idx, int *old)
 {
-	atomic_long_t *slot = &pamt.slots[idx];
+	atomic_t *slot = &pamt.slots[idx];
 	struct tdx_pamt_pair pair;
 	int ret;
 
 	/* RECENT stays in the word: a BUSY REMOVE restores it exactly. */
 	pamt_transit_begin();
-	if (!atomic_long_try_cmpxchg_acquire(slot, old,
-					     *old | PAMT_SLOT_TRANSIT)) {
+	if (!atomic_try_cmpxchg_acquire(slot, old, *old | PAMT_SLOT_TRANSIT)) {
 		pamt_transit_end();
 		return -EAGAIN;
 	}
@@ -255,8 +255,8 @@ static int pamt_shrink_remove(unsigned long idx, unsigned long *old)
  */
 static int pamt_reclaim_slot(unsigned long idx, bool second_chance)
 {
-	atomic_long_t *slot = &pamt.slots[idx];
-	unsigned long old = atomic_long_read(slot);
+	atomic_t *slot = &pamt.slots[idx];
+	int old = atomic_read(slot);
 	int ret;
 
 	for (;;) {
@@ -268,8 +268,7 @@ static int pamt_reclaim_slot(unsigned long idx, bool second_chance)
 			return -EAGAIN;
 		if (second_chance && (old & PAMT_SLOT_RECENT)) {
 			/* Losing the race to a get only costs a second chance. */
-			atomic_long_try_cmpxchg(slot, &old,
-						old & ~PAMT_SLOT_RECENT);
+			atomic_try_cmpxchg(slot, &old, old & ~PAMT_SLOT_RECENT);
 			pamt_idle_push(idx);
 			return -EAGAIN;
 		}

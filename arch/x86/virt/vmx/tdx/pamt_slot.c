@@ -19,13 +19,33 @@
 #include <linux/export.h>
 #include <linux/kvm_types.h>
 #include <linux/gfp.h>
+#include <linux/mm.h>
 #include <linux/preempt.h>
 #include <linux/processor.h>
 #include <linux/timekeeping.h>
 #include "pamt_internal.h"
 #include "pamt_trace.h"
 
-struct pamt_cache pamt;
+/* The far table of a cache with no far block, and of no cache at all. */
+static struct pamt_far pamt_far_none = { .key = PAMT_FAR_EMPTY };
+
+struct pamt_cache pamt = { .far = &pamt_far_none };
+
+/**
+ * pamt_far_reset() - free the far table, point at the empty one
+ *
+ * Every lookup outside the flat window then misses.
+ */
+void pamt_far_reset(void)
+{
+	if (pamt.far != &pamt_far_none)
+		kvfree(pamt.far);
+	pamt.far = &pamt_far_none;
+	pamt.far_mask = 0;
+	pamt.far_mul = 0;
+	pamt.far_shift = 0;
+	pamt.far_probes = 0;
+}
 
 /**
  * pamt_status_errno() - map a TDX status to an errno
@@ -63,7 +83,7 @@ static int pamt_slot_miss(void)
 	return pamt.enabled ? -EINVAL : 0;
 }
 
-/* The slot index of @pfn; >= pamt.nr_slots (0 while off) if not covered. */
+/* The flat index of @pfn; >= pamt.nr_flat (0 while off) if not flat. */
 static unsigned long pamt_slot_index(unsigned long pfn)
 {
 	return pfn / TDX_PAMT_PAGES_PER_SLOT - pamt.base_idx;
@@ -239,7 +259,7 @@ static u64 pamt_slot_seamcall(unsigned int leaf, unsigned long idx,
  * success; on failure publishes EMPTY and leaves @pair with the caller,
  * who gives it back once preemption is on again.
  */
-static int pamt_slot_add(atomic_long_t *slot, unsigned long idx,
+static int pamt_slot_add(atomic_t *slot, unsigned long idx,
 			 struct tdx_pamt_pair *pair)
 {
 	u64 status;
@@ -253,13 +273,13 @@ static int pamt_slot_add(atomic_long_t *slot, unsigned long idx,
 			  TDX_PAMT_HPA_RANGE_NOT_FREE,
 			  "tdx-pamt: PAMT.ADD on pfn %#lx: range already has a pair\n",
 			  pamt_slot_base_pfn(idx));
-		atomic_long_set_release(slot, 0);
+		atomic_set_release(slot, 0);
 		pamt_stat_inc(ADD_FAILED);
 		return ret;
 	}
 
 	atomic_long_inc(&pamt.installed);
-	atomic_long_set_release(slot, PAMT_SLOT_INSTALLED | 1);
+	atomic_set_release(slot, PAMT_SLOT_INSTALLED | 1);
 	pamt_stat_inc(GET_SLOW);
 	return 0;
 }
@@ -301,11 +321,11 @@ void pamt_pair_release(const struct tdx_pamt_pair *pair,
  * not name the pages it handed back): nothing to release; -EIO with the
  * slot IDLE and LEAKED otherwise.
  */
-int pamt_slot_remove(atomic_long_t *slot, unsigned long idx,
+int pamt_slot_remove(atomic_t *slot, unsigned long idx,
 		     struct tdx_pamt_pair *pair)
 {
 	/* Nobody else writes the word while we own the transition. */
-	unsigned long old = atomic_long_read(slot) & ~PAMT_SLOT_TRANSIT;
+	int old = atomic_read(slot) & ~PAMT_SLOT_TRANSIT;
 	u64 status;
 	int ret;
 
@@ -323,7 +343,7 @@ int pamt_slot_remove(atomic_long_t *slot, unsigned long idx,
 		 * reclaiming.
 		 */
 		atomic_long_inc(&pamt.idle);
-		atomic_long_set_release(slot, old);
+		atomic_set_release(slot, old);
 		return -EBUSY;
 	}
 	if ((status & TDX_PAMT_STATUS_MASK) == TDX_PAMT_NO_PAGE_PAIR ||
@@ -333,20 +353,20 @@ int pamt_slot_remove(atomic_long_t *slot, unsigned long idx,
 			     pamt_slot_base_pfn(idx), status);
 		pamt_stat_inc(LEAKED);
 		atomic_long_dec(&pamt.installed);
-		atomic_long_set_release(slot, 0);
+		atomic_set_release(slot, 0);
 		return -ENOENT;
 	}
 	if (ret) {
 		pr_warn_once("tdx-pamt: PAMT.REMOVE on pfn %#lx failed: %#llx, pair left in the module\n",
 			     pamt_slot_base_pfn(idx), status);
 		pamt_stat_inc(LEAKED);
-		atomic_long_set_release(slot, PAMT_SLOT_INSTALLED |
+		atomic_set_release(slot, PAMT_SLOT_INSTALLED |
 					      PAMT_SLOT_LEAKED);
 		return ret;
 	}
 
 	atomic_long_dec(&pamt.installed);
-	atomic_long_set_release(slot, 0);
+	atomic_set_release(slot, 0);
 	return 0;
 }
 
@@ -358,17 +378,16 @@ int pamt_slot_remove(atomic_long_t *slot, unsigned long idx,
  *
  * Return: false once the deadline has passed.
  */
-static bool pamt_slot_wait(atomic_long_t *slot, unsigned long *old,
-			   u64 *deadline)
+static bool pamt_slot_wait(atomic_t *slot, int *old, u64 *deadline)
 {
-	unsigned long word;
+	int word;
 
 	pamt_stat_inc(GET_WAIT);
 	/* Set on entry: the transition may be over by the first read. */
 	if (!*deadline)
 		*deadline = ktime_get_ns() + PAMT_WAIT_NS;
 	for (;;) {
-		word = atomic_long_read_acquire(slot);
+		word = atomic_read_acquire(slot);
 		if (!(word & PAMT_SLOT_TRANSIT)) {
 			*old = word;
 			return true;
@@ -417,11 +436,12 @@ static void pamt_slot_pair_put(const struct tdx_pamt_pair *pair,
 }
 
 /* Out of line, so the fast paths stay free of its register spills. */
-static noinline int pamt_slot_get_slow(atomic_long_t *slot, unsigned long idx,
+static noinline int pamt_slot_get_slow(atomic_t *slot,
 				       struct tdx_pamt_cache *res)
 {
+	unsigned long idx = pamt_slot_idx(slot);
 	enum pamt_pair_src src = PAMT_PAIR_NONE;
-	unsigned long old = atomic_long_read(slot);
+	int old = atomic_read(slot);
 	struct tdx_pamt_pair pair;
 	u64 deadline = 0;
 	int ret;
@@ -442,12 +462,12 @@ static noinline int pamt_slot_get_slow(atomic_long_t *slot, unsigned long idx,
 		}
 
 		if (old & PAMT_SLOT_INSTALLED) {
-			if (unlikely(pamt_slot_refs(old) == PAMT_SLOT_REF_MAX)) {
+			if (unlikely(pamt_slot_refs(old) >= PAMT_SLOT_REF_MAX)) {
 				ret = -EOVERFLOW;
 				break;
 			}
-			if (!atomic_long_try_cmpxchg(slot, &old,
-						     (old + 1) & ~PAMT_SLOT_RECENT))
+			if (!atomic_try_cmpxchg(slot, &old,
+						(old + 1) & ~PAMT_SLOT_RECENT))
 				continue;
 			if (pamt_slot_refs(old)) {
 				pamt_stat_inc(GET_FAST);
@@ -465,7 +485,7 @@ static noinline int pamt_slot_get_slow(atomic_long_t *slot, unsigned long idx,
 			src = pamt_slot_pair_get(&pair, res);
 			if (src == PAMT_PAIR_NONE) {
 				/* -ENOMEM only if the slot is still EMPTY. */
-				unsigned long now = atomic_long_read(slot);
+				int now = atomic_read(slot);
 
 				if (now != old) {
 					old = now;
@@ -478,8 +498,7 @@ static noinline int pamt_slot_get_slow(atomic_long_t *slot, unsigned long idx,
 
 		/* Become the one CPU that issues the ADD. */
 		pamt_transit_begin();
-		if (!atomic_long_try_cmpxchg_acquire(slot, &old,
-						     PAMT_SLOT_TRANSIT)) {
+		if (!atomic_try_cmpxchg_acquire(slot, &old, PAMT_SLOT_TRANSIT)) {
 			pamt_transit_end();
 			continue;
 		}
@@ -495,6 +514,42 @@ static noinline int pamt_slot_get_slow(atomic_long_t *slot, unsigned long idx,
 	return ret;
 }
 
+/*
+ * The fast path of a get on @slot: only a word that is INSTALLED with a
+ * count in [1, REF_MAX - 1], no other flag, takes it (a non-zero count
+ * implies INSTALLED and not TRANSIT; a LEAKED one goes the slow way).
+ * One compare, as cheap as a test of the count alone.
+ */
+static __always_inline int pamt_slot_get_word(atomic_t *slot,
+					      struct tdx_pamt_cache *res)
+{
+	int old = atomic_read(slot);
+
+	do {
+		if (unlikely((u32)(old - (PAMT_SLOT_INSTALLED | 1)) >=
+			     PAMT_SLOT_REF_MAX - 1))
+			return pamt_slot_get_slow(slot, res);
+	} while (!atomic_try_cmpxchg(slot, &old, old + 1));
+
+	pamt_stat_inc(GET_FAST);
+	return 0;
+}
+
+/*
+ * A get outside the flat window: the far table, then as in the window.
+ * Takes the flat index @idx (pamt_slot_index()), not the pfn, so that the
+ * fast path keeps nothing else in a register: one instruction fewer.
+ */
+static noinline int pamt_slot_get_far(unsigned long idx,
+				      struct tdx_pamt_cache *res)
+{
+	atomic_t *slot = pamt_slot_far(idx + pamt.base_idx);
+
+	if (!slot)
+		return pamt_slot_miss();
+	return pamt_slot_get_word(slot, res);
+}
+
 /**
  * tdx_pamt_get() - take a reference on the PAMT pair of a 4K page's range
  * @pfn: the page
@@ -508,38 +563,25 @@ static noinline int pamt_slot_get_slow(atomic_long_t *slot, unsigned long idx,
  * back on the page allocator with GFP_NOWAIT.
  *
  * Return: 0; -EINVAL if @pfn is not covered; -ENOMEM if no pair could be
- * found; -EOVERFLOW if the count is saturated; -EBUSY if the module stayed
+ * found; -EOVERFLOW if the range holds PAMT_SLOT_REF_MAX references
+ * already, a caller bug (see pamt_internal.h); -EBUSY if the module stayed
  * busy, or a concurrent transition did not finish in time; -EIO if
  * PAMT.ADD failed.  On error nothing changed.
  */
 int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_cache *res)
 {
-	unsigned long idx = pamt_slot_index(pfn), old;
-	atomic_long_t *slot;
+	unsigned long idx = pamt_slot_index(pfn);
 
-	if (unlikely(idx >= pamt.nr_slots))
-		return pamt_slot_miss();
-	slot = &pamt.slots[idx];
-
-	old = atomic_long_read(slot);
-	do {
-		/*
-		 * Only a count in [1, REF_MAX - 1] takes the fast path; a
-		 * non-zero count implies INSTALLED and not TRANSIT.
-		 */
-		if (unlikely((u32)pamt_slot_refs(old) - 1 >= PAMT_SLOT_REF_MAX - 1))
-			return pamt_slot_get_slow(slot, idx, res);
-	} while (!atomic_long_try_cmpxchg(slot, &old, old + 1));
-
-	pamt_stat_inc(GET_FAST);
-	return 0;
+	if (unlikely(idx >= pamt.nr_flat))
+		return pamt_slot_get_far(idx, res);
+	return pamt_slot_get_word(&pamt.slots[idx], res);
 }
 EXPORT_SYMBOL_FOR_KVM(tdx_pamt_get);
 
-static noinline int pamt_slot_put_slow(atomic_long_t *slot,
-				       unsigned long idx)
+static noinline int pamt_slot_put_slow(atomic_t *slot)
 {
-	unsigned long old = atomic_long_read(slot);
+	unsigned long idx = pamt_slot_idx(slot);
+	int old = atomic_read(slot);
 	struct tdx_pamt_pair pair;
 	int ret;
 
@@ -553,7 +595,7 @@ static noinline int pamt_slot_put_slow(atomic_long_t *slot,
 		}
 
 		if (pamt_slot_refs(old) > 1) {
-			if (atomic_long_try_cmpxchg(slot, &old, old - 1))
+			if (atomic_try_cmpxchg(slot, &old, old - 1))
 				break;
 			continue;
 		}
@@ -561,9 +603,9 @@ static noinline int pamt_slot_put_slow(atomic_long_t *slot,
 		/* 1 -> 0 */
 		if (pamt.mode == TDX_PAMT_MODE_MAGAZINE ||
 		    (old & PAMT_SLOT_LEAKED)) {
-			if (!atomic_long_try_cmpxchg_release(slot, &old,
-							     (old - 1) |
-							     PAMT_SLOT_RECENT))
+			if (!atomic_try_cmpxchg_release(slot, &old,
+							(old - 1) |
+							PAMT_SLOT_RECENT))
 				continue;
 			/* put_slow: the cap made this put issue a REMOVE. */
 			if (!(old & PAMT_SLOT_LEAKED) && pamt_shrink_idle_inc(idx)) {
@@ -581,8 +623,8 @@ static noinline int pamt_slot_put_slow(atomic_long_t *slot,
 		 * drop of this put's own reference.
 		 */
 		pamt_transit_begin();
-		if (!atomic_long_try_cmpxchg(slot, &old,
-					     (old - 1) | PAMT_SLOT_TRANSIT)) {
+		if (!atomic_try_cmpxchg(slot, &old,
+					(old - 1) | PAMT_SLOT_TRANSIT)) {
 			pamt_transit_end();
 			continue;
 		}
@@ -601,6 +643,30 @@ static noinline int pamt_slot_put_slow(atomic_long_t *slot,
 	return 0;
 }
 
+/* The fast path of a put on @slot: a count of two or more. */
+static __always_inline int pamt_slot_put_word(atomic_t *slot)
+{
+	int old = atomic_read(slot);
+
+	do {
+		if (unlikely(pamt_slot_refs(old) <= 1))
+			return pamt_slot_put_slow(slot);
+	} while (!atomic_try_cmpxchg_release(slot, &old, old - 1));
+
+	pamt_stat_inc(PUT_FAST);
+	return 0;
+}
+
+/* As pamt_slot_get_far(), for a put. */
+static noinline int pamt_slot_put_far(unsigned long idx)
+{
+	atomic_t *slot = pamt_slot_far(idx + pamt.base_idx);
+
+	if (!slot)
+		return pamt_slot_miss();
+	return pamt_slot_put_word(slot);
+}
+
 /**
  * tdx_pamt_put() - drop a reference taken by tdx_pamt_get()
  * @pfn: the page
@@ -617,21 +683,11 @@ static noinline int pamt_slot_put_slow(atomic_long_t *slot,
  */
 int tdx_pamt_put(unsigned long pfn)
 {
-	unsigned long idx = pamt_slot_index(pfn), old;
-	atomic_long_t *slot;
+	unsigned long idx = pamt_slot_index(pfn);
 
-	if (unlikely(idx >= pamt.nr_slots))
-		return pamt_slot_miss();
-	slot = &pamt.slots[idx];
-
-	old = atomic_long_read(slot);
-	do {
-		if (unlikely(pamt_slot_refs(old) <= 1))
-			return pamt_slot_put_slow(slot, idx);
-	} while (!atomic_long_try_cmpxchg_release(slot, &old, old - 1));
-
-	pamt_stat_inc(PUT_FAST);
-	return 0;
+	if (unlikely(idx >= pamt.nr_flat))
+		return pamt_slot_put_far(idx);
+	return pamt_slot_put_word(&pamt.slots[idx]);
 }
 EXPORT_SYMBOL_FOR_KVM(tdx_pamt_put);
 
@@ -648,16 +704,16 @@ EXPORT_SYMBOL_FOR_KVM(tdx_pamt_put);
  */
 int tdx_pamt_evict(unsigned long pfn)
 {
-	unsigned long idx = pamt_slot_index(pfn), old;
+	atomic_t *slot = pamt_slot_lookup(pfn);
 	struct tdx_pamt_pair pair;
-	atomic_long_t *slot;
-	int ret;
+	unsigned long idx;
+	int old, ret;
 
-	if (idx >= pamt.nr_slots)
+	if (!slot)
 		return pamt_slot_miss();
-	slot = &pamt.slots[idx];
+	idx = pamt_slot_idx(slot);
 
-	old = atomic_long_read(slot);
+	old = atomic_read(slot);
 	for (;;) {
 		switch (pamt_slot_state(old)) {
 		case PAMT_SLOT_NOT_COVERED:
@@ -674,8 +730,8 @@ int tdx_pamt_evict(unsigned long pfn)
 
 		/* Keep RECENT in the word: a BUSY REMOVE puts it back. */
 		pamt_transit_begin();
-		if (!atomic_long_try_cmpxchg_acquire(slot, &old,
-						     old | PAMT_SLOT_TRANSIT)) {
+		if (!atomic_try_cmpxchg_acquire(slot, &old,
+						old | PAMT_SLOT_TRANSIT)) {
 			pamt_transit_end();
 			continue;
 		}
@@ -724,22 +780,20 @@ EXPORT_SYMBOL_FOR_KVM(tdx_pamt_evict);
 int tdx_pamt_demote(unsigned long pfn, struct tdx_pamt_cache *res,
 		    tdx_pamt_demote_fn demote, void *arg)
 {
-	unsigned long idx = pamt_slot_index(pfn), old;
+	atomic_t *slot = pamt_slot_lookup(pfn);
 	struct tdx_pamt_pair pair;
 	enum pamt_pair_src src;
-	atomic_long_t *slot;
+	int old, ret;
 	u64 status;
-	int ret;
 
-	if (idx >= pamt.nr_slots) {
+	if (!slot) {
 		if (pamt.enabled)
 			return -EINVAL;
 		return pamt_status_errno(demote(NULL, arg));
 	}
-	slot = &pamt.slots[idx];
 
 	/* EMPTY is the word 0: no pair, no flag, no reference. */
-	old = atomic_long_read(slot);
+	old = atomic_read(slot);
 	if (old)
 		return (old & PAMT_SLOT_HOLE) ? -EINVAL : -EBUSY;
 	/* The pair first, while we may still sleep on RT. */
@@ -748,7 +802,7 @@ int tdx_pamt_demote(unsigned long pfn, struct tdx_pamt_cache *res,
 		return -ENOMEM;
 
 	pamt_transit_begin();
-	if (!atomic_long_try_cmpxchg_acquire(slot, &old, PAMT_SLOT_TRANSIT)) {
+	if (!atomic_try_cmpxchg_acquire(slot, &old, PAMT_SLOT_TRANSIT)) {
 		pamt_transit_end();
 		pamt_slot_pair_put(&pair, src, res);
 		return -EBUSY;
@@ -756,10 +810,10 @@ int tdx_pamt_demote(unsigned long pfn, struct tdx_pamt_cache *res,
 	status = demote(&pair, arg);
 	ret = pamt_status_errno(status);
 	if (ret) {
-		atomic_long_set_release(slot, 0);
+		atomic_set_release(slot, 0);
 	} else {
 		atomic_long_inc(&pamt.installed);
-		atomic_long_set_release(slot, PAMT_SLOT_INSTALLED |
+		atomic_set_release(slot, PAMT_SLOT_INSTALLED |
 					      TDX_PAMT_PAGES_PER_SLOT);
 		pamt_stat_inc(DEMOTE);
 	}
@@ -796,28 +850,25 @@ EXPORT_SYMBOL_FOR_KVM(tdx_pamt_demote);
 int tdx_pamt_promote(unsigned long pfn, tdx_pamt_promote_fn promote,
 		     void *arg)
 {
-	const unsigned long merged = PAMT_SLOT_INSTALLED |
-				     TDX_PAMT_PAGES_PER_SLOT;
-	unsigned long idx = pamt_slot_index(pfn), old;
+	const int merged = PAMT_SLOT_INSTALLED | TDX_PAMT_PAGES_PER_SLOT;
+	atomic_t *slot = pamt_slot_lookup(pfn);
 	struct tdx_pamt_pair pair = { };
-	atomic_long_t *slot;
+	int old, ret;
 	u64 status;
-	int ret;
 
-	if (idx >= pamt.nr_slots) {
+	if (!slot) {
 		if (pamt.enabled)
 			return -EINVAL;
 		return pamt_status_errno(promote(NULL, arg));
 	}
-	slot = &pamt.slots[idx];
 
-	old = atomic_long_read(slot);
+	old = atomic_read(slot);
 	if (old != merged)
 		return (old & PAMT_SLOT_HOLE) ? -EINVAL : -EBUSY;
 
 	/* No reference in the word while owned: a get waits, a put warns. */
 	pamt_transit_begin();
-	if (!atomic_long_try_cmpxchg_acquire(slot, &old, PAMT_SLOT_INSTALLED |
+	if (!atomic_try_cmpxchg_acquire(slot, &old, PAMT_SLOT_INSTALLED |
 							 PAMT_SLOT_TRANSIT)) {
 		pamt_transit_end();
 		return -EBUSY;
@@ -825,10 +876,10 @@ int tdx_pamt_promote(unsigned long pfn, tdx_pamt_promote_fn promote,
 	status = promote(&pair, arg);
 	ret = pamt_status_errno(status);
 	if (ret) {
-		atomic_long_set_release(slot, merged);
+		atomic_set_release(slot, merged);
 	} else {
 		atomic_long_dec(&pamt.installed);
-		atomic_long_set_release(slot, 0);
+		atomic_set_release(slot, 0);
 		pamt_stat_inc(PROMOTE);
 	}
 	pamt_transit_end();
