@@ -331,8 +331,8 @@ static void pk_kvm_split_merge(struct kunit *test)
 	td = alloc_pages(GFP_KERNEL | __GFP_NOWARN, PMD_SHIFT - PAGE_SHIFT);
 	if (!td)
 		kunit_skip(test, "no free 2M block for the TD page");
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, pk_kvm_free_2m,
-							 td), 0);
+	ret = kunit_add_action_or_reset(test, pk_kvm_free_2m, td);
+	KUNIT_ASSERT_EQ(test, ret, 0);
 	s.base = page_to_pfn(td);
 	KUNIT_ASSERT_LT(test, s.base, pk(test)->end_pfn);
 	KUNIT_ASSERT_EQ(test, pamt_fake_page_aug_2m(s.base), TDX_PAMT_SUCCESS);
