@@ -642,3 +642,54 @@ PAMT_TEST(arena_bulk_free_one_lock_per_batch)
 	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
 	EXPECT_EQ(pamt_sim_pages_in_use(), 0);
 }
+
+/*
+ * A top-up that goes to the arena fills a magazine too, under the same
+ * hold of the lock, so that the next top-ups find their pairs there; not
+ * at the idle cap.
+ */
+PAMT_TEST(arena_topup_fills_a_magazine)
+{
+	struct pamt_env_opts o = {
+		.mode = TDX_PAMT_MODE_MAGAZINE, .mag_size = 16,
+		.idle_cap = 100000, .arena = true,
+	};
+	struct tdx_pamt_cache res = { .nr = 0 };
+	struct tdx_pamt_pair p;
+	u64 locks;
+	int i;
+
+	ASSERT(!pamt_env_up(&o));
+	alloc_pairs(&p, 1, GFP_KERNEL);		/* the chunk */
+	locks = stat(TDX_PAMT_STAT_GLOBAL_LOCK);
+	ASSERT(!__tdx_topup_pamt_cache(&res, 1, GFP_KERNEL));
+	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), locks + 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 15);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_FREE), CHUNK_PAIRS - 17);
+	/* The next 15 pairs come from the magazine: no lock at all. */
+	for (i = 0; i < 15; i++) {
+		tdx_free_pamt_cache(&res);
+		ASSERT(!__tdx_topup_pamt_cache(&res, 1, GFP_KERNEL));
+	}
+	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), locks + 1);
+	env.held_pairs += res.nr;
+	EXPECT(pamt_accounting_ok());
+	env.held_pairs -= res.nr;
+	tdx_free_pamt_cache(&res);
+	free_pairs(&p, 1);
+
+	/* At the idle cap: only what the top-up needs. */
+	tdx_pamt_drain();
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
+	alloc_pairs(&p, 1, GFP_KERNEL);
+	tdx_pamt_set_idle_cap(4);
+	locks = stat(TDX_PAMT_STAT_GLOBAL_LOCK);
+	ASSERT(!__tdx_topup_pamt_cache(&res, 2, GFP_KERNEL));
+	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), locks + 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 0);
+	env.held_pairs += res.nr;
+	EXPECT(pamt_accounting_ok());
+	env.held_pairs -= res.nr;
+	tdx_free_pamt_cache(&res);
+	free_pairs(&p, 1);
+}

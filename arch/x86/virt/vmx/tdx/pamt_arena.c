@@ -331,29 +331,49 @@ int pamt_pair_alloc(struct tdx_pamt_pair *pair, gfp_t gfp)
 	return pamt_arena_fallback(pair, gfp);
 }
 
+/* Most pairs a top-up takes out of the arena at once. */
+#define PAMT_ARENA_REFILL	32U
+
 /**
  * pamt_pair_alloc_bulk() - up to @n pairs, for a top-up
  * @pairs: filled with the pairs allocated
  * @n: pairs wanted
  * @gfp: allocation flags, as for pamt_pair_alloc()
  *
- * With the arena, as many free pairs of chunks as there are, up to @n,
- * under one hold of the arena lock; else one pair from pamt_pair_alloc().
+ * With the arena, free pairs of chunks under one hold of the arena lock:
+ * up to @n for the caller, and, while idle memory is below the idle cap,
+ * enough more to fill a magazine (at most PAMT_ARENA_REFILL in all),
+ * which go to this CPU's magazines, so that the next top-ups find them
+ * there, as they would a depot's magazine.  Else one pair from
+ * pamt_pair_alloc().
  *
  * Context: as @gfp allows, outside any transition.
  *
- * Return: pairs allocated, 0 if none.
+ * Return: pairs allocated for @pairs, 0 if none.
  */
 unsigned int pamt_pair_alloc_bulk(struct tdx_pamt_pair *pairs, unsigned int n,
 				  gfp_t gfp)
 {
-	unsigned int got = 0;
+	struct tdx_pamt_pair buf[PAMT_ARENA_REFILL];
+	unsigned int got = 0, want, i;
 
 	might_alloc(gfp);
+	n = min(n, PAMT_ARENA_REFILL);
 	if (!n)
 		return 0;
-	if (pamt.arena)
-		got = pamt_arena_take(pairs, n);
+	if (pamt.arena) {
+		want = min(pamt.mag_size, PAMT_ARENA_REFILL);
+		if (want <= n || pamt_shrink_over_cap(want - n))
+			want = n;
+		got = pamt_arena_take(buf, want);
+		for (i = 0; i < got; i++) {
+			if (i < n)
+				pairs[i] = buf[i];
+			else
+				pamt_mag_push(&buf[i]);
+		}
+		got = min(got, n);
+	}
 	if (!got && !pamt_pair_alloc(pairs, gfp))
 		got = 1;
 	return got;
