@@ -25,6 +25,7 @@ typedef unsigned int gfp_t;
 
 #define BITS_PER_LONG		64
 #define BIT(n)			(1UL << (n))
+#define BIT_ULL(n)		(1ULL << (n))
 #define GENMASK(h, l)		((~0UL >> (BITS_PER_LONG - 1 - (h))) & (~0UL << (l)))
 #define BITS_TO_LONGS(n)	(((n) + BITS_PER_LONG - 1) / BITS_PER_LONG)
 #define IS_ALIGNED(x, a)	(((x) & ((typeof(x))(a) - 1)) == 0)

@@ -558,3 +558,138 @@ PAMT_TEST(arena_concurrent_alloc_free)
 	EXPECT(stat(TDX_PAMT_STAT_PAIR_ORDER1) > 0);
 	EXPECT_EQ(pamt_sim_pages_in_use(), 0);
 }
+
+/* A top-up takes what it lacks from the arena under one hold of its lock. */
+PAMT_TEST(arena_topup_takes_the_lock_once)
+{
+	struct tdx_pamt_cache res = { .nr = 0 };
+	struct tdx_pamt_pair p;
+	u64 locks;
+	int i;
+
+	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	alloc_pairs(&p, 1, GFP_KERNEL);		/* the chunk */
+	locks = stat(TDX_PAMT_STAT_GLOBAL_LOCK);
+	ASSERT(!__tdx_topup_pamt_cache(&res, TDX_PAMT_CACHE_MAX, GFP_KERNEL));
+	env.held_pairs += res.nr;
+	EXPECT_EQ(res.nr, TDX_PAMT_CACHE_MAX);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), locks + 1);
+	for (i = 0; i < TDX_PAMT_CACHE_MAX; i++)
+		EXPECT_EQ(chunk_of(res.pairs[i].pfn[0]), chunk_of(p.pfn[0]));
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CHUNK_ALLOC), 1);
+	EXPECT(pamt_accounting_ok());
+	free_pairs(&p, 1);
+	env.held_pairs -= res.nr;
+	tdx_free_pamt_cache(&res);
+	tdx_pamt_drain();
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
+}
+
+/* Only what the chunks have in one go; then a new chunk for the rest. */
+PAMT_TEST(arena_topup_across_a_new_chunk)
+{
+	static struct tdx_pamt_pair p[CHUNK_PAIRS - 3];
+	struct tdx_pamt_cache res = { .nr = 0 };
+
+	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	alloc_pairs(p, CHUNK_PAIRS - 3, GFP_KERNEL);
+	ASSERT(!__tdx_topup_pamt_cache(&res, TDX_PAMT_CACHE_MAX, GFP_KERNEL));
+	env.held_pairs += res.nr;
+	EXPECT_EQ(res.nr, TDX_PAMT_CACHE_MAX);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CHUNK_ALLOC), 2);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_FREE), CHUNK_PAIRS - 5);
+	EXPECT(pamt_accounting_ok());
+	free_pairs(p, CHUNK_PAIRS - 3);
+	env.held_pairs -= res.nr;
+	tdx_free_pamt_cache(&res);
+	tdx_pamt_drain();
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
+	EXPECT_EQ(pamt_sim_pages_in_use(), 0);
+}
+
+/*
+ * A batch of pairs, chunk and fallback mixed, goes back with one hold of
+ * the arena lock per 64 chunk pairs; the fallbacks' pages go back too.
+ */
+PAMT_TEST(arena_bulk_free_one_lock_per_batch)
+{
+	static struct tdx_pamt_pair p[CHUNK_PAIRS + 10];
+	u64 locks;
+
+	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	alloc_pairs(p, CHUNK_PAIRS, GFP_KERNEL);	/* one full chunk */
+	pamt_sim_fail_set(&pamt_sim_fail_order[9], 0, 0);
+	alloc_pairs(&p[CHUNK_PAIRS], 5, GFP_KERNEL);		/* order 1 */
+	pamt_sim_fail_set(&pamt_sim_fail_order[1], 0, 0);
+	alloc_pairs(&p[CHUNK_PAIRS + 5], 5, GFP_KERNEL);	/* order 0 */
+	pamt_sim_fail_set(&pamt_sim_fail_order[1], -1, 0);
+	pamt_sim_fail_set(&pamt_sim_fail_order[9], -1, 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAIR_ORDER1), 5);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAIR_ORDER0), 5);
+	locks = stat(TDX_PAMT_STAT_GLOBAL_LOCK);
+	/* 40 chunk pairs and the 10 others: one hold. */
+	pamt_pair_free_bulk(&p[CHUNK_PAIRS - 40], 50);
+	env.held_pairs -= 50;
+	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), locks + 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_FREE), 20);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 1);
+	EXPECT(pamt_accounting_ok());		/* takes the lock too */
+	/* 216 chunk pairs: four holds of 64 at most; the chunk goes back. */
+	locks = stat(TDX_PAMT_STAT_GLOBAL_LOCK);
+	pamt_pair_free_bulk(p, CHUNK_PAIRS - 40);
+	env.held_pairs -= CHUNK_PAIRS - 40;
+	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), locks + 4);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
+	EXPECT_EQ(pamt_sim_pages_in_use(), 0);
+}
+
+/*
+ * A top-up that goes to the arena fills a magazine too, under the same
+ * hold of the lock, so that the next top-ups find their pairs there; not
+ * at the idle cap.
+ */
+PAMT_TEST(arena_topup_fills_a_magazine)
+{
+	struct pamt_env_opts o = {
+		.mode = TDX_PAMT_MODE_MAGAZINE, .mag_size = 16,
+		.idle_cap = 100000, .arena = true,
+	};
+	struct tdx_pamt_cache res = { .nr = 0 };
+	struct tdx_pamt_pair p;
+	u64 locks;
+	int i;
+
+	ASSERT(!pamt_env_up(&o));
+	alloc_pairs(&p, 1, GFP_KERNEL);		/* the chunk */
+	locks = stat(TDX_PAMT_STAT_GLOBAL_LOCK);
+	ASSERT(!__tdx_topup_pamt_cache(&res, 1, GFP_KERNEL));
+	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), locks + 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 15);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_FREE), CHUNK_PAIRS - 17);
+	/* The next 15 pairs come from the magazine: no lock at all. */
+	for (i = 0; i < 15; i++) {
+		tdx_free_pamt_cache(&res);
+		ASSERT(!__tdx_topup_pamt_cache(&res, 1, GFP_KERNEL));
+	}
+	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), locks + 1);
+	env.held_pairs += res.nr;
+	EXPECT(pamt_accounting_ok());
+	env.held_pairs -= res.nr;
+	tdx_free_pamt_cache(&res);
+	free_pairs(&p, 1);
+
+	/* At the idle cap: only what the top-up needs. */
+	tdx_pamt_drain();
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
+	alloc_pairs(&p, 1, GFP_KERNEL);
+	tdx_pamt_set_idle_cap(4);
+	locks = stat(TDX_PAMT_STAT_GLOBAL_LOCK);
+	ASSERT(!__tdx_topup_pamt_cache(&res, 2, GFP_KERNEL));
+	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), locks + 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 0);
+	env.held_pairs += res.nr;
+	EXPECT(pamt_accounting_ok());
+	env.held_pairs -= res.nr;
+	tdx_free_pamt_cache(&res);
+	free_pairs(&p, 1);
+}

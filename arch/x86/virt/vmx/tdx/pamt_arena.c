@@ -126,33 +126,37 @@ static void pamt_arena_pair_of(const struct pamt_arena_chunk *c,
 	pair->pfn[1] = pair->pfn[0] + 1;
 }
 
-/* A free pair from the fullest chunk that has one. */
-static bool pamt_arena_take(struct tdx_pamt_pair *pair)
+/*
+ * Up to @n free pairs, each from the fullest chunk that has one, under one
+ * hold of the arena lock.  Returns how many.
+ */
+static unsigned int pamt_arena_take(struct tdx_pamt_pair *pairs,
+				    unsigned int n)
 {
 	struct pamt_arena_chunk *c;
-	unsigned long flags, n;
-	unsigned int i;
+	unsigned int i, got = 0;
+	unsigned long flags, b;
 
 	/* Racy peek: no free pair in any chunk is not worth the lock. */
 	if (!READ_ONCE(pamt_arena.nr_free))
-		return false;
+		return 0;
 	pamt_arena_lock(&flags);
-	n = find_next_bit(pamt_arena.nonempty, PAMT_ARENA_PAIRS, 1);
-	if (n >= PAMT_ARENA_PAIRS) {
-		pamt_arena_unlock(flags);
-		return false;
+	while (got < n) {
+		b = find_next_bit(pamt_arena.nonempty, PAMT_ARENA_PAIRS, 1);
+		if (b >= PAMT_ARENA_PAIRS)
+			break;
+		c = list_first_entry(&pamt_arena.bucket[b],
+				     struct pamt_arena_chunk, list);
+		pamt_arena_unlink(c);
+		i = find_first_bit(c->free, PAMT_ARENA_PAIRS);
+		__clear_bit(i, c->free);
+		c->nr_free--;
+		pamt_arena_link(c);
+		pamt_arena_pair_of(c, i, &pairs[got++]);
 	}
-	c = list_first_entry(&pamt_arena.bucket[n], struct pamt_arena_chunk,
-			     list);
-	pamt_arena_unlink(c);
-	i = find_first_bit(c->free, PAMT_ARENA_PAIRS);
-	__clear_bit(i, c->free);
-	c->nr_free--;
-	pamt_arena_link(c);
-	WRITE_ONCE(pamt_arena.nr_free, pamt_arena.nr_free - 1);
+	WRITE_ONCE(pamt_arena.nr_free, pamt_arena.nr_free - got);
 	pamt_arena_unlock(flags);
-	pamt_arena_pair_of(c, i, pair);
-	return true;
+	return got;
 }
 
 /*
@@ -222,38 +226,37 @@ static void pamt_arena_release(struct pamt_arena_chunk *c)
 	pamt_stat_inc(CHUNK_FREE);
 }
 
-/* Return a pair, already reset, to its chunk @c; @lo is its first pfn. */
-static void pamt_arena_put(struct pamt_arena_chunk *c, unsigned long lo,
+/*
+ * Return a pair, already reset, to its chunk @c; @lo is its first pfn.
+ * With the arena lock held.  Returns true when that was the chunk's last
+ * pair out: the chunk is unlinked, for the caller to release after the
+ * lock.
+ */
+static bool pamt_arena_put(struct pamt_arena_chunk *c, unsigned long lo,
 			   unsigned long hi)
 {
-	unsigned long off = lo - c->base_pfn, flags;
-	bool release = false;
+	unsigned long off = lo - c->base_pfn;
 
+	lockdep_assert_held(&pamt_arena.lock);
 	if (WARN_ONCE(off >= PAMT_ARENA_PAGES || off % 2 || hi != lo + 1,
 		      "tdx-pamt: pair %#lx/%#lx is not a pair of its chunk\n",
 		      lo, hi))
-		return;
-	pamt_arena_lock(&flags);
-	if (test_bit(off / 2, c->free)) {
-		pamt_arena_unlock(flags);
-		WARN_ONCE(1, "tdx-pamt: pair %#lx freed twice\n", lo);
-		return;
-	}
+		return false;
+	if (WARN_ONCE(test_bit(off / 2, c->free),
+		      "tdx-pamt: pair %#lx freed twice\n", lo))
+		return false;
 	pamt_arena_unlink(c);
 	__set_bit(off / 2, c->free);
 	c->nr_free++;
 	if (c->nr_free == PAMT_ARENA_PAIRS) {
-		release = true;
 		WRITE_ONCE(pamt_arena.nr_chunks, pamt_arena.nr_chunks - 1);
 		WRITE_ONCE(pamt_arena.nr_free,
 			   pamt_arena.nr_free - (PAMT_ARENA_PAIRS - 1));
-	} else {
-		pamt_arena_link(c);
-		WRITE_ONCE(pamt_arena.nr_free, pamt_arena.nr_free + 1);
+		return true;
 	}
-	pamt_arena_unlock(flags);
-	if (release)
-		pamt_arena_release(c);
+	pamt_arena_link(c);
+	WRITE_ONCE(pamt_arena.nr_free, pamt_arena.nr_free + 1);
+	return false;
 }
 
 /* Two order-0 pages, charged as @gfp says: the way without the arena. */
@@ -319,7 +322,7 @@ int pamt_pair_alloc(struct tdx_pamt_pair *pair, gfp_t gfp)
 	might_alloc(gfp);
 	if (!pamt.arena)
 		return pamt_pair_alloc_pages(pair, gfp);
-	if (pamt_arena_take(pair))
+	if (pamt_arena_take(pair, 1))
 		return 0;
 	/* Shared by every TD: charged to none (see the Documentation). */
 	gfp &= ~__GFP_ACCOUNT;
@@ -328,30 +331,61 @@ int pamt_pair_alloc(struct tdx_pamt_pair *pair, gfp_t gfp)
 	return pamt_arena_fallback(pair, gfp);
 }
 
+/* Most pairs a top-up takes out of the arena at once. */
+#define PAMT_ARENA_REFILL	32U
+
 /**
- * pamt_pair_free() - reset a pair and give it back
- * @pair: the pair; it must not be in the module
+ * pamt_pair_alloc_bulk() - up to @n pairs, for a top-up
+ * @pairs: filled with the pairs allocated
+ * @n: pairs wanted
+ * @gfp: allocation flags, as for pamt_pair_alloc()
  *
- * Each page is reset, then the pair goes back to its chunk, which goes
- * back to the page allocator once all its pairs are free; or its pages
- * go back to the page allocator.
+ * With the arena, free pairs of chunks under one hold of the arena lock:
+ * up to @n for the caller, and, while idle memory is below the idle cap,
+ * enough more to fill a magazine (at most PAMT_ARENA_REFILL in all),
+ * which go to this CPU's magazines, so that the next top-ups find them
+ * there, as they would a depot's magazine.  Else one pair from
+ * pamt_pair_alloc().
  *
- * Context: any but hardirq, outside any transition; never sleeps.
+ * Context: as @gfp allows, outside any transition.
+ *
+ * Return: pairs allocated for @pairs, 0 if none.
  */
-void pamt_pair_free(const struct tdx_pamt_pair *pair)
+unsigned int pamt_pair_alloc_bulk(struct tdx_pamt_pair *pairs, unsigned int n,
+				  gfp_t gfp)
+{
+	struct tdx_pamt_pair buf[PAMT_ARENA_REFILL];
+	unsigned int got = 0, want, i;
+
+	might_alloc(gfp);
+	n = min(n, PAMT_ARENA_REFILL);
+	if (!n)
+		return 0;
+	if (pamt.arena) {
+		want = min(pamt.mag_size, PAMT_ARENA_REFILL);
+		if (want <= n || pamt_shrink_over_cap(want - n))
+			want = n;
+		got = pamt_arena_take(buf, want);
+		for (i = 0; i < got; i++) {
+			if (i < n)
+				pairs[i] = buf[i];
+			else
+				pamt_mag_push(&buf[i]);
+		}
+		got = min(got, n);
+	}
+	if (!got && !pamt_pair_alloc(pairs, gfp))
+		got = 1;
+	return got;
+}
+
+/* Pages of a pair that is not in a chunk, back to the page allocator. */
+static void pamt_pair_free_pages(const struct tdx_pamt_pair *pair,
+				 unsigned long tag)
 {
 	unsigned long lo = min(pair->pfn[0], pair->pfn[1]);
 	unsigned long hi = max(pair->pfn[0], pair->pfn[1]);
-	unsigned long tag;
-	int i;
 
-	for (i = 0; i < 2; i++)
-		pamt.ops->reset_page(pair->pfn[i]);
-	tag = pamt.arena ? page_private(pfn_to_page(lo)) : 0;
-	if (tag && tag != PAMT_ARENA_ORDER1) {
-		pamt_arena_put((struct pamt_arena_chunk *)tag, lo, hi);
-		return;
-	}
 	if (tag == PAMT_ARENA_ORDER1) {
 		if (WARN_ONCE(hi != lo + 1,
 			      "tdx-pamt: pair %#lx/%#lx is not an order-1 page\n",
@@ -360,10 +394,97 @@ void pamt_pair_free(const struct tdx_pamt_pair *pair)
 		set_page_private(pfn_to_page(lo), 0);
 		__free_pages(pfn_to_page(lo), 1);
 	} else {
-		for (i = 0; i < 2; i++)
-			__free_page(pfn_to_page(pair->pfn[i]));
+		__free_page(pfn_to_page(pair->pfn[0]));
+		__free_page(pfn_to_page(pair->pfn[1]));
 	}
 	pamt_stat_add(PAGE_FREE, 2);
+}
+
+/* What a pair is: its chunk, PAMT_ARENA_ORDER1, or 0 (two pages). */
+static unsigned long pamt_pair_tag(const struct tdx_pamt_pair *pair)
+{
+	if (!pamt.arena)
+		return 0;
+	return page_private(pfn_to_page(min(pair->pfn[0], pair->pfn[1])));
+}
+
+/* Pairs returned per hold of the arena lock by pamt_pair_free_bulk(). */
+#define PAMT_ARENA_BULK		64
+
+static void pamt_pair_free_some(const struct tdx_pamt_pair *pairs,
+				unsigned int n)
+{
+	struct pamt_arena_chunk *c, *tmp;
+	unsigned long tag, flags;
+	LIST_HEAD(released);
+	u64 chunked = 0;
+	unsigned int k;
+
+	/*
+	 * A pair's tag is read once, while its pages are the cache's: pairs
+	 * outside chunks are freed at once, chunk pairs are returned under
+	 * one hold of the lock, and the chunks they empty are released last.
+	 */
+	for (k = 0; k < n; k++) {
+		pamt.ops->reset_page(pairs[k].pfn[0]);
+		pamt.ops->reset_page(pairs[k].pfn[1]);
+		tag = pamt_pair_tag(&pairs[k]);
+		if (tag && tag != PAMT_ARENA_ORDER1)
+			chunked |= BIT_ULL(k);
+		else
+			pamt_pair_free_pages(&pairs[k], tag);
+	}
+	if (!chunked)
+		return;
+	pamt_arena_lock(&flags);
+	for (k = 0; k < n; k++) {
+		if (!(chunked & BIT_ULL(k)))
+			continue;
+		c = (struct pamt_arena_chunk *)pamt_pair_tag(&pairs[k]);
+		if (pamt_arena_put(c, min(pairs[k].pfn[0], pairs[k].pfn[1]),
+				   max(pairs[k].pfn[0], pairs[k].pfn[1])))
+			list_add(&c->list, &released);
+	}
+	pamt_arena_unlock(flags);
+	list_for_each_entry_safe(c, tmp, &released, list)
+		pamt_arena_release(c);
+}
+
+/**
+ * pamt_pair_free_bulk() - reset pairs and give them back
+ * @pairs: the pairs; none may be in the module
+ * @n: how many
+ *
+ * Each page is reset.  Pairs of chunks go back to their chunks, up to
+ * PAMT_ARENA_BULK of them per hold of the arena lock, and a chunk whose
+ * last pair that was goes back to the page allocator after the lock;
+ * the pages of other pairs go back to the page allocator.
+ *
+ * Context: any but hardirq, outside any transition; never sleeps.
+ */
+void pamt_pair_free_bulk(const struct tdx_pamt_pair *pairs, unsigned int n)
+{
+	unsigned int m;
+
+	while (n) {
+		m = min(n, PAMT_ARENA_BULK);
+		pamt_pair_free_some(pairs, m);
+		pairs += m;
+		n -= m;
+	}
+}
+
+/**
+ * pamt_pair_free() - reset a pair and give it back
+ * @pair: the pair; it must not be in the module
+ *
+ * As pamt_pair_free_bulk() for one pair.
+ *
+ * Context: any but hardirq, outside any transition; never sleeps.
+ */
+void pamt_pair_free(const struct tdx_pamt_pair *pair)
+{
+	pamt_pair_free_bulk(pair, 1);
 }
 
 /**

@@ -376,7 +376,10 @@ void pamt_depot_free_empty(void);
 
 /* pamt_arena.c */
 int pamt_pair_alloc(struct tdx_pamt_pair *pair, gfp_t gfp);
+unsigned int pamt_pair_alloc_bulk(struct tdx_pamt_pair *pairs, unsigned int n,
+				  gfp_t gfp);
 void pamt_pair_free(const struct tdx_pamt_pair *pair);
+void pamt_pair_free_bulk(const struct tdx_pamt_pair *pairs, unsigned int n);
 void pamt_arena_init(void);
 unsigned long pamt_arena_exit(void);
 void pamt_arena_read_stats(u64 *vals);

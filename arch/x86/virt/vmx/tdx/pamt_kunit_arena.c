@@ -304,7 +304,8 @@ static void pk_arena_fallbacks(struct kunit *test)
 
 /*
  * @n slots idle, their pairs from one chunk: a GFP_KERNEL top-up makes
- * the chunk, the gets take the rest from it.
+ * the chunk, the gets take the rest from it.  With one-pair magazines
+ * (pk_arena_up(test, mode, 1)) the top-up takes no more than it needs.
  */
 static void pk_arena_idle(struct kunit *test, int n)
 {
@@ -329,7 +330,7 @@ static void pk_arena_release_shrinker(struct kunit *test)
 	struct shrinker *s;
 	int rounds = 0;
 
-	pk_arena_up(test, TDX_PAMT_MODE_MAGAZINE, 0);
+	pk_arena_up(test, TDX_PAMT_MODE_MAGAZINE, 1);
 	KUNIT_ASSERT_EQ(test, pk_glue(test), 0);
 	s = pamt_glue_shrinker();
 	KUNIT_ASSERT_NOT_NULL(test, s);
@@ -351,7 +352,7 @@ static void pk_arena_release_shrinker(struct kunit *test)
 /* A drain gives every chunk back. */
 static void pk_arena_release_drain(struct kunit *test)
 {
-	pk_arena_up(test, TDX_PAMT_MODE_MAGAZINE, 0);
+	pk_arena_up(test, TDX_PAMT_MODE_MAGAZINE, 1);
 	pk_arena_idle(test, 24);
 	tdx_pamt_drain();
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0ULL);
@@ -368,7 +369,7 @@ static void pk_arena_restore_cap(void *unused)
 /* The idle cap, lowered to 0, gives every chunk back. */
 static void pk_arena_release_cap(struct kunit *test)
 {
-	pk_arena_up(test, TDX_PAMT_MODE_MAGAZINE, 0);
+	pk_arena_up(test, TDX_PAMT_MODE_MAGAZINE, 1);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, pk_arena_restore_cap,
 							NULL), 0);
 	pk_arena_idle(test, 24);
@@ -380,6 +381,43 @@ static void pk_arena_release_cap(struct kunit *test)
 	pk_check_accounting(test, 0);
 }
 
+/*
+ * A top-up that goes to the arena also fills this CPU's magazine (of 16
+ * here) under the same hold of the arena lock; the next top-ups find
+ * their pairs there.
+ */
+static void pk_arena_topup_refill(struct kunit *test)
+{
+	struct tdx_pamt_cache res = { .nr = 0 };
+	struct tdx_pamt_pair p;
+	u64 locks;
+	int i;
+
+	pk_arena_up(test, TDX_PAMT_MODE_MAGAZINE, 16);
+	KUNIT_ASSERT_EQ(test, pk_arena_alloc(test, &p, 1, GFP_KERNEL), 1);
+	if (!pk_stat(TDX_PAMT_STAT_CHUNK_ALLOC)) {
+		pk_arena_free(test, &p, 1);
+		kunit_skip(test, "no free 2M block on this machine");
+	}
+	migrate_disable();
+	locks = pk_stat(TDX_PAMT_STAT_GLOBAL_LOCK);
+	KUNIT_EXPECT_EQ(test, __tdx_topup_pamt_cache(&res, 1, GFP_KERNEL), 0);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_GLOBAL_LOCK), locks + 1);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 15ULL);
+	for (i = 0; i < 15; i++) {
+		tdx_free_pamt_cache(&res);
+		KUNIT_EXPECT_EQ(test, __tdx_topup_pamt_cache(&res, 1, GFP_KERNEL),
+				0);
+	}
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_GLOBAL_LOCK), locks + 1);
+	migrate_enable();
+	pk_check_accounting(test, res.nr);
+	tdx_free_pamt_cache(&res);
+	pk_arena_free(test, &p, 1);
+	tdx_pamt_drain();
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0ULL);
+}
+
 static struct kunit_case pk_arena_cases[] = {
 	KUNIT_CASE(pk_arena_chunks),
 	KUNIT_CASE(pk_arena_fullest_first),
@@ -387,6 +425,7 @@ static struct kunit_case pk_arena_cases[] = {
 	KUNIT_CASE(pk_arena_softirq),
 	KUNIT_CASE(pk_arena_rcu_free),
 	KUNIT_CASE(pk_arena_fallbacks),
+	KUNIT_CASE(pk_arena_topup_refill),
 	KUNIT_CASE(pk_arena_release_shrinker),
 	KUNIT_CASE(pk_arena_release_drain),
 	KUNIT_CASE(pk_arena_release_cap),

@@ -254,10 +254,9 @@ void pamt_mag_drain_dead(unsigned int cpu)
 
 	might_sleep();
 	for (i = 0; i < 2; i++) {
-		while (mags[i]->nr) {
-			pamt_pair_free(&mags[i]->pairs[--mags[i]->nr]);
-			pamt_free_pairs_add(-1);
-		}
+		pamt_free_pairs_add(-(long)mags[i]->nr);
+		pamt_pair_free_bulk(mags[i]->pairs, mags[i]->nr);
+		mags[i]->nr = 0;
 	}
 }
 
@@ -309,7 +308,7 @@ unsigned long pamt_depot_shrink(unsigned long nr)
 	struct tdx_pamt_pair batch[PAMT_FREE_BATCH];
 	unsigned long freed = 0, flags;
 	struct pamt_mag *mag;
-	unsigned int n, i;
+	unsigned int n;
 
 	while (freed < nr && READ_ONCE(pamt.depot.nr_pairs)) {
 		n = 0;
@@ -333,8 +332,7 @@ unsigned long pamt_depot_shrink(unsigned long nr)
 		if (!n)
 			break;
 		pamt_free_pairs_add(-(long)n);
-		for (i = 0; i < n; i++)
-			pamt_pair_free(&batch[i]);
+		pamt_pair_free_bulk(batch, n);
 		freed += n;
 	}
 	return freed;
@@ -354,7 +352,7 @@ unsigned long pamt_mag_shrink_local(unsigned long nr)
 	struct tdx_pamt_pair batch[PAMT_FREE_BATCH];
 	struct pamt_pcpu *pc;
 	unsigned long flags;
-	unsigned int n = 0, i;
+	unsigned int n = 0;
 
 	local_lock_irqsave(&pamt.pcpu->lock, flags);
 	pc = this_cpu_ptr(pamt.pcpu);
@@ -368,8 +366,7 @@ unsigned long pamt_mag_shrink_local(unsigned long nr)
 	if (n)
 		pamt_free_pairs_add(-(long)n);
 	local_unlock_irqrestore(&pamt.pcpu->lock, flags);
-	for (i = 0; i < n; i++)
-		pamt_pair_free(&batch[i]);
+	pamt_pair_free_bulk(batch, n);
 	return n;
 }
 
@@ -469,16 +466,24 @@ void pamt_mag_exit(void)
 int __tdx_topup_pamt_cache(struct tdx_pamt_cache *res, unsigned int nr,
 			   gfp_t gfp)
 {
+	unsigned int got;
+
 	might_alloc(gfp);
 	if (nr > TDX_PAMT_CACHE_MAX)
 		return -EINVAL;
 	if (!pamt.enabled)
 		return 0;
 	while (res->nr < nr) {
-		if (!pamt_mag_pop(&res->pairs[res->nr]) &&
-		    pamt_pair_alloc(&res->pairs[res->nr], gfp))
+		if (pamt_mag_pop(&res->pairs[res->nr])) {
+			res->nr++;
+			continue;
+		}
+		/* With the arena, the rest under one hold of its lock. */
+		got = pamt_pair_alloc_bulk(&res->pairs[res->nr], nr - res->nr,
+					   gfp);
+		if (!got)
 			return -ENOMEM;
-		res->nr++;
+		res->nr += got;
 	}
 	return 0;
 }
