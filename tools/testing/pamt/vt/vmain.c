@@ -295,7 +295,7 @@ int main(int argc, char **argv)
 	       O_PALLOC, O_PFREE, O_QUANTUM, O_PARK, O_SOCKETS, O_WORK,
 	       O_PUTWORK, O_STORMWORK, O_ADD, O_REMOVE, O_SEED, O_TDS,
 	       O_VCPUS, O_CPUS, O_PAGES, O_STRAT, O_SCEN, O_RUNS, O_TEAR,
-	       O_SELFTEST, O_RUN, O_REPLAY, O_SWEEP, O_SCALE, O_QUICK, O_OUT, O_MEMSCALE, O_CALL, O_SHUF, O_SPREAD, O_JITTER };
+	       O_SELFTEST, O_RUN, O_REPLAY, O_SWEEP, O_SCALE, O_QUICK, O_OUT, O_MEMSCALE, O_CALL, O_SHUF, O_SPREAD, O_JITTER, O_SHARED, O_BATCH };
 	static const struct option opts[] = {
 		{ "hit", 1, NULL, O_HIT }, { "rmw", 1, NULL, O_RMW },
 		{ "xfer-local", 1, NULL, O_XL }, { "xfer-remote", 1, NULL, O_XR },
@@ -316,6 +316,7 @@ int main(int argc, char **argv)
 		{ "out", 1, NULL, O_OUT }, { "call-ns", 1, NULL, O_CALL },
 		{ "pool-shuffle", 1, NULL, O_SHUF },
 		{ "pool-spread", 1, NULL, O_SPREAD },
+		{ "shared", 1, NULL, O_SHARED }, { "td-batch", 1, NULL, O_BATCH },
 		{ "start-jitter", 1, NULL, O_JITTER }, { "mem-scale", 1, NULL, O_MEMSCALE },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -357,6 +358,8 @@ int main(int argc, char **argv)
 		case O_CALL: P.call_ns = atof(optarg); break;
 		case O_SHUF: P.pool_shuffle = atoi(optarg); break;
 		case O_SPREAD: P.pool_spread = atoi(optarg); break;
+		case O_SHARED: P.shared = atoi(optarg); break;
+		case O_BATCH: P.td_batch = atoi(optarg); break;
 		case O_JITTER: P.start_jitter_ns = atof(optarg); break;
 		case O_OUT: outdir = optarg; break;
 		case O_MEMSCALE: memscale = atof(optarg); break;
@@ -369,7 +372,7 @@ int main(int argc, char **argv)
 				"  [--strat S] [--scenario boot|churn|storm] [--tds N] [--vcpus N] [--cpus N]\n"
 				"  [--pages N] [--work NS] [--put-work NS] [--storm-work NS] [--call-ns NS]\n"
 				"  [--churn-runs N] [--teardown-threads N] [--pool-shuffle 0|1] [--pool-spread N]\n"
-				"  [--start-jitter NS]\n"
+				"  [--start-jitter NS] [--shared 0|1] [--td-batch N]\n"
 				"  [--add NS] [--remove NS] [--seed N] [--mem-scale F]\n"
 				"  cost model: [--hit --rmw --xfer-local --xfer-remote --dram --relax --fence\n"
 				"  --palloc --pfree --quantum --park-timeout NS] [--sockets N]\n"
