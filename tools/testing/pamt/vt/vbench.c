@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * TD workloads in virtual time, against the four strategies of
- * bench/strat.c (lock, atomic: the seed's "w/o" and "w/"; eager and
- * magazine: the kernel's pamt_*.c), on N virtual CPUs.
+ * TD workloads in virtual time, against the five strategies of
+ * bench/strat.c (lock, atomic: the seed's "w/o" and "w/"; eager, magazine
+ * and magazine+arena: the kernel's pamt_*.c), on N virtual CPUs.
  *
  * A TD's vCPUs each run on their own virtual CPU (vCPU v of TD t on CPU
  * t * vcpus + v).  A vCPU faults its share of the TD's pages: between two
