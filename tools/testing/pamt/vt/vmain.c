@@ -614,6 +614,21 @@ static void targets(FILE *f, unsigned int nn, unsigned long pages40)
 			fprintf(f, "- poisoned 2M blocks (of %lu): magazine+arena %lu, magazine %lu, atomic %lu\n",
 				rz.blocks, rz.poisoned, rm.poisoned, ra.poisoned);
 	}
+	{
+		double bm = 0, bz = 0, ba = 0;
+		unsigned int sc;
+
+		for (sc = 0; sc < VB_NR_SCEN; sc++)
+			for (i = 0; i < nn; i++) {
+				bm += pt[sc][i][S_MAG].busy;
+				bz += pt[sc][i][S_MAG_ARENA].busy;
+				ba += pt[sc][i][S_ATOMIC].busy;
+			}
+		target(f, "the same, summed over the scaling series (every N and scenario)",
+		       bz * 10 <= bm,
+		       "magazine+arena %.0f, magazine %.0f, atomic %.0f%s",
+		       bz, bm, ba, bm ? "" : "; vacuous: magazine met no BUSY");
+	}
 	fprintf(f, "\nChurn steady state, slow time <= 1/50 of atomic's, at every N:\n\n");
 	for (i = 0; i < nn; i++) {
 		char what[64];
