@@ -455,7 +455,7 @@ static const struct {
 	{ "total", "total get+put time", "ms", offsetof(struct point, total_ms), true },
 	{ "wait", "waiting: slow paths minus SEAMCALLs", "ms", offsetof(struct point, wait_ms), true },
 	{ "lock", "global-lock acquisitions", "", offsetof(struct point, lock), true },
-	{ "busy", "BUSY retries (PAMT.ADD/REMOVE and the TD's own)", "", offsetof(struct point, busy), false },
+	{ "busy", "BUSY retries (PAMT.ADD, REMOVE and the TD calls)", "", offsetof(struct point, busy), false },
 	{ "seamcalls", "SEAMCALLs (ADD + REMOVE)", "", offsetof(struct point, seam), true },
 };
 
