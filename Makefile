@@ -15,7 +15,8 @@
 #   make lint        checkpatch --strict, sparse, kernel-doc on our files
 #   make bench-insn  instructions per fast-path get+put (callgrind)
 #   make bench-scale virtual time: 8..256 virtual CPUs, every strategy,
-#                    tables and plots in bench-results/vt
+#                    tables and plots in bench-results/vt, and in shared
+#                    memory (BUSY, poisoned 2M) in bench-results/vt-shared
 #   make patches     a format-patch series against pristine 7.3, out/patches
 #   make patches-check  the series, applied with git am to a fresh 7.3
 #                    tree and built
@@ -44,6 +45,7 @@ vt-test:
 
 bench-scale:
 	$(MAKE) -C $(PAMT)/vt scale
+	$(MAKE) -C $(PAMT)/vt scale-shared
 
 model:
 	$(MAKE) -C $(PAMT)/model model

@@ -7,11 +7,16 @@
 dir=${1:?usage: plot.sh DIR}
 here=$(dirname "$0")
 if "$here/ensure-gnuplot.sh"; then
+	rc=0
 	for gp in "$dir"/scale-*.gp; do
-		gnuplot "$gp" || echo "plot.sh: gnuplot failed on $gp" >&2
+		png=${gp%.gp}.png
+		if ! gnuplot "$gp" || [ ! -s "$png" ]; then
+			echo "plot.sh: gnuplot failed on $gp" >&2
+			rc=1
+		fi
 	done
 	ls "$dir"/scale-*.png 2>/dev/null | sed 's/^/plot: /'
-	exit 0
+	exit $rc
 fi
 for dat in "$dir"/scale-*.dat; do
 	scen=$(basename "$dat" .dat | sed 's/^scale-//')

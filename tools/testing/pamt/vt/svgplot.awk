@@ -6,15 +6,18 @@ NR == 1 {
 		split($i, a, ":"); met[i - 1] = a[1]; strat[i - 1] = a[2]
 	}
 	ncol = NF - 1
+	# strategies per metric: the columns that share the first metric
+	for (ns = 0; met[2 + ns] == met[2]; ns++)
+		;
 	next
 }
 { n++; x[n] = $1; for (i = 2; i <= NF; i++) v[n, i] = $i }
 END {
-	split("#1f77b4 #d62728 #2ca02c #9467bd", col, " ")
-	for (i = 2; i <= ncol; i += 4) {
+	split("#1f77b4 #d62728 #2ca02c #9467bd #ff7f0e #8c564b #e377c2", col, " ")
+	for (i = 2; i <= ncol; i += ns) {
 		m = met[i]; f = dir "/scale-" m "-" scen ".svg"
 		lo = 1e300; hi = -1e300
-		for (j = 1; j <= n; j++) for (k = 0; k < 4; k++)
+		for (j = 1; j <= n; j++) for (k = 0; k < ns; k++)
 			if (v[j, i + k] > 0) {
 				l = log(v[j, i + k]) / log(10)
 				if (l < lo) lo = l; if (l > hi) hi = l
@@ -29,7 +32,7 @@ END {
 		for (j = 1; j <= n; j++)
 			printf "<text x='%.1f' y='345' text-anchor='middle' font-size='11'>%s</text>\n", 60 + (log(x[j]) / log(2) - xl) / (xh - xl) * 420, x[j] > f
 		printf "<text x='5' y='45' font-size='11'>%.3g</text><text x='5' y='320' font-size='11'>%.3g</text>\n", 10 ^ hi, 10 ^ lo > f
-		for (k = 0; k < 4; k++) {
+		for (k = 0; k < ns; k++) {
 			pts = ""
 			for (j = 1; j <= n; j++) if (v[j, i + k] > 0)
 				pts = pts sprintf("%.1f,%.1f ", 60 + (log(x[j]) / log(2) - xl) / (xh - xl) * 420, 320 - (log(v[j, i + k]) / log(10) - lo) / (hi - lo) * 280)

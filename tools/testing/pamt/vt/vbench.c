@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * TD workloads in virtual time, against the four strategies of
- * bench/strat.c (lock, atomic: the seed's "w/o" and "w/"; eager and
- * magazine: the kernel's pamt_*.c), on N virtual CPUs.
+ * TD workloads in virtual time, against the five strategies of
+ * bench/strat.c (lock, atomic: the seed's "w/o" and "w/"; eager, magazine
+ * and magazine+arena: the kernel's pamt_*.c), on N virtual CPUs.
  *
  * A TD's vCPUs each run on their own virtual CPU (vCPU v of TD t on CPU
  * t * vcpus + v).  A vCPU faults its share of the TD's pages: between two
@@ -10,8 +10,16 @@
  * TD entry: modelled), tops up its reserve of pairs (GFP_KERNEL), then
  * gets the page in atomic context and marks it in the fake module as
  * PAGE.AUG would.  Every 512 faults it first maps an S-EPT page, taken
- * from the page allocator.  Guest pages come in 2M runs from a pool
- * (guest_memfd's memory, not the page allocator's).
+ * from the page allocator.
+ *
+ * Memory is shared by default, as on a host: guest pages (guest_memfd's),
+ * S-EPT pages and every strategy's pair pages come from the one buddy
+ * allocator of shim/sim.c, a vCPU taking td_batch guest pages at a time
+ * (one 2M block's worth by default: the contiguous reading of BRIEF.md
+ * section 4).  A pair page then lands inside a TD's 2M range, so an ADD
+ * holding it shared meets the TD's ADDs and REMOVEs on that range, BUSY
+ * when their virtual intervals overlap.  --shared 0 restores the split
+ * pool: guest pages in 2M runs from a pool the allocator never hands out.
  *
  *   boot   all TDs boot at once, then each TD is torn down by one thread
  *          (KVM releases a TD's memory from the VM's destroy path): the
@@ -58,6 +66,8 @@ struct vb_params vb_default_params(void)
 		.add_ns = 4000,
 		.remove_ns = 2000,
 		.seed = 1,
+		.shared = false,
+		.td_batch = TDX_PAMT_PAGES_PER_SLOT,
 	};
 	return p;
 }
@@ -74,8 +84,10 @@ struct vb_vcpu {
 	unsigned long nguest;
 	unsigned long run;	/* current run's first pfn */
 	unsigned int run_used;
+	unsigned long *bat;	/* shared: guest pages taken, not yet faulted */
+	unsigned int nbat, ibat;
 	struct lat get, put;
-	u64 slow_ps, slow_seam_ps, errors;
+	u64 slow_ps, slow_seam_ps, errors, td_busy;
 	u64 rng;
 };
 
@@ -93,7 +105,13 @@ static struct {
 	bool measuring;
 	struct strat_ctrs c0, c1;
 	u64 t0_ps, t1_ps;
+	/* shared memory: which pages the TDs hold, and the scans */
+	unsigned char *guest_map;
+	unsigned long mem_pages;
+	unsigned int nfaulted;
+	unsigned long blocks, poisoned, pair_blocks;
 } vb;
+
 
 static unsigned long pool_take_run(void)
 {
@@ -105,6 +123,50 @@ static unsigned long pool_take_run(void)
 static void pool_give_run(unsigned long base)
 {
 	vb.runs[vb.nfree_runs++] = base;
+}
+
+static void guest_free(unsigned long pfn)
+{
+	vb.guest_map[pfn - VB_BASE_PFN] = 0;
+	vt_guest_free_pfn(pfn);
+}
+
+/*
+ * Shared memory, quiescent or not (no virtual time passes): count the 2M
+ * blocks holding pair pages -- allocated pages that are neither a TD's
+ * (in the fake module's td_map, or taken by a vCPU for its next faults)
+ * nor free: installed pairs, pairs in magazines, arenas and reserves.
+ * Keep the worst scan.
+ */
+static void mem_scan(void)
+{
+	unsigned long b, i, nb = vb.mem_pages / RUN_PAGES;
+	unsigned long poisoned = 0, pair_blocks = 0;
+
+	if (!vb.p->shared)
+		return;
+	vt_untracked(true);
+	for (b = 0; b < nb; b++) {
+		unsigned long n = 0;
+
+		for (i = 0; i < RUN_PAGES; i++) {
+			unsigned long off = b * RUN_PAGES + i;
+
+			if (pamt_sim_pfn_allocated(VB_BASE_PFN + off) &&
+			    !vb.guest_map[off] &&
+			    !test_bit(VB_BASE_PFN + off - pamt_fake.start_pfn,
+				      pamt_fake.td_map))
+				n++;
+		}
+		pair_blocks += n > 0;
+		poisoned += n > 0 && n < RUN_PAGES;
+	}
+	vt_untracked(false);
+	vb.blocks = nb;
+	if (poisoned >= vb.poisoned) {
+		vb.poisoned = poisoned;
+		vb.pair_blocks = pair_blocks;
+	}
 }
 
 static void vc_push(struct vb_vcpu *vc, unsigned long e)
@@ -120,6 +182,22 @@ static void vc_push(struct vb_vcpu *vc, unsigned long e)
 
 static unsigned long guest_page(struct vb_vcpu *vc)
 {
+	if (vb.p->shared) {
+		unsigned long pfn;
+
+		if (vc->ibat == vc->nbat) {
+			for (vc->nbat = 0; vc->nbat < vb.p->td_batch; vc->nbat++) {
+				pfn = vt_guest_alloc_pfn();
+				if (!pfn)
+					pamt_sim_fatal("host memory exhausted",
+						       __FILE__, __LINE__);
+				vb.guest_map[pfn - VB_BASE_PFN] = 1;
+				vc->bat[vc->nbat] = pfn;
+			}
+			vc->ibat = 0;
+		}
+		return vc->bat[vc->ibat++];
+	}
 	if (!vc->run || vc->run_used == RUN_PAGES) {
 		vc->run = pool_take_run();
 		vc->run_used = 0;
@@ -174,8 +252,10 @@ static void timed_get(struct vb_vcpu *vc, unsigned long pfn)
 	if (!ret) {
 		u64 st;
 
-		while ((st = pamt_fake_page_aug(pfn)) == TDX_PAMT_OPERAND_BUSY)
+		while ((st = pamt_fake_page_aug(pfn)) == TDX_PAMT_OPERAND_BUSY) {
+			vc->td_busy += vb.measuring;
 			cpu_relax();
+		}
 		if (st)
 			vc->errors++;
 	}
@@ -200,8 +280,10 @@ static void timed_put(struct vb_vcpu *vc, unsigned long pfn)
 	u64 t0, s0, ns;
 	int ret;
 
-	while (pamt_fake_page_remove(pfn) == TDX_PAMT_OPERAND_BUSY)
+	while (pamt_fake_page_remove(pfn) == TDX_PAMT_OPERAND_BUSY) {
+		vc->td_busy += vb.measuring;
 		cpu_relax();
+	}
 	s0 = vt_stats[vc->cpu].seam_ps;
 	st0 = vt_stats[vc->cpu];
 	pamt_sim_enter_atomic();
@@ -253,9 +335,15 @@ static void unmap_one(struct vb_vcpu *vc, unsigned long e, double work)
 
 	vt_advance_ns(work);
 	timed_put(vc, pfn);
-	/* Guest runs do not go back: other TDs may still be booting. */
+	/*
+	 * Split pool: guest runs do not go back, other TDs may still be
+	 * booting.  Shared: the page goes back to the allocator, as
+	 * guest_memfd's would.
+	 */
 	if (e & SEPT_FLAG)
 		__free_page(pfn_to_page(pfn));
+	else if (vb.p->shared)
+		guest_free(pfn);
 }
 
 /* All CPUs meet; CPU 0 takes the counters; all go on together. */
@@ -263,6 +351,8 @@ static void phase_mark(struct vb_vcpu *vc, bool start)
 {
 	vt_barrier_wait(&vb.all);
 	if (vc->cpu == 0) {
+		if (!start && vb.p->scenario != VB_BOOT)
+			mem_scan();
 		vb.ops->ctrs(start ? &vb.c0 : &vb.c1);
 		if (start)
 			vb.t0_ps = vt_now_ps();
@@ -291,12 +381,60 @@ static void teardown(struct vb_vcpu *vc)
 	}
 }
 
+static void refault(struct vb_vcpu *vc, unsigned long n)
+{
+	unsigned long i;
+
+	for (i = 0; i < n; i++) {
+		unsigned long pfn;
+
+		vt_advance_ns(vb.p->work_ns);
+		if (vb.ops->topup(&vc->res))
+			vc->errors++;
+		pfn = guest_page(vc);
+		timed_get(vc, pfn);
+		vc_push(vc, pfn);
+	}
+}
+
+/*
+ * Shared memory: release the oldest td_batch guest pages (pages a vCPU
+ * took together, so one 2M block's worth by default, not necessarily one
+ * aligned range) back to the allocator, then fault as many new ones.
+ */
+static void churn_shared(struct vb_vcpu *vc)
+{
+	unsigned long i, w, n;
+	unsigned int k;
+
+	for (k = 0; k < vb.p->churn_runs; k++) {
+		for (i = 0, w = 0, n = 0; i < vc->nr_pages; i++) {
+			unsigned long e = vc->pages[i];
+
+			if (!(e & SEPT_FLAG) && n < vb.p->td_batch) {
+				vt_advance_ns(vb.p->work_ns);
+				timed_put(vc, e);
+				guest_free(e);
+				n++;
+				continue;
+			}
+			vc->pages[w++] = e;
+		}
+		vc->nr_pages = w;
+		refault(vc, n);
+	}
+}
+
 /* Release the oldest 2M run this vCPU holds, then fault a new one in. */
 static void churn(struct vb_vcpu *vc)
 {
 	unsigned int k;
 	unsigned long i, w, n;
 
+	if (vb.p->shared) {
+		churn_shared(vc);
+		return;
+	}
 	for (k = 0; k < vb.p->churn_runs; k++) {
 		unsigned long first = ~0UL;
 
@@ -325,16 +463,7 @@ static void churn(struct vb_vcpu *vc)
 		if (vc->run == first)
 			vc->run = 0;
 		pool_give_run(first);
-		for (i = 0; i < n; i++) {
-			unsigned long pfn;
-
-			vt_advance_ns(vb.p->work_ns);
-			if (vb.ops->topup(&vc->res))
-				vc->errors++;
-			pfn = guest_page(vc);
-			timed_get(vc, pfn);
-			vc_push(vc, pfn);
-		}
+		refault(vc, n);
 	}
 }
 
@@ -370,6 +499,9 @@ static void vcpu_fn(void *arg)
 		vt_advance_ns(bench_rng(&vc->rng) % (u64)vb.p->start_jitter_ns);
 	for (i = 0; i < vc->nguest; i++)
 		fault_one(vc, i);
+	/* The last vCPU to finish its boot scans: every TD is up (or was). */
+	if (++vb.nfaulted == vb.nvc)
+		mem_scan();
 	if (vb.p->scenario == VB_CHURN) {
 		phase_mark(vc, true);
 		churn(vc);
@@ -484,9 +616,17 @@ void vb_run(const struct vb_params *p, struct vb_result *r, FILE *log)
 	pamt_sim_set_cpu(0);
 	vt_sim_reseed(p->seed);
 	atomic_long_set(&pamt_sim_warnings, 0);
-	if (pamt_sim_mem_init(VB_BASE_PFN + pool, extra) ||
+	/* Shared: one allocator over all of it; split: the pool kept out. */
+	if (pamt_sim_mem_init(p->shared ? VB_BASE_PFN : VB_BASE_PFN + pool,
+			      p->shared ? total : extra) ||
 	    pamt_fake_init(range.start_pfn, range.end_pfn))
 		pamt_sim_fatal("out of memory", __FILE__, __LINE__);
+	vb.mem_pages = total;
+	if (p->shared) {
+		vb.guest_map = calloc(total, 1);
+		if (!vb.guest_map || !p->td_batch)
+			pamt_sim_fatal("bad shared memory", __FILE__, __LINE__);
+	}
 	pamt_fake_set_latency(PAMT_FAKE_ADD, p->add_ns / 2, p->add_ns,
 			      p->add_ns * 18 / 4);
 	pamt_fake_set_latency(PAMT_FAKE_REMOVE, p->remove_ns / 2, p->remove_ns,
@@ -528,6 +668,8 @@ void vb_run(const struct vb_params *p, struct vb_result *r, FILE *log)
 		vc->nguest = p->pages_per_td / p->vcpus +
 			     (vc->v < p->pages_per_td % p->vcpus);
 		vc->rng = bench_mix(p->seed, v);
+		if (p->shared && !(vc->bat = malloc(p->td_batch * sizeof(*vc->bat))))
+			pamt_sim_fatal("out of memory", __FILE__, __LINE__);
 		vt_spawn(v, vcpu_fn, vc);
 	}
 	vt_run();
@@ -546,6 +688,11 @@ void vb_run(const struct vb_params *p, struct vb_result *r, FILE *log)
 		r->slow_ps += vc->slow_ps;
 		r->slow_seam_ps += vc->slow_seam_ps;
 		r->errors += vc->errors;
+		r->td_busy += vc->td_busy;
+		/* Guest pages taken but never faulted go back. */
+		while (vc->ibat < vc->nbat)
+			guest_free(vc->bat[vc->ibat++]);
+		free(vc->bat);
 		free(vc->pages);
 	}
 	r->c.lock = vb.c1.lock - vb.c0.lock;
@@ -555,6 +702,9 @@ void vb_run(const struct vb_params *p, struct vb_result *r, FILE *log)
 	r->c.palloc = vb.c1.palloc - vb.c0.palloc;
 	r->c.pfree = vb.c1.pfree - vb.c0.pfree;
 	r->elapsed_ns = (vb.t1_ps - vb.t0_ps) / 1000;
+	r->blocks = vb.blocks;
+	r->poisoned = vb.poisoned;
+	r->pair_blocks = vb.pair_blocks;
 
 	r->accounting_bad = !accounting(p, r);
 	vt_clear_regions();
@@ -575,6 +725,7 @@ void vb_run(const struct vb_params *p, struct vb_result *r, FILE *log)
 	free(vb.vc);
 	free(vb.td_bar);
 	free(vb.runs);
+	free(vb.guest_map);
 	r->wall_s = host_now() - t;
 	if (log)
 		fprintf(log, "  [%s %s %u TDs x %u on %u CPUs: %.1f s host]\n",
@@ -605,12 +756,17 @@ void vb_print_header(FILE *f, const struct vb_params *p)
 		   "#                      4.5x / 5.5x mean: BRIEF.md section 2)\n"
 		   "#   --call-ns %g       floor per get/put (instructions, timestamps)\n"
 		   "#   --start-jitter %g   each vCPU starts after a random delay below this\n"
-		   "#   teardown: %u thread(s) per TD; guest pool: %ux the TDs' memory, runs %s; seed %llu\n",
+		   "#   teardown: %u thread(s) per TD; host memory: %ux the TDs'; seed %llu\n",
 		p->work_ns, p->put_work_ns, p->storm_work_ns, p->add_ns,
 		p->remove_ns, p->call_ns, p->start_jitter_ns, p->teardown_threads,
-		p->pool_spread,
-		p->pool_shuffle ? "shuffled" : "in address order",
-		(unsigned long long)p->seed);
+		p->pool_spread, (unsigned long long)p->seed);
+	if (p->shared)
+		fprintf(f, "#   --shared 1: guest, S-EPT and pair pages from one buddy allocator;\n"
+			   "#                      a vCPU takes --td-batch %u guest pages at a time\n",
+			p->td_batch);
+	else
+		fprintf(f, "#   --shared 0: guest pages in 2M runs from a split pool, %s\n",
+			p->pool_shuffle ? "shuffled" : "in address order");
 }
 
 void vb_print_result(FILE *f, const struct vb_params *p,
@@ -620,7 +776,9 @@ void vb_print_result(FILE *f, const struct vb_params *p,
 
 	fprintf(f, "%-8s %-5s %3u CPUs %2u TDs: get n=%llu avg=%.3f us p99.9=%.1f max=%.1f total=%.1f ms;"
 		" put n=%llu avg=%.3f max=%.1f total=%.1f ms; lock=%llu add=%llu remove=%llu busy=%llu"
-		" slow=%.1f ms seam-in-slow=%.1f ms elapsed=%.1f ms xfers=%llu accesses=%llu parks=%llu %s\n",
+		" td-busy=%llu"
+		" slow=%.1f ms seam-in-slow=%.1f ms elapsed=%.1f ms xfers=%llu accesses=%llu parks=%llu"
+		" poisoned=%lu/%lu pair-blocks=%lu %s\n",
 		strat_names[p->strat], vb_scen_names[p->scenario], p->cpus,
 		p->tds, (unsigned long long)r->get.count,
 		lat_avg(&r->get) / 1000, lat_quantile(&r->get, 0.999) / 1000.0,
@@ -629,7 +787,8 @@ void vb_print_result(FILE *f, const struct vb_params *p,
 		r->put.max / 1000.0, r->put.total / 1e6,
 		(unsigned long long)r->c.lock, (unsigned long long)r->c.add,
 		(unsigned long long)r->c.remove, (unsigned long long)r->c.busy,
-		r->slow_ps / 1e9, r->slow_seam_ps / 1e9, r->elapsed_ns / 1e6,
+		(unsigned long long)r->td_busy, r->slow_ps / 1e9, r->slow_seam_ps / 1e9, r->elapsed_ns / 1e6,
 		(unsigned long long)r->xfers, (unsigned long long)r->accesses,
-		(unsigned long long)r->parks, r->ok ? "ok" : vb_check_text(r, buf, sizeof(buf)));
+		(unsigned long long)r->parks, r->poisoned, r->blocks,
+		r->pair_blocks, r->ok ? "ok" : vb_check_text(r, buf, sizeof(buf)));
 }

@@ -34,6 +34,10 @@ extern const char * const vb_scen_names[VB_NR_SCEN];
  * @add_ns: mean PAMT.ADD latency; range add/2 .. add*4.5
  * @remove_ns: mean PAMT.REMOVE latency; range remove/2 .. remove*5.5
  * @seed: of every random choice
+ * @shared: guest pages, S-EPT pages and pair pages from the one buddy
+ *	allocator (the default), rather than guest pages from a pool of
+ *	2M runs kept apart from the allocator's memory
+ * @td_batch: shared: guest pages a vCPU takes from the allocator at once
  */
 struct vb_params {
 	unsigned int strat, scenario, tds, vcpus, cpus;
@@ -46,6 +50,8 @@ struct vb_params {
 	double start_jitter_ns;
 	double add_ns, remove_ns;
 	u64 seed;
+	bool shared;
+	unsigned int td_batch;
 };
 
 /**
@@ -57,6 +63,12 @@ struct vb_params {
  * @xfers: line transfers in the whole run (and @accesses, @relax, @parks)
  * @c: the strategy's counters over the measured phase
  * @elapsed_ns: virtual duration of the measured phase
+ * @td_busy: BUSY answers to the TD's own calls (PAGE.AUG, PAGE.REMOVE),
+ *	each retried, over the measured phase (@c.busy: PAMT.ADD/REMOVE's)
+ * @blocks: 2M blocks of host memory; @poisoned: of them, those holding
+ *	a pair page but not only pair pages (no TD can map them 2M);
+ *	@pair_blocks: those holding a pair page; the worst of the scans
+ *	with every TD up (shared memory only)
  * @wall_s: host seconds the run took
  * @ok: every check held (see vb_check_text())
  */
@@ -66,6 +78,8 @@ struct vb_result {
 	u64 xfers, accesses, relax, parks;
 	struct strat_ctrs c;
 	u64 elapsed_ns;
+	u64 td_busy;
+	unsigned long blocks, poisoned, pair_blocks;
 	double wall_s;
 	u64 errors, violations, warnings, check_bad;
 	long leaked_pages;

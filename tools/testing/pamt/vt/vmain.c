@@ -159,6 +159,28 @@ static void verdict_of(const struct replay *rp, double scale, struct verdict *v)
 	}
 }
 
+enum { ROW_LOCK, ROW_SEAM, ROW_BUSY, ROW_POISON };
+
+static unsigned long long row_val(const struct vb_result *r, int what)
+{
+	switch (what) {
+	case ROW_LOCK: return r->c.lock;
+	case ROW_SEAM: return r->c.add + r->c.remove;
+	case ROW_BUSY: return r->c.busy + r->td_busy;
+	default: return r->poisoned;
+	}
+}
+
+/* A counter per strategy; BUSY: PAMT.ADD/REMOVE's and the TD's own. */
+static void replay_row(FILE *f, const char *name, const struct vb_result *r,
+		       int what)
+{
+	fprintf(f, "%-15s | %9s %9llu | %9s %9llu | %9llu %9llu %9llu\n",
+		name, "", row_val(&r[S_LOCK], what), "",
+		row_val(&r[S_ATOMIC], what), row_val(&r[S_EAGER], what),
+		row_val(&r[S_MAG], what), row_val(&r[S_MAG_ARENA], what));
+}
+
 static void print_replay(FILE *f, const struct replay *rp, double scale,
 			 unsigned int cpus)
 {
@@ -173,8 +195,9 @@ static void print_replay(FILE *f, const struct replay *rp, double scale,
 			seed_tds[sc], sc ? "s at once" : "",
 			(unsigned long)(P.pages_per_td * scale),
 			cpus > seed_tds[sc] * 8 ? cpus : seed_tds[sc] * 8);
-		fprintf(f, "%-15s | %9s %9s | %9s %9s | %9s %9s\n", "",
-			"seed w/o", "lock", "seed w/", "atomic", "eager", "magazine");
+		fprintf(f, "%-15s | %9s %9s | %9s %9s | %9s %9s %9s\n", "",
+			"seed w/o", "lock", "seed w/", "atomic", "eager", "magazine",
+			"+arena");
 		for (i = 0; i < 8; i++) {
 			double v[S_NR], sd[2];
 
@@ -197,14 +220,16 @@ static void print_replay(FILE *f, const struct replay *rp, double scale,
 					sr->total_ms;
 			}
 			if (i % 4 == 2)
-				fprintf(f, "%-15s | %8.0fk %8.0fk | %8.0fk %8.0fk | %8.0fk %8.0fk\n",
+				fprintf(f, "%-15s | %8.0fk %8.0fk | %8.0fk %8.0fk | %8.0fk %8.0fk %8.0fk\n",
 					rows[i], sd[0] / 1e3, v[S_LOCK] / 1e3,
 					sd[1] / 1e3, v[S_ATOMIC] / 1e3,
-					v[S_EAGER] / 1e3, v[S_MAG] / 1e3);
+					v[S_EAGER] / 1e3, v[S_MAG] / 1e3,
+					v[S_MAG_ARENA] / 1e3);
 			else
-				fprintf(f, "%-15s | %9.0f %9.3g | %9.0f %9.3g | %9.3g %9.3g\n",
+				fprintf(f, "%-15s | %9.0f %9.3g | %9.0f %9.3g | %9.3g %9.3g %9.3g\n",
 					rows[i], sd[0], v[S_LOCK], sd[1],
-					v[S_ATOMIC], v[S_EAGER], v[S_MAG]);
+					v[S_ATOMIC], v[S_EAGER], v[S_MAG],
+					v[S_MAG_ARENA]);
 		}
 		fprintf(f, "%-15s | %9.1f %9.1f |\n", "w/o:w/ get tot",
 			seed[sc][0][0].total_ms / seed[sc][1][0].total_ms,
@@ -212,16 +237,11 @@ static void print_replay(FILE *f, const struct replay *rp, double scale,
 		fprintf(f, "%-15s | %9.1f %9.1f |\n", "w/o:w/ put tot",
 			seed[sc][0][1].total_ms / seed[sc][1][1].total_ms,
 			(double)rp->r[sc][S_LOCK].put.total / rp->r[sc][S_ATOMIC].put.total);
-		fprintf(f, "%-15s | %9s %9llu | %9s %9llu | %9llu %9llu\n",
-			"global lock", "", (unsigned long long)rp->r[sc][S_LOCK].c.lock,
-			"", (unsigned long long)rp->r[sc][S_ATOMIC].c.lock,
-			(unsigned long long)rp->r[sc][S_EAGER].c.lock,
-			(unsigned long long)rp->r[sc][S_MAG].c.lock);
-		fprintf(f, "%-15s | %9s %9llu | %9s %9llu | %9llu %9llu\n",
-			"SEAMCALLs", "", (unsigned long long)(rp->r[sc][S_LOCK].c.add + rp->r[sc][S_LOCK].c.remove),
-			"", (unsigned long long)(rp->r[sc][S_ATOMIC].c.add + rp->r[sc][S_ATOMIC].c.remove),
-			(unsigned long long)(rp->r[sc][S_EAGER].c.add + rp->r[sc][S_EAGER].c.remove),
-			(unsigned long long)(rp->r[sc][S_MAG].c.add + rp->r[sc][S_MAG].c.remove));
+		replay_row(f, "global lock", rp->r[sc], ROW_LOCK);
+		replay_row(f, "SEAMCALLs", rp->r[sc], ROW_SEAM);
+		replay_row(f, "BUSY", rp->r[sc], ROW_BUSY);
+		if (P.shared)
+			replay_row(f, "poisoned 2M", rp->r[sc], ROW_POISON);
 		for (s = 0; s < S_NR; s++)
 			if (!rp->r[sc][s].ok)
 				fprintf(f, "CHECK FAILED: %s\n", strat_names[s]);
@@ -295,7 +315,7 @@ int main(int argc, char **argv)
 	       O_PALLOC, O_PFREE, O_QUANTUM, O_PARK, O_SOCKETS, O_WORK,
 	       O_PUTWORK, O_STORMWORK, O_ADD, O_REMOVE, O_SEED, O_TDS,
 	       O_VCPUS, O_CPUS, O_PAGES, O_STRAT, O_SCEN, O_RUNS, O_TEAR,
-	       O_SELFTEST, O_RUN, O_REPLAY, O_SWEEP, O_SCALE, O_QUICK, O_OUT, O_MEMSCALE, O_CALL, O_SHUF, O_SPREAD, O_JITTER };
+	       O_SELFTEST, O_RUN, O_REPLAY, O_SWEEP, O_SCALE, O_QUICK, O_OUT, O_MEMSCALE, O_CALL, O_SHUF, O_SPREAD, O_JITTER, O_SHARED, O_BATCH };
 	static const struct option opts[] = {
 		{ "hit", 1, NULL, O_HIT }, { "rmw", 1, NULL, O_RMW },
 		{ "xfer-local", 1, NULL, O_XL }, { "xfer-remote", 1, NULL, O_XR },
@@ -316,6 +336,7 @@ int main(int argc, char **argv)
 		{ "out", 1, NULL, O_OUT }, { "call-ns", 1, NULL, O_CALL },
 		{ "pool-shuffle", 1, NULL, O_SHUF },
 		{ "pool-spread", 1, NULL, O_SPREAD },
+		{ "shared", 1, NULL, O_SHARED }, { "td-batch", 1, NULL, O_BATCH },
 		{ "start-jitter", 1, NULL, O_JITTER }, { "mem-scale", 1, NULL, O_MEMSCALE },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -357,6 +378,8 @@ int main(int argc, char **argv)
 		case O_CALL: P.call_ns = atof(optarg); break;
 		case O_SHUF: P.pool_shuffle = atoi(optarg); break;
 		case O_SPREAD: P.pool_spread = atoi(optarg); break;
+		case O_SHARED: P.shared = atoi(optarg); break;
+		case O_BATCH: P.td_batch = atoi(optarg); break;
 		case O_JITTER: P.start_jitter_ns = atof(optarg); break;
 		case O_OUT: outdir = optarg; break;
 		case O_MEMSCALE: memscale = atof(optarg); break;
@@ -369,7 +392,7 @@ int main(int argc, char **argv)
 				"  [--strat S] [--scenario boot|churn|storm] [--tds N] [--vcpus N] [--cpus N]\n"
 				"  [--pages N] [--work NS] [--put-work NS] [--storm-work NS] [--call-ns NS]\n"
 				"  [--churn-runs N] [--teardown-threads N] [--pool-shuffle 0|1] [--pool-spread N]\n"
-				"  [--start-jitter NS]\n"
+				"  [--start-jitter NS] [--shared 0|1] [--td-batch N]\n"
 				"  [--add NS] [--remove NS] [--seed N] [--mem-scale F]\n"
 				"  cost model: [--hit --rmw --xfer-local --xfer-remote --dram --relax --fence\n"
 				"  --palloc --pfree --quantum --park-timeout NS] [--sockets N]\n"
@@ -400,6 +423,7 @@ static const unsigned int scale_n[] = { 8, 16, 32, 40, 64, 128, 256 };
 struct point {
 	double avg_us, p999_us, max_us, total_ms, slow_ms, wait_ms;
 	double lock, busy, seam;
+	double poisoned;
 	bool ok;
 };
 
@@ -414,7 +438,8 @@ static void to_point(struct point *q, const struct vb_result *r)
 	q->slow_ms = r->slow_ps / 1e9;
 	q->wait_ms = (r->slow_ps - r->slow_seam_ps) / 1e9;
 	q->lock = r->c.lock;
-	q->busy = r->c.busy;
+	q->busy = r->c.busy + r->td_busy;
+	q->poisoned = r->poisoned;
 	q->seam = r->c.add + r->c.remove;
 	q->ok = r->ok;
 }
@@ -430,7 +455,7 @@ static const struct {
 	{ "total", "total get+put time", "ms", offsetof(struct point, total_ms), true },
 	{ "wait", "waiting: slow paths minus SEAMCALLs", "ms", offsetof(struct point, wait_ms), true },
 	{ "lock", "global-lock acquisitions", "", offsetof(struct point, lock), true },
-	{ "busy", "BUSY retries", "", offsetof(struct point, busy), false },
+	{ "busy", "BUSY retries (PAMT.ADD, REMOVE and the TD calls)", "", offsetof(struct point, busy), false },
 	{ "seamcalls", "SEAMCALLs (ADD + REMOVE)", "", offsetof(struct point, seam), true },
 };
 
@@ -507,17 +532,21 @@ static void print_tables(FILE *f, unsigned int nn)
 
 	for (sc = 0; sc < VB_NR_SCEN; sc++) {
 		fprintf(f, "\n#### %s\n\n", vb_scen_names[sc]);
-		fprintf(f, "| N | strategy | avg get us | p99.9 get us | max get us | total get+put ms | slow ms | waiting ms | global lock | BUSY | SEAMCALLs |\n");
-		fprintf(f, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+		fprintf(f, "| N | strategy | avg get us | p99.9 get us | max get us | total get+put ms | slow ms | waiting ms | global lock | BUSY | SEAMCALLs | poisoned 2M |\n");
+		fprintf(f, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 		for (i = 0; i < nn; i++)
 			for (s = 0; s < S_NR; s++) {
 				const struct point *q = &pt[sc][i][s];
+				char pois[32] = "-";
 
-				fprintf(f, "| %u | %s | %.3f | %.2f | %.1f | %.1f | %.2f | %.2f | %.0f | %.0f | %.0f |%s\n",
+				if (P.shared)
+					snprintf(pois, sizeof(pois), "%.0f", q->poisoned);
+				fprintf(f, "| %u | %s | %.3f | %.2f | %.1f | %.1f | %.2f | %.2f | %.0f | %.0f | %.0f | %s |%s\n",
 					scale_n[i], strat_names[s], q->avg_us,
 					q->p999_us, q->max_us, q->total_ms,
 					q->slow_ms, q->wait_ms, q->lock, q->busy,
-					q->seam, q->ok ? "" : " CHECK FAILED");
+					q->seam, pois,
+					q->ok ? "" : " CHECK FAILED");
 			}
 	}
 }
@@ -567,6 +596,39 @@ static void targets(FILE *f, unsigned int nn, unsigned long pages40)
 	target(f, "max get <= 2 ADDs' worth", rm.get.max / 1000.0 <= two_adds,
 	       "magazine %.1f us, 2 x mean ADD = %.1f us; atomic %.1f us",
 	       rm.get.max / 1000.0, two_adds, ra.get.max / 1000.0);
+	{
+		struct vb_result rz;
+		unsigned long long bm = rm.c.busy + rm.td_busy, bz;
+
+		p.strat = S_MAG_ARENA;
+		vb_run(&p, &rz, stderr);
+		bz = rz.c.busy + rz.td_busy;
+		fprintf(f, "\nIssue 11, same boot, memory %s:\n\n",
+			P.shared ? "shared (--shared 1)" : "split (--shared 0: pair pages never in a TD's range)");
+		target(f, "BUSY of magazine+arena <= 10% of magazine's",
+		       bz * 10 <= bm,
+		       "magazine+arena %llu, magazine %llu, atomic %llu%s",
+		       bz, bm, (unsigned long long)(ra.c.busy + ra.td_busy),
+		       bm ? "" : "; vacuous: magazine met no BUSY");
+		if (P.shared)
+			fprintf(f, "- poisoned 2M blocks (of %lu): magazine+arena %lu, magazine %lu, atomic %lu\n",
+				rz.blocks, rz.poisoned, rm.poisoned, ra.poisoned);
+	}
+	{
+		double bm = 0, bz = 0, ba = 0;
+		unsigned int sc;
+
+		for (sc = 0; sc < VB_NR_SCEN; sc++)
+			for (i = 0; i < nn; i++) {
+				bm += pt[sc][i][S_MAG].busy;
+				bz += pt[sc][i][S_MAG_ARENA].busy;
+				ba += pt[sc][i][S_ATOMIC].busy;
+			}
+		target(f, "the same, summed over the scaling series (every N and scenario)",
+		       bz * 10 <= bm,
+		       "magazine+arena %.0f, magazine %.0f, atomic %.0f%s",
+		       bz, bm, ba, bm ? "" : "; vacuous: magazine met no BUSY");
+	}
 	fprintf(f, "\nChurn steady state, slow time <= 1/50 of atomic's, at every N:\n\n");
 	for (i = 0; i < nn; i++) {
 		char what[64];

@@ -258,3 +258,21 @@ void *pamt_sim_kmalloc(size_t size, gfp_t gfp, bool zero)
 		memset(p, 0, bytes ? bytes : 64);
 	return p;
 }
+
+/*
+ * Guest memory in shared mode: guest_memfd's pages come from the same
+ * allocator as pair pages, but their allocation is part of the modelled
+ * work between faults (--work), so it costs nothing here.
+ */
+unsigned long vt_guest_alloc_pfn(void)
+{
+	struct page *pg = host_pamt_sim_alloc_page(GFP_KERNEL, __FILE__,
+						   __LINE__);
+
+	return pg ? page_to_pfn(pg) : 0;
+}
+
+void vt_guest_free_pfn(unsigned long pfn)
+{
+	host_pamt_sim_free_page(pfn_to_page(pfn), __FILE__, __LINE__);
+}

@@ -113,5 +113,7 @@ void vt_tls_save(void *buf);
 void vt_tls_restore(const void *buf);
 void vt_tls_init(void *buf, unsigned int cpu);
 void vt_sim_reseed(uint64_t seed);
+unsigned long vt_guest_alloc_pfn(void);
+void vt_guest_free_pfn(unsigned long pfn);
 
 #endif /* _PAMT_VT_H */

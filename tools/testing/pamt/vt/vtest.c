@@ -419,13 +419,15 @@ static void test_busy(void)
 /* ---- accounting invariants and determinism: a small churn run ---- */
 static void test_accounting(void)
 {
-	unsigned int s;
+	unsigned int s, sh;
 
+	for (sh = 0; sh < 2; sh++)
 	for (s = 0; s < S_NR; s++) {
 		struct vb_params p = vb_default_params();
 		struct vb_result r;
 		char why[256];
 
+		p.shared = sh;
 		p.strat = s;
 		p.scenario = VB_CHURN;
 		p.tds = 2;
@@ -435,9 +437,39 @@ static void test_accounting(void)
 		p.churn_runs = 2;
 		p.work_ns = 500;
 		vb_run(&p, &r, NULL);
-		result("accounting_invariants", r.ok, "%s: %s", strat_names[s],
+		result("accounting_invariants", r.ok, "%s, %s memory: %s",
+		       strat_names[s], sh ? "shared" : "split",
 		       vb_check_text(&r, why, sizeof(why)));
 	}
+}
+
+/*
+ * Shared memory: pair pages from the page allocator land in the TDs' 2M
+ * blocks and poison them; the arena's chunks hold nothing but pairs.  The
+ * split pool keeps pairs out of the TDs' memory (and is not scanned).
+ */
+static void test_shared_poison(void)
+{
+	static const unsigned int strats[] = { S_ATOMIC, S_MAG, S_MAG_ARENA };
+	struct vb_result r[3];
+	unsigned int i;
+
+	for (i = 0; i < 3; i++) {
+		struct vb_params p = vb_default_params();
+
+		p.shared = true;
+		p.strat = strats[i];
+		p.tds = 2;
+		p.cpus = 16;
+		p.pages_per_td = 8192;
+		vb_run(&p, &r[i], NULL);
+	}
+	result("shared_memory_poisons", r[0].ok && r[1].ok && r[2].ok &&
+	       r[0].poisoned > 0 && r[1].poisoned > 0 && !r[2].poisoned &&
+	       r[2].pair_blocks > 0 && r[2].blocks == r[1].blocks,
+	       "poisoned 2M blocks of %lu: atomic %lu, magazine %lu, magazine+arena %lu (%lu blocks of pairs)",
+	       r[1].blocks, r[0].poisoned, r[1].poisoned, r[2].poisoned,
+	       r[2].pair_blocks);
 }
 
 static char *capture(void)
@@ -463,6 +495,11 @@ static char *capture(void)
 		p.scenario = VB_STORM;
 		vb_run(&p, &r, NULL);
 		vb_print_result(f, &p, &r);
+		p.shared = true;
+		p.scenario = VB_CHURN;
+		vb_run(&p, &r, NULL);
+		vb_print_result(f, &p, &r);
+		p.shared = false;
 	}
 	fclose(f);
 	return buf;
@@ -524,7 +561,7 @@ static void test_determinism(void)
 	char *a = capture_in_child(), *b = capture_in_child();
 
 	result("determinism", a && b && !strcmp(a, b) && strlen(a) > 100,
-	       "two runs of boot and storm, every strategy: %zu and %zu bytes, %s",
+	       "two runs of boot, storm and shared churn, every strategy: %zu and %zu bytes, %s",
 	       a ? strlen(a) : 0, b ? strlen(b) : 0,
 	       a && b && !strcmp(a, b) ? "identical" : "DIFFERENT");
 	free(a);
@@ -539,6 +576,7 @@ int vt_selftest(void)
 	test_tas();
 	test_busy();
 	test_accounting();
+	test_shared_poison();
 	test_determinism();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
