@@ -320,6 +320,21 @@ bool pamt_shrink_over_cap(unsigned long more)
 	return pamt_shrink_idle_memory() + more > READ_ONCE(pamt.idle_cap);
 }
 
+/**
+ * pamt_shrink_cap_room() - idle pairs that may be added below the cap
+ *
+ * Read racily, as pamt_shrink_over_cap() is.
+ *
+ * Return: the idle cap less idle memory, 0 at or over the cap.
+ */
+unsigned long pamt_shrink_cap_room(void)
+{
+	unsigned long idle = pamt_shrink_idle_memory();
+	unsigned long cap = READ_ONCE(pamt.idle_cap);
+
+	return idle < cap ? cap - idle : 0;
+}
+
 /* Free one free pair, from the depot or this CPU's magazines. */
 static bool pamt_shrink_free_cached(void)
 {
