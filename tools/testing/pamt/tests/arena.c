@@ -770,3 +770,28 @@ PAMT_TEST(arena_refill_respects_idle_cap)
 	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
 	EXPECT_EQ(pamt_sim_pages_in_use(), 0);
 }
+
+/*
+ * A refill reserves its room below the idle cap before it carves, so two
+ * CPUs refilling at once cannot both fill the same room: the cap's slack
+ * stays what the Documentation states.
+ */
+PAMT_TEST(arena_refill_reserves_cap_room)
+{
+	struct pamt_env_opts o = {
+		.mode = TDX_PAMT_MODE_MAGAZINE, .mag_size = 16,
+		.idle_cap = 5, .arena = true,
+	};
+
+	ASSERT(!pamt_env_up(&o));
+	EXPECT_EQ(pamt_shrink_reserve(128), 5);
+	/* A second refill meanwhile finds no room left. */
+	EXPECT_EQ(pamt_shrink_reserve(128), 0);
+	EXPECT(!pamt_shrink_over_cap(0));
+	pamt_shrink_unreserve(2);
+	EXPECT_EQ(pamt_shrink_reserve(1), 1);
+	EXPECT_EQ(pamt_shrink_reserve(128), 1);
+	pamt_shrink_unreserve(5);
+	EXPECT_EQ(atomic_long_read(&pamt.free_pairs), 0);
+	EXPECT_EQ(pamt_shrink_reserve(0), 0);
+}

@@ -219,11 +219,13 @@ void pamt_mag_push(const struct tdx_pamt_pair *pair)
  * Under this CPU's lock, one hold of the arena lock gives the caller up
  * to @n pairs and fills this CPU's magazines: the previous one full and
  * the loaded one to half, so that the puts that follow still find room
- * before they trade with the depot; at most PAMT_MAG_REFILL pairs, and no
- * further than the idle cap allows (read racily, as everywhere).  The
- * pairs go straight into the magazines: no depot lock, no buffer on the
- * stack.  Interrupts stay off (without PREEMPT_RT) while at most
- * PAMT_MAG_REFILL + @n pairs are carved under the arena lock.
+ * before they trade with the depot; at most PAMT_MAG_REFILL pairs, and
+ * only as many as pamt_shrink_reserve() finds room for below the idle
+ * cap, reserved before the carving so that concurrent refills cannot
+ * share the same room.  The pairs go straight into the magazines: no
+ * depot lock, no buffer on the stack.  Interrupts stay off (without
+ * PREEMPT_RT) while at most PAMT_MAG_REFILL + @n pairs are carved under
+ * the arena lock.
  *
  * Context: any but hardirq, outside any transition; never sleeps.
  *
@@ -233,11 +235,12 @@ unsigned int pamt_mag_refill(struct tdx_pamt_pair *pairs, unsigned int n,
 			     struct pamt_arena_chunk *fresh)
 {
 	unsigned int half = pamt.mag_size / 2, added;
+	unsigned long flags, room, reserved;
 	struct pamt_pair_run v[3];
-	unsigned long flags, room;
 	struct pamt_pcpu *pc;
 
-	room = min_t(unsigned long, pamt_shrink_cap_room(), PAMT_MAG_REFILL);
+	reserved = pamt_shrink_reserve(PAMT_MAG_REFILL);
+	room = reserved;
 	local_lock_irqsave(&pamt.pcpu->lock, flags);
 	pc = this_cpu_ptr(pamt.pcpu);
 	v[0].pairs = pairs;
@@ -252,9 +255,11 @@ unsigned int pamt_mag_refill(struct tdx_pamt_pair *pairs, unsigned int n,
 	pc->prev->nr += v[1].n;
 	pc->loaded->nr += v[2].n;
 	added = v[1].n + v[2].n;
+	/* pamt.free_pairs counts them already: the per-CPU gauge only. */
 	if (added)
-		pamt_free_pairs_add(added);
+		pamt_cached_add(added);
 	local_unlock_irqrestore(&pamt.pcpu->lock, flags);
+	pamt_shrink_unreserve(reserved - added);
 	return v[0].n;
 }
 
