@@ -296,8 +296,8 @@ static int stress_run(enum tdx_pamt_mode mode, bool arena,
 	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, 0, 20000);
 	pamt_sim_fail_set(&pamt_sim_fail_page, -1, 1000);
 	if (arena) {
-		pamt_sim_fail_set(&pamt_sim_fail_order[9], -1, 900000);
-		pamt_sim_fail_set(&pamt_sim_fail_order[1], -1, 500000);
+		pamt_sim_fail_set(&pamt_sim_fail_order[9], -1, 950000);
+		pamt_sim_fail_set(&pamt_sim_fail_order[1], -1, 750000);
 	}
 
 	memset(th, 0, sizeof(th));

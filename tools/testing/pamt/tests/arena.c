@@ -221,8 +221,10 @@ PAMT_TEST(arena_chunk_released_by_drain)
 	note_pairs(1, 40);
 	EXPECT_EQ(chunk_of(pair_pfns[0][0]), chunk_of(pair_pfns[39][1]));
 	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 1);
-	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_FREE), CHUNK_PAIRS - 40);
-	EXPECT_EQ(tdx_pamt_drain(), 40);
+	/* The gets' refills (1 + 4 + 2 each) left 2 in the magazines. */
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 2);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_FREE), CHUNK_PAIRS - 42);
+	EXPECT_EQ(tdx_pamt_drain(), 42);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CHUNK_FREE), 1);
 	EXPECT_EQ(pamt_sim_pages_in_use(), 0);
@@ -597,7 +599,9 @@ PAMT_TEST(arena_topup_across_a_new_chunk)
 	env.held_pairs += res.nr;
 	EXPECT_EQ(res.nr, TDX_PAMT_CACHE_MAX);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CHUNK_ALLOC), 2);
-	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_FREE), CHUNK_PAIRS - 5);
+	/* 5 for the reserve, a magazine and a half (4 + 2) for the CPU. */
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 6);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_FREE), CHUNK_PAIRS - 11);
 	EXPECT(pamt_accounting_ok());
 	free_pairs(p, CHUNK_PAIRS - 3);
 	env.held_pairs -= res.nr;
@@ -644,9 +648,10 @@ PAMT_TEST(arena_bulk_free_one_lock_per_batch)
 }
 
 /*
- * A top-up that goes to the arena fills a magazine too, under the same
- * hold of the lock, so that the next top-ups find their pairs there; not
- * at the idle cap.
+ * A top-up that goes to the arena fills this CPU's magazines too (the
+ * previous one full, the loaded one to half), under the same hold of the
+ * lock, so that the next top-ups find their pairs there; only up to the
+ * idle cap.
  */
 PAMT_TEST(arena_topup_fills_a_magazine)
 {
@@ -664,9 +669,9 @@ PAMT_TEST(arena_topup_fills_a_magazine)
 	locks = stat(TDX_PAMT_STAT_GLOBAL_LOCK);
 	ASSERT(!__tdx_topup_pamt_cache(&res, 1, GFP_KERNEL));
 	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), locks + 1);
-	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 15);
-	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_FREE), CHUNK_PAIRS - 17);
-	/* The next 15 pairs come from the magazine: no lock at all. */
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 16 + 8);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_FREE), CHUNK_PAIRS - 2 - 24);
+	/* Top-ups and frees now meet the magazines: no lock at all. */
 	for (i = 0; i < 15; i++) {
 		tdx_free_pamt_cache(&res);
 		ASSERT(!__tdx_topup_pamt_cache(&res, 1, GFP_KERNEL));
@@ -678,7 +683,7 @@ PAMT_TEST(arena_topup_fills_a_magazine)
 	tdx_free_pamt_cache(&res);
 	free_pairs(&p, 1);
 
-	/* At the idle cap: only what the top-up needs. */
+	/* Near the idle cap: the magazines get only what it leaves. */
 	tdx_pamt_drain();
 	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
 	alloc_pairs(&p, 1, GFP_KERNEL);
@@ -686,10 +691,107 @@ PAMT_TEST(arena_topup_fills_a_magazine)
 	locks = stat(TDX_PAMT_STAT_GLOBAL_LOCK);
 	ASSERT(!__tdx_topup_pamt_cache(&res, 2, GFP_KERNEL));
 	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), locks + 1);
-	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 4);
+	EXPECT(!pamt_shrink_over_cap(0));
 	env.held_pairs += res.nr;
 	EXPECT(pamt_accounting_ok());
 	env.held_pairs -= res.nr;
 	tdx_free_pamt_cache(&res);
 	free_pairs(&p, 1);
+}
+
+/*
+ * Gets without a reserve that miss the magazines (GFP_NOWAIT) take the
+ * arena lock once per refill of this CPU's two magazines, not once per
+ * pair; a new chunk costs no hold of its own: it is carved and linked in
+ * the hold that serves the refill.
+ */
+PAMT_TEST(arena_get_miss_refills_magazines)
+{
+	struct pamt_env_opts o = {
+		.mode = TDX_PAMT_MODE_MAGAZINE, .mag_size = 16,
+		.idle_cap = 100000, .arena = true, .nr_slots = 256,
+	};
+	u64 locks;
+	int i;
+
+	ASSERT(!pamt_env_up(&o));
+	locks = stat(TDX_PAMT_STAT_GLOBAL_LOCK);
+	/* The first miss: a new chunk, 1 pair out, 16 + 8 in the magazines. */
+	ASSERT(!tdx_pamt_get(slot_pfn(0, 0), NULL));
+	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), locks + 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CHUNK_ALLOC), 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 24);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_FREE), CHUNK_PAIRS - 25);
+	/* 24 more gets: all from the magazines, no lock. */
+	for (i = 1; i < 25; i++)
+		ASSERT(!tdx_pamt_get(slot_pfn(i, 0), NULL));
+	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), locks + 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 0);
+	/* 25 x 7 more gets: one hold per 25 pairs, not one per pair. */
+	for (; i < 25 * 8; i++)
+		ASSERT(!tdx_pamt_get(slot_pfn(i, 0), NULL));
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CHUNK_ALLOC), 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), locks + 8);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 0);
+	EXPECT(pamt_accounting_ok());
+	for (i = 0; i < 25 * 8; i++)
+		ASSERT(!tdx_pamt_put(slot_pfn(i, 0)));
+	tdx_pamt_drain();
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
+	EXPECT_EQ(pamt_sim_pages_in_use(), 0);
+}
+
+/*
+ * A refill stops at the idle cap: the magazines get only what the cap
+ * leaves room for, and none at it; the caller gets its pairs always.
+ */
+PAMT_TEST(arena_refill_respects_idle_cap)
+{
+	struct pamt_env_opts o = {
+		.mode = TDX_PAMT_MODE_MAGAZINE, .mag_size = 16,
+		.idle_cap = 5, .arena = true,
+	};
+	struct tdx_pamt_pair p[3];
+
+	ASSERT(!pamt_env_up(&o));
+	EXPECT_EQ(pamt_pair_alloc_bulk(p, 1, GFP_KERNEL), 1);
+	env.held_pairs++;
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 5);
+	EXPECT(pamt_accounting_ok());
+	/* At the cap: two pairs for the caller, none for the magazines. */
+	EXPECT_EQ(pamt_pair_alloc_bulk(&p[1], 2, GFP_NOWAIT), 2);
+	env.held_pairs += 2;
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 5);
+	EXPECT(!pamt_shrink_over_cap(0));
+	EXPECT(pamt_accounting_ok());
+	free_pairs(p, 3);
+	tdx_pamt_drain();
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
+	EXPECT_EQ(pamt_sim_pages_in_use(), 0);
+}
+
+/*
+ * A refill reserves its room below the idle cap before it carves, so two
+ * CPUs refilling at once cannot both fill the same room: the cap's slack
+ * stays what the Documentation states.
+ */
+PAMT_TEST(arena_refill_reserves_cap_room)
+{
+	struct pamt_env_opts o = {
+		.mode = TDX_PAMT_MODE_MAGAZINE, .mag_size = 16,
+		.idle_cap = 5, .arena = true,
+	};
+
+	ASSERT(!pamt_env_up(&o));
+	EXPECT_EQ(pamt_shrink_reserve(128), 5);
+	/* A second refill meanwhile finds no room left. */
+	EXPECT_EQ(pamt_shrink_reserve(128), 0);
+	EXPECT(!pamt_shrink_over_cap(0));
+	pamt_shrink_unreserve(2);
+	EXPECT_EQ(pamt_shrink_reserve(1), 1);
+	EXPECT_EQ(pamt_shrink_reserve(128), 1);
+	pamt_shrink_unreserve(5);
+	EXPECT_EQ(atomic_long_read(&pamt.free_pairs), 0);
+	EXPECT_EQ(pamt_shrink_reserve(0), 0);
 }

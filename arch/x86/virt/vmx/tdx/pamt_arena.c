@@ -126,6 +126,83 @@ static void pamt_arena_pair_of(const struct pamt_arena_chunk *c,
 	pair->pfn[1] = pair->pfn[0] + 1;
 }
 
+/* Carve up to @n free pairs out of chunk @c into @pairs; returns how many. */
+static unsigned int pamt_arena_carve(struct pamt_arena_chunk *c,
+				     struct tdx_pamt_pair *pairs, unsigned int n)
+{
+	unsigned int i = 0, got = 0;
+
+	while (got < n && c->nr_free) {
+		i = find_next_bit(c->free, PAMT_ARENA_PAIRS, i);
+		__clear_bit(i, c->free);
+		c->nr_free--;
+		pamt_arena_pair_of(c, i, &pairs[got++]);
+	}
+	return got;
+}
+
+/**
+ * pamt_arena_take_runs() - free pairs for several runs in one lock hold
+ * @v: the runs, filled in order; each @n becomes the pairs it got
+ * @nv: how many runs
+ * @fresh: a chunk from pamt_arena_new_chunk(), or NULL
+ *
+ * A @fresh chunk, not linked yet, serves the runs first and is linked
+ * in the same hold, so a new chunk costs no hold of its own; then the
+ * fullest chunks serve what is left.  The magazine layer calls this with
+ * this CPU's lock held: the one place another lock of the cache is held
+ * around the arena lock (Documentation/arch/x86/tdx-dpamt.rst, "Lock
+ * order and contexts").
+ *
+ * Context: any but hardirq, outside any transition; never sleeps.
+ *
+ * Return: the pairs taken in all.
+ */
+unsigned int pamt_arena_take_runs(struct pamt_pair_run *v, unsigned int nv,
+				  struct pamt_arena_chunk *fresh)
+{
+	unsigned int r, k, got, total = 0, from_linked = 0;
+	struct pamt_arena_chunk *c;
+	unsigned long flags, b;
+
+	/* Racy peek: no free pair in any chunk is not worth the lock. */
+	if (!fresh && !READ_ONCE(pamt_arena.nr_free)) {
+		for (r = 0; r < nv; r++)
+			v[r].n = 0;
+		return 0;
+	}
+	pamt_arena_lock(&flags);
+	for (r = 0; r < nv; r++) {
+		got = fresh ? pamt_arena_carve(fresh, v[r].pairs, v[r].n) : 0;
+		while (got < v[r].n) {
+			b = find_next_bit(pamt_arena.nonempty,
+					  PAMT_ARENA_PAIRS, 1);
+			if (b >= PAMT_ARENA_PAIRS)
+				break;
+			c = list_first_entry(&pamt_arena.bucket[b],
+					     struct pamt_arena_chunk, list);
+			pamt_arena_unlink(c);
+			k = pamt_arena_carve(c, v[r].pairs + got, v[r].n - got);
+			pamt_arena_link(c);
+			got += k;
+			from_linked += k;
+		}
+		v[r].n = got;
+		total += got;
+	}
+	if (fresh) {
+		pamt_arena_link(fresh);
+		WRITE_ONCE(pamt_arena.nr_chunks, pamt_arena.nr_chunks + 1);
+		WRITE_ONCE(pamt_arena.nr_free, pamt_arena.nr_free +
+			   fresh->nr_free - from_linked);
+	} else {
+		WRITE_ONCE(pamt_arena.nr_free,
+			   pamt_arena.nr_free - from_linked);
+	}
+	pamt_arena_unlock(flags);
+	return total;
+}
+
 /*
  * Up to @n free pairs, each from the fullest chunk that has one, under one
  * hold of the arena lock.  Returns how many.
@@ -133,48 +210,36 @@ static void pamt_arena_pair_of(const struct pamt_arena_chunk *c,
 static unsigned int pamt_arena_take(struct tdx_pamt_pair *pairs,
 				    unsigned int n)
 {
-	struct pamt_arena_chunk *c;
-	unsigned int i, got = 0;
-	unsigned long flags, b;
+	struct pamt_pair_run run = { .pairs = pairs, .n = n };
 
-	/* Racy peek: no free pair in any chunk is not worth the lock. */
-	if (!READ_ONCE(pamt_arena.nr_free))
-		return 0;
-	pamt_arena_lock(&flags);
-	while (got < n) {
-		b = find_next_bit(pamt_arena.nonempty, PAMT_ARENA_PAIRS, 1);
-		if (b >= PAMT_ARENA_PAIRS)
-			break;
-		c = list_first_entry(&pamt_arena.bucket[b],
-				     struct pamt_arena_chunk, list);
-		pamt_arena_unlink(c);
-		i = find_first_bit(c->free, PAMT_ARENA_PAIRS);
-		__clear_bit(i, c->free);
-		c->nr_free--;
-		pamt_arena_link(c);
-		pamt_arena_pair_of(c, i, &pairs[got++]);
-	}
-	WRITE_ONCE(pamt_arena.nr_free, pamt_arena.nr_free - got);
-	pamt_arena_unlock(flags);
-	return got;
+	return pamt_arena_take_runs(&run, 1, NULL);
 }
 
-/*
- * A new chunk, its first pair handed out in @pair.  Where @gfp may not
- * reclaim, the order-9 allocation is only a look at the free lists: no
- * reclaim, no compaction, no kswapd woken for a high order, no reserves.
- * It is still worth it there: a pair that falls back lives on in the
- * magazines and keeps a 2M block from merging for as long, while a chunk
- * found free serves 256 pairs in one block.  Where @gfp may reclaim, the
- * allocation may compact once (__GFP_NORETRY) but never retries hard nor
- * OOM-kills: an order-1 page is a fine pair too.
+/**
+ * pamt_arena_new_chunk() - a new chunk, every pair free, not linked yet
+ * @gfp: allocation flags
+ *
+ * Where @gfp may not reclaim, the order-9 allocation is only a look at
+ * the free lists: no reclaim, no compaction, no kswapd woken for a high
+ * order, no reserves.  It is still worth it there: a pair that falls back
+ * lives on in the magazines and keeps a 2M block from merging for as
+ * long, while a chunk found free serves 256 pairs in one block.  Where
+ * @gfp may reclaim, the allocation may compact once (__GFP_NORETRY) but
+ * never retries hard nor OOM-kills: an order-1 page is a fine pair too.
+ * The chunk must go to pamt_arena_take_runs() with at least one pair
+ * wanted, which links it.
+ *
+ * Context: as @gfp allows, outside any lock of the cache and any
+ * transition.
+ *
+ * Return: the chunk, or NULL.
  */
-static bool pamt_arena_grow(struct tdx_pamt_pair *pair, gfp_t gfp)
+struct pamt_arena_chunk *pamt_arena_new_chunk(gfp_t gfp)
 {
 	struct pamt_arena_chunk *c;
 	gfp_t chunk_gfp = gfp;
 	struct page *page;
-	unsigned long flags, i;
+	unsigned long i;
 
 	if (!gfpflags_allow_blocking(gfp))
 		chunk_gfp &= ~(__GFP_KSWAPD_RECLAIM | __GFP_HIGH);
@@ -183,32 +248,24 @@ static bool pamt_arena_grow(struct tdx_pamt_pair *pair, gfp_t gfp)
 			   __GFP_NOMEMALLOC, PAMT_ARENA_ORDER);
 	if (!page) {
 		pamt_stat_inc(CHUNK_FAIL);
-		return false;
+		return NULL;
 	}
 	c = kmalloc(sizeof(*c), gfp | __GFP_NOWARN);
 	if (!c) {
 		/* Nothing was handed out: no reset needed. */
 		__free_pages(page, PAMT_ARENA_ORDER);
 		pamt_stat_inc(CHUNK_FAIL);
-		return false;
+		return NULL;
 	}
 	INIT_LIST_HEAD(&c->list);
 	c->base_pfn = page_to_pfn(page);
 	bitmap_fill(c->free, PAMT_ARENA_PAIRS);
 	for (i = 0; i < PAMT_ARENA_PAGES; i += 2)
 		set_page_private(pfn_to_page(c->base_pfn + i), (unsigned long)c);
-	__clear_bit(0, c->free);
-	c->nr_free = PAMT_ARENA_PAIRS - 1;
+	c->nr_free = PAMT_ARENA_PAIRS;
 	pamt_stat_add(PAGE_ALLOC, PAMT_ARENA_PAGES);
 	pamt_stat_inc(CHUNK_ALLOC);
-
-	pamt_arena_lock(&flags);
-	pamt_arena_link(c);
-	WRITE_ONCE(pamt_arena.nr_chunks, pamt_arena.nr_chunks + 1);
-	WRITE_ONCE(pamt_arena.nr_free, pamt_arena.nr_free + c->nr_free);
-	pamt_arena_unlock(flags);
-	pamt_arena_pair_of(c, 0, pair);
-	return true;
+	return c;
 }
 
 /* Give a chunk whose every pair is free back to the page allocator. */
@@ -319,6 +376,9 @@ static int pamt_arena_fallback(struct tdx_pamt_pair *pair, gfp_t gfp)
  */
 int pamt_pair_alloc(struct tdx_pamt_pair *pair, gfp_t gfp)
 {
+	struct pamt_arena_chunk *fresh;
+	struct pamt_pair_run run;
+
 	might_alloc(gfp);
 	if (!pamt.arena)
 		return pamt_pair_alloc_pages(pair, gfp);
@@ -326,57 +386,56 @@ int pamt_pair_alloc(struct tdx_pamt_pair *pair, gfp_t gfp)
 		return 0;
 	/* Shared by every TD: charged to none (see the Documentation). */
 	gfp &= ~__GFP_ACCOUNT;
-	if (pamt_arena_grow(pair, gfp))
+	fresh = pamt_arena_new_chunk(gfp);
+	if (fresh) {
+		run.pairs = pair;
+		run.n = 1;
+		pamt_arena_take_runs(&run, 1, fresh);
 		return 0;
+	}
 	return pamt_arena_fallback(pair, gfp);
 }
 
-/* Most pairs a top-up takes out of the arena at once. */
-#define PAMT_ARENA_REFILL	32U
-
 /**
- * pamt_pair_alloc_bulk() - up to @n pairs, for a top-up
+ * pamt_pair_alloc_bulk() - up to @n pairs, not from the magazines
  * @pairs: filled with the pairs allocated
- * @n: pairs wanted
+ * @n: pairs wanted, at most TDX_PAMT_CACHE_MAX
  * @gfp: allocation flags, as for pamt_pair_alloc()
  *
- * With the arena, free pairs of chunks under one hold of the arena lock:
- * up to @n for the caller, and, while idle memory is below the idle cap,
- * enough more to fill a magazine (at most PAMT_ARENA_REFILL in all),
- * which go to this CPU's magazines, so that the next top-ups find them
- * there, as they would a depot's magazine.  Else one pair from
- * pamt_pair_alloc().
+ * With the arena, up to @n pairs for the caller and, below the idle cap,
+ * enough more to fill this CPU's magazines (pamt_mag_refill()), under one
+ * hold of the arena lock; when no chunk has a free pair, a new chunk
+ * serves them in that same hold.  Else, or without the arena, one pair
+ * from pamt_pair_alloc().  A top-up and a get without a reserve that find
+ * the magazines empty come here, so the arena lock is taken once per
+ * magazine refill, not once per pair.
  *
- * Context: as @gfp allows, outside any transition.
+ * Context: as @gfp allows, outside any lock of the cache and any
+ * transition.
  *
  * Return: pairs allocated for @pairs, 0 if none.
  */
 unsigned int pamt_pair_alloc_bulk(struct tdx_pamt_pair *pairs, unsigned int n,
 				  gfp_t gfp)
 {
-	struct tdx_pamt_pair buf[PAMT_ARENA_REFILL];
-	unsigned int got = 0, want, i;
+	struct pamt_arena_chunk *fresh;
+	unsigned int got;
 
 	might_alloc(gfp);
-	n = min(n, PAMT_ARENA_REFILL);
+	n = min_t(unsigned int, n, TDX_PAMT_CACHE_MAX);
 	if (!n)
 		return 0;
-	if (pamt.arena) {
-		want = min(pamt.mag_size, PAMT_ARENA_REFILL);
-		if (want <= n || pamt_shrink_over_cap(want - n))
-			want = n;
-		got = pamt_arena_take(buf, want);
-		for (i = 0; i < got; i++) {
-			if (i < n)
-				pairs[i] = buf[i];
-			else
-				pamt_mag_push(&buf[i]);
-		}
-		got = min(got, n);
-	}
-	if (!got && !pamt_pair_alloc(pairs, gfp))
-		got = 1;
-	return got;
+	if (!pamt.arena)
+		return pamt_pair_alloc(pairs, gfp) ? 0 : 1;
+	got = pamt_mag_refill(pairs, n, NULL);
+	if (got)
+		return got;
+	/* Shared by every TD: charged to none (see the Documentation). */
+	gfp &= ~__GFP_ACCOUNT;
+	fresh = pamt_arena_new_chunk(gfp);
+	if (fresh)
+		return pamt_mag_refill(pairs, n, fresh);
+	return pamt_arena_fallback(pairs, gfp) ? 0 : 1;
 }
 
 /* Pages of a pair that is not in a chunk, back to the page allocator. */

@@ -364,8 +364,12 @@ int pamt_status_errno(u64 status);
 /* pamt_mag.c */
 int pamt_mag_init(void);
 void pamt_mag_exit(void);
+struct pamt_arena_chunk;
+
 bool pamt_mag_pop(struct tdx_pamt_pair *pair);
 void pamt_mag_push(const struct tdx_pamt_pair *pair);
+unsigned int pamt_mag_refill(struct tdx_pamt_pair *pairs, unsigned int n,
+			     struct pamt_arena_chunk *fresh);
 void pamt_mag_drain_local(void);
 void pamt_mag_drain_dead(unsigned int cpu);
 int pamt_depot_prefill_empty(unsigned int nr);
@@ -375,6 +379,20 @@ unsigned long pamt_mag_shrink_local(unsigned long nr);
 void pamt_depot_free_empty(void);
 
 /* pamt_arena.c */
+
+/**
+ * struct pamt_pair_run - room for pairs, for pamt_arena_take_runs()
+ * @pairs: where the pairs go
+ * @n: pairs wanted; on return, pairs put there
+ */
+struct pamt_pair_run {
+	struct tdx_pamt_pair *pairs;
+	unsigned int n;
+};
+
+struct pamt_arena_chunk *pamt_arena_new_chunk(gfp_t gfp);
+unsigned int pamt_arena_take_runs(struct pamt_pair_run *v, unsigned int nv,
+				  struct pamt_arena_chunk *fresh);
 int pamt_pair_alloc(struct tdx_pamt_pair *pair, gfp_t gfp);
 unsigned int pamt_pair_alloc_bulk(struct tdx_pamt_pair *pairs, unsigned int n,
 				  gfp_t gfp);
@@ -394,6 +412,8 @@ void pamt_shrink_exit(void);
 bool pamt_shrink_idle_inc(unsigned long idx);
 void pamt_shrink_idle_again(unsigned long idx);
 bool pamt_shrink_over_cap(unsigned long more);
+unsigned long pamt_shrink_reserve(unsigned long want);
+void pamt_shrink_unreserve(unsigned long nr);
 void pamt_shrink_flush_cpu(unsigned int cpu);
 unsigned long pamt_shrink_remove_all_idle(void);
 void pamt_shrink_deferred(void);

@@ -305,7 +305,8 @@ static void pk_arena_fallbacks(struct kunit *test)
 /*
  * @n slots idle, their pairs from one chunk: a GFP_KERNEL top-up makes
  * the chunk, the gets take the rest from it.  With one-pair magazines
- * (pk_arena_up(test, mode, 1)) the top-up takes no more than it needs.
+ * (pk_arena_up(test, mode, 1)) each refill leaves at most one pair
+ * cached, which the next get takes.
  */
 static void pk_arena_idle(struct kunit *test, int n)
 {
@@ -382,9 +383,10 @@ static void pk_arena_release_cap(struct kunit *test)
 }
 
 /*
- * A top-up that goes to the arena also fills this CPU's magazine (of 16
- * here) under the same hold of the arena lock; the next top-ups find
- * their pairs there.
+ * A top-up that goes to the arena also fills this CPU's magazines (of 16
+ * here: the previous one full, the loaded one to half) under the same
+ * hold of the arena lock, taken with this CPU's lock held (lockdep sees
+ * the nesting); the next top-ups find their pairs there.
  */
 static void pk_arena_topup_refill(struct kunit *test)
 {
@@ -403,7 +405,7 @@ static void pk_arena_topup_refill(struct kunit *test)
 	locks = pk_stat(TDX_PAMT_STAT_GLOBAL_LOCK);
 	KUNIT_EXPECT_EQ(test, __tdx_topup_pamt_cache(&res, 1, GFP_KERNEL), 0);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_GLOBAL_LOCK), locks + 1);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 15ULL);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 24ULL);
 	for (i = 0; i < 15; i++) {
 		tdx_free_pamt_cache(&res);
 		KUNIT_EXPECT_EQ(test, __tdx_topup_pamt_cache(&res, 1, GFP_KERNEL),

@@ -207,6 +207,62 @@ void pamt_mag_push(const struct tdx_pamt_pair *pair)
 		pamt_pair_free(pair);
 }
 
+/* Most pairs a refill puts in a CPU's magazines. */
+#define PAMT_MAG_REFILL	128U
+
+/**
+ * pamt_mag_refill() - pairs from the arena, and this CPU's magazines filled
+ * @pairs: filled with the caller's pairs
+ * @n: pairs the caller wants, at most TDX_PAMT_CACHE_MAX
+ * @fresh: a new chunk for the arena to carve first and link, or NULL
+ *
+ * Under this CPU's lock, one hold of the arena lock gives the caller up
+ * to @n pairs and fills this CPU's magazines: the previous one full and
+ * the loaded one to half, so that the puts that follow still find room
+ * before they trade with the depot; at most PAMT_MAG_REFILL pairs, and
+ * only as many as pamt_shrink_reserve() finds room for below the idle
+ * cap, reserved before the carving so that concurrent refills cannot
+ * share the same room.  The pairs go straight into the magazines: no
+ * depot lock, no buffer on the stack.  Interrupts stay off (without
+ * PREEMPT_RT) while at most PAMT_MAG_REFILL + @n pairs are carved under
+ * the arena lock.
+ *
+ * Context: any but hardirq, outside any transition; never sleeps.
+ *
+ * Return: pairs put in @pairs; with @fresh at least one.
+ */
+unsigned int pamt_mag_refill(struct tdx_pamt_pair *pairs, unsigned int n,
+			     struct pamt_arena_chunk *fresh)
+{
+	unsigned int half = pamt.mag_size / 2, added;
+	unsigned long flags, room, reserved;
+	struct pamt_pair_run v[3];
+	struct pamt_pcpu *pc;
+
+	reserved = pamt_shrink_reserve(PAMT_MAG_REFILL);
+	room = reserved;
+	local_lock_irqsave(&pamt.pcpu->lock, flags);
+	pc = this_cpu_ptr(pamt.pcpu);
+	v[0].pairs = pairs;
+	v[0].n = n;
+	v[1].pairs = pc->prev->pairs + pc->prev->nr;
+	v[1].n = min_t(unsigned long, pamt.mag_size - pc->prev->nr, room);
+	room -= v[1].n;
+	v[2].pairs = pc->loaded->pairs + pc->loaded->nr;
+	v[2].n = pc->loaded->nr < half ?
+		 min_t(unsigned long, half - pc->loaded->nr, room) : 0;
+	pamt_arena_take_runs(v, ARRAY_SIZE(v), fresh);
+	pc->prev->nr += v[1].n;
+	pc->loaded->nr += v[2].n;
+	added = v[1].n + v[2].n;
+	/* pamt.free_pairs counts them already: the per-CPU gauge only. */
+	if (added)
+		pamt_cached_add(added);
+	local_unlock_irqrestore(&pamt.pcpu->lock, flags);
+	pamt_shrink_unreserve(reserved - added);
+	return v[0].n;
+}
+
 /**
  * pamt_mag_drain_local() - park this CPU's pairs in the depot
  *
@@ -478,7 +534,7 @@ int __tdx_topup_pamt_cache(struct tdx_pamt_cache *res, unsigned int nr,
 			res->nr++;
 			continue;
 		}
-		/* With the arena, the rest under one hold of its lock. */
+		/* With the arena, the rest and a refill in one hold. */
 		got = pamt_pair_alloc_bulk(&res->pairs[res->nr], nr - res->nr,
 					   gfp);
 		if (!got)
@@ -545,7 +601,7 @@ int tdx_pamt_pair_take(struct tdx_pamt_pair *pair,
 		*pair = res->pairs[--res->nr];
 		return 0;
 	}
-	return pamt_pair_alloc(pair, gfp);
+	return pamt_pair_alloc_bulk(pair, 1, gfp) ? 0 : -ENOMEM;
 }
 EXPORT_SYMBOL_FOR_KVM(tdx_pamt_pair_take);
 

@@ -320,6 +320,44 @@ bool pamt_shrink_over_cap(unsigned long more)
 	return pamt_shrink_idle_memory() + more > READ_ONCE(pamt.idle_cap);
 }
 
+/**
+ * pamt_shrink_reserve() - reserve room below the idle cap for free pairs
+ * @want: free pairs about to enter the magazines
+ *
+ * Adds to pamt.free_pairs at once, as many of @want as fit below the cap,
+ * so that CPUs refilling at the same time cannot all fill the same room:
+ * the cap's slack stays what it was.  The caller gives back, with
+ * pamt_shrink_unreserve(), what it reserved and did not add.
+ *
+ * Return: pairs reserved, at most @want.
+ */
+unsigned long pamt_shrink_reserve(unsigned long want)
+{
+	long idle, over;
+
+	if (!want)
+		return 0;
+	idle = atomic_long_read(&pamt.idle);
+	over = atomic_long_fetch_add(want, &pamt.free_pairs) + (long)want +
+	       (idle > 0 ? idle : 0) - (long)READ_ONCE(pamt.idle_cap);
+	if (over > 0) {
+		over = min_t(long, over, want);
+		atomic_long_add(-over, &pamt.free_pairs);
+		want -= over;
+	}
+	return want;
+}
+
+/**
+ * pamt_shrink_unreserve() - give back room pamt_shrink_reserve() reserved
+ * @nr: pairs reserved and not added
+ */
+void pamt_shrink_unreserve(unsigned long nr)
+{
+	if (nr)
+		atomic_long_add(-(long)nr, &pamt.free_pairs);
+}
+
 /* Free one free pair, from the depot or this CPU's magazines. */
 static bool pamt_shrink_free_cached(void)
 {

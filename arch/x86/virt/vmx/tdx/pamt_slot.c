@@ -419,7 +419,8 @@ static enum pamt_pair_src pamt_slot_pair_get(struct tdx_pamt_pair *pair,
 		*pair = res->pairs[--res->nr];
 		return PAMT_PAIR_RES;
 	}
-	if (!pamt_pair_alloc(pair, GFP_NOWAIT | __GFP_NOWARN))
+	/* With the arena, also refills this CPU's magazines: one hold. */
+	if (pamt_pair_alloc_bulk(pair, 1, GFP_NOWAIT | __GFP_NOWARN))
 		return PAMT_PAIR_POOL;
 	return PAMT_PAIR_NONE;
 }
