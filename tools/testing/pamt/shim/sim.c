@@ -183,7 +183,9 @@ void pamt_sim_lock_init(struct pamt_sim_lock *l, int rank, const char *name)
 	l->name = name;
 }
 
-void pamt_sim_lock_acquire(struct pamt_sim_lock *l, const char *file, int line)
+/* Lockdep in miniature: locks nest in rising rank, and not too deep. */
+static void pamt_sim_lock_check(struct pamt_sim_lock *l, const char *file,
+				int line)
 {
 	if (nr_held && held[nr_held - 1]->rank >= l->rank) {
 		fprintf(stderr, "pamt-sim: lock order: %s (rank %d) taken while holding %s (rank %d)\n",
@@ -193,6 +195,11 @@ void pamt_sim_lock_acquire(struct pamt_sim_lock *l, const char *file, int line)
 	}
 	if (nr_held == PAMT_SIM_MAX_HELD)
 		pamt_sim_fatal("too many locks held", file, line);
+}
+
+void pamt_sim_lock_acquire(struct pamt_sim_lock *l, const char *file, int line)
+{
+	pamt_sim_lock_check(l, file, line);
 	while (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE))
 		pamt_sim_relax();
 	__atomic_store_n(&l->owner, pamt_sim_self(), __ATOMIC_RELAXED);

@@ -132,21 +132,10 @@ void vt_sim_reseed(uint64_t seed)
 }
 
 /* ---- locks: queued and FIFO in virtual time ---- */
-static void vt_lock_order(struct pamt_sim_lock *l, const char *file, int line)
-{
-	if (nr_held && held[nr_held - 1]->rank >= l->rank) {
-		fprintf(stderr, "pamt-sim: lock order: %s (rank %d) taken while holding %s (rank %d)\n",
-			l->name, l->rank, held[nr_held - 1]->name,
-			held[nr_held - 1]->rank);
-		pamt_sim_fatal("possible circular locking dependency", file, line);
-	}
-	if (nr_held == PAMT_SIM_MAX_HELD)
-		pamt_sim_fatal("too many locks held", file, line);
-}
 
 void pamt_sim_lock_acquire(struct pamt_sim_lock *l, const char *file, int line)
 {
-	vt_lock_order(l, file, line);
+	pamt_sim_lock_check(l, file, line);
 	vt_qlock(&l->locked);
 	l->owner = pamt_sim_self();
 	held[nr_held++] = l;
@@ -154,7 +143,7 @@ void pamt_sim_lock_acquire(struct pamt_sim_lock *l, const char *file, int line)
 
 bool pamt_sim_lock_try(struct pamt_sim_lock *l, const char *file, int line)
 {
-	vt_lock_order(l, file, line);
+	pamt_sim_lock_check(l, file, line);
 	if (!vt_qtrylock(&l->locked))
 		return false;
 	l->owner = pamt_sim_self();
