@@ -56,6 +56,7 @@
 #define PAMT_SIM_PCPU_UNIT	4096
 
 extern unsigned int nr_cpu_ids;
+#define num_online_cpus()	nr_cpu_ids
 extern __thread unsigned int pamt_sim_cpu;
 extern __thread unsigned long pamt_sim_pcpu_off;	/* cpu * unit */
 extern __thread int pamt_sim_atomic_depth;

@@ -683,11 +683,16 @@ PAMT_TEST(arena_topup_fills_a_magazine)
 	tdx_free_pamt_cache(&res);
 	free_pairs(&p, 1);
 
-	/* Near the idle cap: the magazines get only what it leaves. */
+	/*
+	 * Near the idle cap: the magazines get this CPU's share of the room
+	 * it leaves, not all of it, or this CPU's stock would push the slots
+	 * going idle elsewhere over the cap.
+	 */
 	tdx_pamt_drain();
 	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
 	alloc_pairs(&p, 1, GFP_KERNEL);
-	tdx_pamt_set_idle_cap(4);
+	ASSERT(nr_cpu_ids > 1);
+	tdx_pamt_set_idle_cap(4 * nr_cpu_ids);
 	locks = stat(TDX_PAMT_STAT_GLOBAL_LOCK);
 	ASSERT(!__tdx_topup_pamt_cache(&res, 2, GFP_KERNEL));
 	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), locks + 1);
@@ -743,23 +748,26 @@ PAMT_TEST(arena_get_miss_refills_magazines)
 }
 
 /*
- * A refill stops at the idle cap: the magazines get only what the cap
- * leaves room for, and none at it; the caller gets its pairs always.
+ * A refill stops at this CPU's share of the room below the idle cap, and
+ * stocks nothing at the cap; the caller gets its pairs always.
  */
 PAMT_TEST(arena_refill_respects_idle_cap)
 {
 	struct pamt_env_opts o = {
 		.mode = TDX_PAMT_MODE_MAGAZINE, .mag_size = 16,
-		.idle_cap = 5, .arena = true,
+		.idle_cap = 100000, .arena = true,
 	};
 	struct tdx_pamt_pair p[3];
 
 	ASSERT(!pamt_env_up(&o));
+	ASSERT(nr_cpu_ids > 1);
+	tdx_pamt_set_idle_cap(5 * nr_cpu_ids);
 	EXPECT_EQ(pamt_pair_alloc_bulk(p, 1, GFP_KERNEL), 1);
 	env.held_pairs++;
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 5);
 	EXPECT(pamt_accounting_ok());
 	/* At the cap: two pairs for the caller, none for the magazines. */
+	tdx_pamt_set_idle_cap(5);
 	EXPECT_EQ(pamt_pair_alloc_bulk(&p[1], 2, GFP_NOWAIT), 2);
 	env.held_pairs += 2;
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 5);

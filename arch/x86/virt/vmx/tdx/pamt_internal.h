@@ -412,6 +412,7 @@ void pamt_shrink_exit(void);
 bool pamt_shrink_idle_inc(unsigned long idx);
 void pamt_shrink_idle_again(unsigned long idx);
 bool pamt_shrink_over_cap(unsigned long more);
+unsigned long pamt_shrink_refill_share(void);
 unsigned long pamt_shrink_reserve(unsigned long want);
 void pamt_shrink_unreserve(unsigned long nr);
 void pamt_shrink_flush_cpu(unsigned int cpu);

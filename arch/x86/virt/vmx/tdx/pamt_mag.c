@@ -219,10 +219,11 @@ void pamt_mag_push(const struct tdx_pamt_pair *pair)
  * Under this CPU's lock, one hold of the arena lock gives the caller up
  * to @n pairs and fills this CPU's magazines: the previous one full and
  * the loaded one to half, so that the puts that follow still find room
- * before they trade with the depot; at most PAMT_MAG_REFILL pairs, and
- * only as many as pamt_shrink_reserve() finds room for below the idle
- * cap, reserved before the carving so that concurrent refills cannot
- * share the same room.  The pairs go straight into the magazines: no
+ * before they trade with the depot; at most PAMT_MAG_REFILL pairs, at
+ * most this CPU's share of the room below the idle cap
+ * (pamt_shrink_refill_share()), and only as many as pamt_shrink_reserve()
+ * finds room for, reserved before the carving so that concurrent refills
+ * cannot share the same room.  The pairs go straight into the magazines: no
  * depot lock, no buffer on the stack.  Interrupts stay off (without
  * PREEMPT_RT) while at most PAMT_MAG_REFILL + @n pairs are carved under
  * the arena lock.
@@ -239,7 +240,8 @@ unsigned int pamt_mag_refill(struct tdx_pamt_pair *pairs, unsigned int n,
 	struct pamt_pair_run v[3];
 	struct pamt_pcpu *pc;
 
-	reserved = pamt_shrink_reserve(PAMT_MAG_REFILL);
+	reserved = pamt_shrink_reserve(min_t(unsigned long, PAMT_MAG_REFILL,
+					     pamt_shrink_refill_share()));
 	room = reserved;
 	local_lock_irqsave(&pamt.pcpu->lock, flags);
 	pc = this_cpu_ptr(pamt.pcpu);

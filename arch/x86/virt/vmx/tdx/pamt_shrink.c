@@ -321,6 +321,24 @@ bool pamt_shrink_over_cap(unsigned long more)
 }
 
 /**
+ * pamt_shrink_refill_share() - free pairs one CPU may stock ahead of need
+ *
+ * A fair share of the room left below the idle cap: the room divided by
+ * the online CPUs.  Stocking more would let one CPU's magazines push the
+ * slots that go idle on other CPUs over the cap, and the cap would then
+ * REMOVE pairs that the next get ADDs again.
+ *
+ * Return: pairs, 0 when idle memory is at or over the cap.
+ */
+unsigned long pamt_shrink_refill_share(void)
+{
+	unsigned long idle = pamt_shrink_idle_memory();
+	unsigned long cap = READ_ONCE(pamt.idle_cap);
+
+	return idle < cap ? (cap - idle) / num_online_cpus() : 0;
+}
+
+/**
  * pamt_shrink_reserve() - reserve room below the idle cap for free pairs
  * @want: free pairs about to enter the magazines
  *
