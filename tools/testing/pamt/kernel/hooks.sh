@@ -83,14 +83,16 @@ for hook in "$@"; do
 		append_once $TDX/Makefile \
 			'obj-$(if $(CONFIG_INTEL_TDX_PAMT_KUNIT_TEST),y) += pamt_kunit.o'
 		# As graft.sh: the fake, main first, every other suite, canary
-		# last (its WARN tests must run after the others).
+		# last (its WARN tests must run after the others).  Run again
+		# when suites are added: the line is rewritten.
 		objs="pamt_fake.o pamt_kunit_main.o"
 		for f in "$TREE"/$TDX/pamt_kunit_*.c; do
 			o=$(basename "${f%.c}").o
 			case $o in pamt_kunit_main.o|pamt_kunit_canary.o) continue ;; esac
 			objs="$objs $o"
 		done
-		line="pamt_kunit-y := $objs pamt_kunit_canary.o"
+		[ -f "$TREE/$TDX/pamt_kunit_canary.c" ] && objs="$objs pamt_kunit_canary.o"
+		line="pamt_kunit-y := $objs"
 		if ! grep -qxF "$line" "$TREE/$TDX/Makefile"; then
 			sed -i '/^pamt_kunit-y :=/d' "$TREE/$TDX/Makefile"
 			append_once $TDX/Makefile "$line"

@@ -55,6 +55,10 @@ void pk_set_word(unsigned long pfn, unsigned long word);
 void pk_unleak(struct kunit *test, unsigned long pfn);
 void pk_expect_warn(struct kunit *test);
 
+/* pamt_kunit_arena.c */
+void pk_arena_up(struct kunit *test, enum tdx_pamt_mode mode,
+		 unsigned int mag_size);
+
 /* A large idle cap, so that only the tests of the cap see it act. */
 #define PK_NO_CAP	BIT(30)
 /*
@@ -67,9 +71,19 @@ void pk_expect_warn(struct kunit *test);
 /* Fail the next @n calls of @op with @status. */
 #define PK_INJECT(op, status, n)	pamt_fake_inject(op, status, n, 0)
 
+/* Slot words: installed and in use (add the refcount), and idle. */
+#define W_INST		PAMT_SLOT_INSTALLED
+#define W_IDLE		(PAMT_SLOT_INSTALLED | PAMT_SLOT_RECENT)
+
 static inline struct pk_ctx *pk(struct kunit *test)
 {
 	return test->priv;
+}
+
+/* A get without a reserve. */
+static inline int pk_get(unsigned long pfn)
+{
+	return tdx_pamt_get(pfn, NULL);
 }
 
 /* Set up the fake module and the cache with defaults, or fail the test. */

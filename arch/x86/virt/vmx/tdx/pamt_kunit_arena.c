@@ -2,17 +2,16 @@
 /*
  * KUnit: the pair arena (pamt_arena.c) on real pages: pairs carved out of
  * order-9 chunks, fullest chunk first, in process context, under a
- * spinlock and from softirq; the order-1 and order-0 fallbacks; and each
- * chunk given back once its last pair is, through the shrinker, a drain
- * and the idle cap.  The common teardown checks that every page is back.
+ * spinlock and from softirq; the order-1 and order-0 fallbacks; a top-up
+ * that refills the magazines in the same lock hold.  The common teardown
+ * checks that every page is back; pamt_kunit_release.c gives chunks back
+ * through the shrinker, a drain and the idle cap.
  */
 #include <linux/hrtimer.h>
 #include <linux/mm.h>
 #include <linux/rcupdate.h>
-#include <linux/shrinker.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
-#include "pamt_glue.h"
 #include "pamt_kunit.h"
 
 #define PK_CHUNK_PAGES	512UL
@@ -20,8 +19,9 @@
 
 static DEFINE_SPINLOCK(pk_arena_lock);
 
-static void pk_arena_up(struct kunit *test, enum tdx_pamt_mode mode,
-			unsigned int mag_size)
+/* Set up the cache with pairs from the arena, no allocation failing. */
+void pk_arena_up(struct kunit *test, enum tdx_pamt_mode mode,
+		 unsigned int mag_size)
 {
 	pk(test)->arena = true;
 	KUNIT_ASSERT_EQ(test, pk_setup(test, mode, mag_size, PK_NO_CAP), 0);
@@ -303,86 +303,6 @@ static void pk_arena_fallbacks(struct kunit *test)
 }
 
 /*
- * @n slots idle, their pairs from one chunk: a GFP_KERNEL top-up makes
- * the chunk, the gets take the rest from it.  With one-pair magazines
- * (pk_arena_up(test, mode, 1)) each refill leaves at most one pair
- * cached, which the next get takes.
- */
-static void pk_arena_idle(struct kunit *test, int n)
-{
-	struct tdx_pamt_cache res = { .nr = 0 };
-	int i;
-
-	KUNIT_ASSERT_EQ(test, __tdx_topup_pamt_cache(&res, 1, GFP_KERNEL), 0);
-	for (i = 0; i < n; i++)
-		KUNIT_ASSERT_EQ(test, tdx_pamt_get(pk_slot_pfn(test, 80 + i),
-						   &res), 0);
-	for (i = 0; i < n; i++)
-		tdx_pamt_put(pk_slot_pfn(test, 80 + i));
-	tdx_free_pamt_cache(&res);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), (u64)n);
-	KUNIT_EXPECT_GE(test, pk_stat(TDX_PAMT_STAT_ARENA_CHUNKS), 1ULL);
-}
-
-/* The shrinker, called as reclaim calls it, gives the chunks back. */
-static void pk_arena_release_shrinker(struct kunit *test)
-{
-	struct shrink_control sc = { .gfp_mask = GFP_KERNEL, .nid = 0 };
-	struct shrinker *s;
-	int rounds = 0;
-
-	pk_arena_up(test, TDX_PAMT_MODE_MAGAZINE, 1);
-	KUNIT_ASSERT_EQ(test, pk_glue(test), 0);
-	s = pamt_glue_shrinker();
-	KUNIT_ASSERT_NOT_NULL(test, s);
-	pk_arena_idle(test, 24);
-	/* Idle slots only: the top-up's one pair went to the first get. */
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 0ULL);
-	while (s->count_objects(s, &sc) != SHRINK_EMPTY && rounds++ < 16) {
-		sc.nr_to_scan = 8;
-		s->scan_objects(s, &sc);
-	}
-	KUNIT_EXPECT_EQ(test, s->count_objects(s, &sc), SHRINK_EMPTY);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_SHRINK), 24ULL);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0ULL);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_PAGE_ALLOC),
-			pk_stat(TDX_PAMT_STAT_PAGE_FREE));
-	pk_check_accounting(test, 0);
-}
-
-/* A drain gives every chunk back. */
-static void pk_arena_release_drain(struct kunit *test)
-{
-	pk_arena_up(test, TDX_PAMT_MODE_MAGAZINE, 1);
-	pk_arena_idle(test, 24);
-	tdx_pamt_drain();
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0ULL);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_PAGE_ALLOC),
-			pk_stat(TDX_PAMT_STAT_PAGE_FREE));
-	pk_check_accounting(test, 0);
-}
-
-static void pk_arena_restore_cap(void *unused)
-{
-	tdx_pamt_set_idle_cap(PK_NO_CAP);
-}
-
-/* The idle cap, lowered to 0, gives every chunk back. */
-static void pk_arena_release_cap(struct kunit *test)
-{
-	pk_arena_up(test, TDX_PAMT_MODE_MAGAZINE, 1);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, pk_arena_restore_cap,
-							NULL), 0);
-	pk_arena_idle(test, 24);
-	tdx_pamt_set_idle_cap(0);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CAP), 24ULL);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 0ULL);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 0ULL);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0ULL);
-	pk_check_accounting(test, 0);
-}
-
-/*
  * A top-up that goes to the arena also fills this CPU's magazines (of 16
  * here: the previous one full, the loaded one to half) under the same
  * hold of the arena lock, taken with this CPU's lock held (lockdep sees
@@ -428,9 +348,6 @@ static struct kunit_case pk_arena_cases[] = {
 	KUNIT_CASE(pk_arena_rcu_free),
 	KUNIT_CASE(pk_arena_fallbacks),
 	KUNIT_CASE(pk_arena_topup_refill),
-	KUNIT_CASE(pk_arena_release_shrinker),
-	KUNIT_CASE(pk_arena_release_drain),
-	KUNIT_CASE(pk_arena_release_cap),
 	KUNIT_CASE(pk_suite_leak_check),
 	{}
 };
