@@ -9,8 +9,8 @@
 #
 # Usage: run-kunit.sh [-c "lockdep kasan rt"] [-s SUITE_GLOB] [-n]
 #   -c  only these configurations (default: all three)
-#   -s  only the suites matching this glob, e.g. tdx_pamt_func or
-#       'tdx_pamt_func.pk_evict*' (default: tdx_pamt_*)
+#   -s  only the suites matching this glob, e.g. tdx_pamt_slot or
+#       'tdx_pamt_mag.pk_evict*' (default: tdx_pamt_*)
 #   -n  skip the canaries
 # Env: PAMT_CACHE (default /var/cache/tdx-pamt) holds the tree, the build
 # folders build-<config>, and the logs: every run gets its own folder
@@ -54,29 +54,10 @@ ln -sfn "run-$STAMP" "$CACHE/logs/latest"
 EXEC_TIMEOUT=${PAMT_KUNIT_TIMEOUT:-1200}
 KUNITCONFIG=$TREE/arch/x86/virt/vmx/tdx/.kunitconfig
 
-# 7.3's kunit.py asks qemu for "-accel kvm -accel hvf -accel tcg".  Where
-# /dev/kvm opens but cannot run this guest (nested, or no VMX), the guest
-# dies at once and kunit.py waits out its timeout.  Keep TCG only: a
-# wrapper first in PATH drops every other -accel, then runs the real qemu.
-QEMU_REAL=$(command -v qemu-system-x86_64) ||
+# shellcheck source-path=SCRIPTDIR source=kunit-lib.sh
+. "$HERE/kunit-lib.sh"
+kunit_tcg_path "$CACHE" ||
 	{ echo "no qemu-system-x86_64"; echo "0 passed, 1 failed"; exit 1; }
-mkdir -p "$CACHE/qemu-tcg"
-cat > "$CACHE/qemu-tcg/qemu-system-x86_64" <<EOF
-#!/bin/bash
-args=()
-while [ \$# -gt 0 ]; do
-	if [ "\$1" = -accel ] && [ \$# -ge 2 ]; then
-		[ "\$2" = tcg ] && args+=(-accel tcg)
-		shift 2
-		continue
-	fi
-	args+=("\$1")
-	shift
-done
-exec $QEMU_REAL "\${args[@]}"
-EOF
-chmod +x "$CACHE/qemu-tcg/qemu-system-x86_64"
-export PATH=$CACHE/qemu-tcg:$PATH
 KUNIT="python3 $TREE/tools/testing/kunit/kunit.py"
 QEMU_ARGS="-smp 4"
 
@@ -92,61 +73,6 @@ cfg_args() {
 		 "--kconfig_add CONFIG_PROVE_RAW_LOCK_NESTING=y" ;;
 	*) echo "unknown configuration $1" >&2; exit 2 ;;
 	esac
-}
-
-# Per-suite counts from a KTAP console log; prints "pass fail skip" last.
-count_cases() {
-	python3 - "$1" "$2" <<'PY'
-import re, sys
-log, cfg = sys.argv[1], sys.argv[2]
-# suite -> [plan, {number: (status, name)}]; a result line that the
-# console cut and printk replayed ("** replaying previous printk
-# message **") appears twice under one number: the last one wins.
-suites, cur = {}, None
-for line in open(log, errors="replace"):
-    line = re.sub(r"^\[[^\]]*\]\s?", "", line.rstrip("\n"))
-    m = re.match(r"^\s*# Subtest: (\S+)", line)
-    if m and not line.startswith(" " * 8):
-        cur = m.group(1)
-        suites.setdefault(cur, [None, {}])
-        continue
-    m = re.match(r"^    1\.\.(\d+)$", line)
-    if m and cur and suites[cur][0] is None:
-        suites[cur][0] = int(m.group(1))
-        continue
-    m = re.match(r"^    (not ok|ok) (\d+) (\S+)(.*)$", line)
-    if m and cur:
-        st = "skip" if "# SKIP" in m.group(4) else ("pass" if m.group(1) == "ok" else "fail")
-        suites[cur][1][int(m.group(2))] = (st, m.group(3))
-tp = tf = ts = 0
-for name, (plan, res) in suites.items():
-    p = sum(1 for st, _ in res.values() if st == "pass")
-    f = sum(1 for st, _ in res.values() if st == "fail")
-    sk = sum(1 for st, _ in res.values() if st == "skip")
-    bad = [n for st, n in res.values() if st == "fail"]
-    missing = (plan or 0) - len(res)
-    if missing > 0:
-        f += missing
-        bad.append(f"{missing} without a result")
-    print(f"  [{cfg}] {name}: {p} passed, {f} failed, {sk} skipped"
-          + (f"  FAILED: {' '.join(bad)}" if bad else ""))
-    tp, tf, ts = tp + p, tf + f, ts + sk
-if not suites:
-    print(f"  [{cfg}] no KUnit results in {log}")
-    tf += 1
-print(tp, tf, ts)
-PY
-}
-
-# Console problems outside the expected-WARNING markers.
-scan_log() {
-	awk '
-		/pamt_kunit: BEGIN expected WARNING/ { skip = 1; next }
-		/pamt_kunit: END expected WARNING/ { skip = 0; next }
-		skip { next }
-		/WARNING:|BUG:|possible circular locking|sleeping function called from invalid context|inconsistent lock state|Kernel panic|general protection fault/ { print; n++ }
-		END { exit n > 0 }
-	' "$1"
 }
 
 for cfg in $CONFIGS; do
@@ -170,7 +96,7 @@ for cfg in $CONFIGS; do
 	rc=$?
 	el=$(( $(date +%s) - t ))
 	echo "   run: kunit.py exit $rc, ${el}s, log $LOG"
-	res=$(count_cases "$LOG" "$cfg")
+	res=$(kunit_count "$LOG" "$cfg")
 	echo "$res" | sed '$d'
 	read -r p f s <<< "$(echo "$res" | tail -1)"
 	PASSED=$((PASSED + p)); FAILED=$((FAILED + f)); SKIPPED=$((SKIPPED + s))
@@ -189,7 +115,7 @@ for cfg in $CONFIGS; do
 		tail -5 "$LOG" | sed 's/^/     /'
 		FAILED=$((FAILED + 1))
 	fi
-	if ! scan_log "$LOG" > "$LOGS/problems-$cfg.txt"; then
+	if ! kunit_scan "$LOG" > "$LOGS/problems-$cfg.txt"; then
 		echo "   console problems in $cfg:"; sed 's/^/     /' "$LOGS/problems-$cfg.txt"
 		FAILED=$((FAILED + 1))
 	fi

@@ -1,0 +1,90 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# What run-kunit.sh and make-patches.sh --check share to run the PAMT
+# KUnit suites under qemu and read their results.  Sourced, not run.
+
+# 7.3's kunit.py asks qemu for "-accel kvm -accel hvf -accel tcg".  Where
+# /dev/kvm opens but cannot run this guest (nested, or no VMX), the guest
+# dies at once and kunit.py waits out its timeout.  Keep TCG only: a
+# wrapper first in PATH drops every other -accel, then runs the real qemu.
+# kunit_tcg_path CACHE writes it into CACHE/qemu-tcg and puts it first in
+# PATH; it fails without qemu-system-x86_64.
+kunit_tcg_path() {
+	local CACHE=$1 QEMU_REAL
+
+	QEMU_REAL=$(command -v qemu-system-x86_64) || return 1
+	mkdir -p "$CACHE/qemu-tcg"
+	cat > "$CACHE/qemu-tcg/qemu-system-x86_64" <<EOF
+#!/bin/bash
+args=()
+while [ \$# -gt 0 ]; do
+	if [ "\$1" = -accel ] && [ \$# -ge 2 ]; then
+		[ "\$2" = tcg ] && args+=(-accel tcg)
+		shift 2
+		continue
+	fi
+	args+=("\$1")
+	shift
+done
+exec $QEMU_REAL "\${args[@]}"
+EOF
+	chmod +x "$CACHE/qemu-tcg/qemu-system-x86_64"
+	export PATH=$CACHE/qemu-tcg:$PATH
+}
+
+# kunit_count LOG LABEL: per-suite counts from a KTAP console log; prints
+# "pass fail skip" last.
+kunit_count() {
+	python3 - "$1" "$2" <<'PY'
+import re, sys
+log, cfg = sys.argv[1], sys.argv[2]
+# suite -> [plan, {number: (status, name)}]; a result line that the
+# console cut and printk replayed ("** replaying previous printk
+# message **") appears twice under one number: the last one wins.
+suites, cur = {}, None
+for line in open(log, errors="replace"):
+    line = re.sub(r"^\[[^\]]*\]\s?", "", line.rstrip("\n"))
+    m = re.match(r"^\s*# Subtest: (\S+)", line)
+    if m and not line.startswith(" " * 8):
+        cur = m.group(1)
+        suites.setdefault(cur, [None, {}])
+        continue
+    m = re.match(r"^    1\.\.(\d+)$", line)
+    if m and cur and suites[cur][0] is None:
+        suites[cur][0] = int(m.group(1))
+        continue
+    m = re.match(r"^    (not ok|ok) (\d+) (\S+)(.*)$", line)
+    if m and cur:
+        st = "skip" if "# SKIP" in m.group(4) else ("pass" if m.group(1) == "ok" else "fail")
+        suites[cur][1][int(m.group(2))] = (st, m.group(3))
+tp = tf = ts = 0
+for name, (plan, res) in suites.items():
+    p = sum(1 for st, _ in res.values() if st == "pass")
+    f = sum(1 for st, _ in res.values() if st == "fail")
+    sk = sum(1 for st, _ in res.values() if st == "skip")
+    bad = [n for st, n in res.values() if st == "fail"]
+    missing = (plan or 0) - len(res)
+    if missing > 0:
+        f += missing
+        bad.append(f"{missing} without a result")
+    print(f"  [{cfg}] {name}: {p} passed, {f} failed, {sk} skipped"
+          + (f"  FAILED: {' '.join(bad)}" if bad else ""))
+    tp, tf, ts = tp + p, tf + f, ts + sk
+if not suites:
+    print(f"  [{cfg}] no KUnit results in {log}")
+    tf += 1
+print(tp, tf, ts)
+PY
+}
+
+# kunit_scan LOG: console problems outside the expected-WARNING markers.
+kunit_scan() {
+	awk '
+		/pamt_kunit: BEGIN expected WARNING/ { skip = 1; next }
+		/pamt_kunit: END expected WARNING/ { skip = 0; next }
+		skip { next }
+		/WARNING:|BUG:|possible circular locking|sleeping function called from invalid context|inconsistent lock state|Kernel panic|general protection fault/ { print; n++ }
+		END { exit n > 0 }
+	' "$1"
+}
