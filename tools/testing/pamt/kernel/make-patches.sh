@@ -8,8 +8,10 @@
 #   (none)   write the series and checkpatch --strict every patch
 #   --check  also git am the series, one patch at a time, onto a fresh
 #            checkout of the pristine tree, build after each patch the
-#            folders it touches (W=1, warnings in our files fail), then
-#            vmlinux and the userspace harness at the end
+#            folders it touches (W=1, warnings in our files fail); after
+#            each patch of the cache's layers, link a kernel and run the
+#            KUnit suites it has so far under qemu; then vmlinux and the
+#            userspace harness at the end
 #   --each   with --check: build all of vmlinux after every patch
 # Last line: "N passed, N failed".
 #
@@ -35,7 +37,7 @@ for a in "$@"; do
 	case $a in
 	--check) CHECK=1 ;;
 	--each) EACH=1 ;;
-	*) sed -n '4,17p' "$0"; exit 2 ;;
+	*) sed -n '4,21p' "$0"; exit 2 ;;
 	esac
 done
 
@@ -111,13 +113,6 @@ commit() {
 	) || die "commit '$1'"
 }
 
-# Our Kconfig up to the KUnit symbol, for the commits before the tests.
-kconfig_without_kunit() {
-	git -C "$REPO" show "$REV:$TDX/Kconfig" |
-		awk '/^config INTEL_TDX_PAMT_KUNIT_TEST/ { exit } { print }' | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' \
-		> "$WORK/$TDX/Kconfig"
-}
-
 echo "== writing the series"
 fresh_tree "$WORK"
 
@@ -140,16 +135,35 @@ ours() {
 	done
 }
 
-# The cache, one layer per patch.  The layers call each other (a get pops
-# a pair from the magazines, init sets the shrink layer up), so the
-# Makefile lines come with the last layer: before it, each patch's
-# objects are compiled on their own (make-patches.sh --check builds the
-# objects each patch adds), and from it on they are linked.  The Kconfig
-# symbol comes first, so that asm/tdx_pamt.h declares the real API.
-copy arch/x86/include/asm/tdx_pamt.h $TDX/pamt_internal.h $TDX/pamt_slot.c \
-	$TDX/pamt_core.c $TDX/pamt_trace.h $TDX/pamt_trace.c
-kconfig_without_kunit
-"$HERE/hooks.sh" "$WORK" kconfig trace 2>/dev/null
+# The cache, one layer per patch: slots (with the core and the KUnit
+# scaffolding), magazines and the depot, the arena, the shrink layer, the
+# glue (shrinker and CPU hotplug).  The layers call each other, so a layer
+# not in the series yet is stood in for: series/stage.py writes
+# pamt_internal.h with its block of prototypes replaced by the minimal
+# static inline implementations in series/<layer>.h, leaves its functions
+# out of asm/tdx_pamt.h, and before the glue writes series/pamt_glue.h.
+# Its own patch then replaces the stand-ins with the real prototypes.  So
+# each layer's patch links into vmlinux and brings the KUnit suite of what
+# it adds; --check runs the suites present after each of them.
+STAGE=$(mktemp -d)
+trap 'rm -rf "$STAGE"' EXIT
+git -C "$REPO" archive "$REV" $TDX arch/x86/include/asm/tdx_pamt.h \
+	tools/testing/pamt/kernel/series | tar -x -C "$STAGE" ||
+	die "no $TDX or tools/testing/pamt/kernel/series in $REV"
+# headers LAYER...: the headers with LAYER... not in the series yet
+headers() {
+	python3 "$STAGE/tools/testing/pamt/kernel/series/stage.py" "$STAGE" "$WORK" "$@" ||
+		die "stage.py $*"
+}
+# Patches after which --check runs KUnit: their numbers in the series.
+KUNIT_AT=""
+kunit_here() { KUNIT_AT="$KUNIT_AT $(git -C "$WORK" rev-list --count "$BASE"..HEAD)"; }
+
+copy $TDX/pamt_slot.c $TDX/pamt_core.c $TDX/pamt_trace.h $TDX/pamt_trace.c \
+	$TDX/Kconfig $TDX/.kunitconfig $TDX/pamt_fake.c $TDX/pamt_fake.h \
+	$TDX/pamt_kunit.h $TDX/pamt_kunit_main.c $TDX/pamt_kunit_slot.c
+headers arena mag shrink glue
+"$HERE/hooks.sh" "$WORK" kconfig trace slots kunit 2>/dev/null
 commit "x86/virt/tdx: Add refcounted 2M slots for Dynamic PAMT" \
 "With Dynamic PAMT the TDX module needs a pair of 4K pages for every 2M
 range that holds a 4K TD page.  The DPAMT series keeps a refcount per 2M
@@ -168,21 +182,44 @@ events only.
 
 The API is named as in the DPAMT series: tdx_pamt_get(pfn, cache),
 tdx_pamt_put(pfn), struct tdx_pamt_cache, tdx_alloc_control_page() and
-tdx_free_control_page().  CONFIG_INTEL_TDX_PAMT_CACHE comes with it;
-where a pair comes from is the next patch, and the cache is built once
-its last layer is in."
+tdx_free_control_page().
 
-copy $TDX/pamt_mag.c
+The layers that follow are stood in for in pamt_internal.h by minimal
+static inline versions, each replaced by its own patch: a pair is two
+order-0 pages taken at ADD and freed at REMOVE (no magazine, no arena);
+an idle slot keeps its pair until an evict, or until tdx_pamt_drain() or
+tdx_pamt_exit() walk every slot (no idle index, cap or shrinker); no
+shrinker or CPU hotplug callback is registered.
+
+KUnit tests every slot transition against a fake TDX module that models
+PAMT.ADD and PAMT.REMOVE, their range locks and their error codes; each
+test fails if lockdep switched itself off or a WARN fired, and the
+teardown checks that every page went back.  Run with:
+  tools/testing/kunit/kunit.py run --arch=x86_64 \\
+	--kunitconfig=arch/x86/virt/vmx/tdx/.kunitconfig --qemu_args '-smp 4'"
+kunit_here
+
+copy $TDX/pamt_mag.c $TDX/pamt_kunit_mag.c
+headers arena shrink glue
+"$HERE/hooks.sh" "$WORK" mag kunit 2>/dev/null
 commit "x86/virt/tdx: Add per-CPU magazines of ready PAMT pairs" \
 "Keep free pairs in two magazines per CPU in front of a depot of full
 and empty magazines (Bonwick and Adams), so that the one lock shared by
 all CPUs is taken at most once per magazine and a pair almost never
-comes from the page allocator.  A caller that cannot sleep (KVM under
-mmu_lock) fills a struct tdx_pamt_cache beforehand with
-tdx_topup_pamt_cache().  Control pages are allocated with
-GFP_KERNEL_ACCOUNT; where pairs come from is the next patch."
+comes from the page allocator: a pair REMOVE hands back, or that a
+failed ADD did not use, waits in a magazine for the next ADD.  A caller
+that cannot sleep (KVM under mmu_lock) fills a struct tdx_pamt_cache
+beforehand with tdx_topup_pamt_cache().  Control pages are allocated
+with GFP_KERNEL_ACCOUNT.
 
-copy $TDX/pamt_arena.c
+This replaces the magazine stand-ins of the first patch.  Until the
+arena, pairs are still two order-0 pages; until the shrink layer, no cap
+bounds the magazines and tdx_pamt_drain() empties them."
+kunit_here
+
+copy $TDX/pamt_arena.c $TDX/pamt_kunit_arena.c
+headers shrink glue
+"$HERE/hooks.sh" "$WORK" arena kunit 2>/dev/null
 commit "x86/virt/tdx: Carve PAMT pairs out of 2M chunks of pair pages" \
 "A pair page is marked in the TDX module's PAMT page bitmap, so its 2M
 range cannot be mapped 2M by a TD; every PAMT.ADD shared-locks the 2M
@@ -196,25 +233,39 @@ drain; give a chunk back once all its pairs are free.  Where no 2M block
 can be had, a pair is one order-1 page, then two order-0 pages.  Chunks
 serve every TD and are charged to no memcg, as the static PAMT was.
 tdx_pamt.arena=0 keeps two order-0 pages per pair, charged to the
-caller."
+caller.  This replaces the pair stand-ins of the first patch."
+kunit_here
 
-copy $TDX/pamt_shrink.c
+copy $TDX/pamt_shrink.c $TDX/pamt_kunit_shrink.c
+headers glue
+"$HERE/hooks.sh" "$WORK" shrink kunit 2>/dev/null
 commit "x86/virt/tdx: Give idle PAMT memory back: idle cap, sweep and drains" \
 "An idle range keeps its pair installed, and the magazines and the depot
-keep free pairs.  Bound that memory with an idle cap enforced at put,
-give it back under memory pressure with a clock sweep that removes idle
-pairs, and let tdx_pamt_drain() give everything back."
+keep free pairs.  Index idle slots oldest first, bound their memory with
+an idle cap enforced at put, give it back under memory pressure with a
+clock sweep that removes idle pairs (tdx_pamt_shrink_count() and
+tdx_pamt_shrink_scan(), for the shrinker the next patch registers), and
+let tdx_pamt_drain() give everything back.
 
-copy $TDX/pamt_glue.c $TDX/pamt_glue.h
-"$HERE/hooks.sh" "$WORK" slots mag arena shrink glue 2>/dev/null
-commit "x86/virt/tdx: Build the PAMT cache, with a shrinker and CPU hotplug" \
-"Build the slot, magazine, arena and shrink layers under
-CONFIG_INTEL_TDX_PAMT_CACHE.  Register a shrinker that counts idle and
-cached pairs and gives them back, and a CPU hotplug callback that
-empties a dead CPU's magazines into the depot.
+This replaces the stand-ins of the first patch that walked every slot.
+What a put defers (trimming to the cap past one REMOVE) waits for the
+worker the next patch adds."
+kunit_here
+
+copy $TDX/pamt_glue.c $TDX/pamt_glue.h $TDX/pamt_kunit_ctx.c $TDX/pamt_kunit_release.c
+headers
+"$HERE/hooks.sh" "$WORK" glue kunit 2>/dev/null
+commit "x86/virt/tdx: Register the PAMT shrinker and a CPU hotplug callback" \
+"Register a shrinker that counts idle and cached pairs and gives them
+back, a CPU hotplug callback that empties a dead CPU's magazines into
+the depot, and a worker for what put and the shrinker defer.
 
 The cache stays off, and every call succeeds without doing anything,
-until a backend is registered with tdx_pamt_init()."
+until a backend is registered with tdx_pamt_init().  KUnit runs get and
+put under spinlocks, with preemption off, from softirq and from an RCU
+callback, calls the shrinker as reclaim does, and takes CPUs down and up
+under load."
+kunit_here
 
 copy $(ours $TDX/pamt_seamcall.c $TDX/pamt_seamcall.h)
 "$HERE/hooks.sh" "$WORK" backend 2>/dev/null
@@ -264,21 +315,16 @@ commit "x86/virt/tdx: Add debugfs files for the PAMT cache" \
 \"name value\" per line), \"drain\" (write 1 to give back every idle and
 cached pair) and \"idle_cap\"."
 
-copy $TDX/pamt_fake.c $TDX/pamt_fake.h $TDX/.kunitconfig $TDX/Kconfig
-for f in $(tracked $TDX | grep "/pamt_kunit[^/]*\.[ch]$"); do copy "$f"; done
+for f in $(tracked $TDX | grep "/pamt_kunit[^/]*\.[ch]$"); do
+	[ -e "$WORK/$f" ] || copy "$f"
+done
 "$HERE/hooks.sh" "$WORK" kunit 2>/dev/null
-commit "x86/virt/tdx: Add KUnit tests for the PAMT cache" \
-"Test the cache against a fake TDX module that models PAMT.ADD and
-PAMT.REMOVE, their range locks and their error codes: every slot
-transition and error path, atomic, softirq and RCU-callback contexts,
-the shrinker, CPU hotplug, a multi-CPU stress test, the SEAMCALL backend
-with made-up register results, the PAMT bitmap arithmetic, enabling,
-debugfs and the per-vCPU cache as KVM uses it.  Each test fails if
-lockdep switched itself off or a WARN fired.
-
-Run with:
-  tools/testing/kunit/kunit.py run --arch=x86_64 \\
-	--kunitconfig=arch/x86/virt/vmx/tdx/.kunitconfig --qemu_args '-smp 4'"
+commit "x86/virt/tdx: Add KUnit tests for the PAMT backend, enabling and KVM" \
+"The cache's layers brought their own suites.  Add the rest: the SEAMCALL
+backend with made-up register results, the PAMT bitmap arithmetic,
+enabling, debugfs, the per-vCPU cache as KVM uses it, a multi-CPU stress
+test, WARNs on caller bugs, and canaries that prove lockdep, the
+sleep-in-atomic check and KASAN fire (run only with pamt_kunit.canary=1)."
 
 # The harness, without our CI scripts, the benchmark, the spin model and
 # virtual time, which are this project's tooling rather than something to
@@ -363,7 +409,44 @@ if [ "$CHECK" = 1 ]; then
 	fresh_tree "$CHECKT"
 	mkdir -p "$B"
 	SEED=$B/seed.config
-	{ cat "$REPO/$TDX/.kunitconfig"; echo "CONFIG_DEBUG_FS=y"; } > "$SEED"
+	# The KUnit configuration, as kunit.py makes it for x86_64 qemu, so
+	# that the same build folder serves W=1, KUnit and vmlinux.
+	{ cat "$REPO/$TDX/.kunitconfig"; echo "CONFIG_DEBUG_FS=y"
+	  echo "CONFIG_SERIAL_8250=y"; echo "CONFIG_SERIAL_8250_CONSOLE=y"; } > "$SEED"
+	# shellcheck source-path=SCRIPTDIR source=kunit-lib.sh
+	. "$HERE/kunit-lib.sh"
+	kunit_tcg_path "$CACHE" || die "no qemu-system-x86_64"
+	EXEC_TIMEOUT=${PAMT_KUNIT_TIMEOUT:-1200}
+	# kunit_layer NAME: boot what the series has so far, run its suites
+	kunit_layer() {
+		local name=$1 t=$(date +%s) log=$B/kunit-$1.log res p f sk
+
+		if ! make -C "$CHECKT" O="$B" ARCH=x86_64 -j"$JOBS" bzImage \
+			> "$B/build-bzImage-$name.log" 2>&1; then
+			bad "KUnit after $name: no bzImage (log $B/build-bzImage-$name.log)"
+			tail -20 "$B/build-bzImage-$name.log" | sed 's/^/      /'
+			return
+		fi
+		python3 "$CHECKT/tools/testing/kunit/kunit.py" exec --arch=x86_64 \
+			--build_dir="$B" --qemu_args "-smp 4" --timeout "$EXEC_TIMEOUT" \
+			--raw_output=all 'tdx_pamt_*' > "$log" 2>&1
+		res=$(kunit_count "$log" "${name%%-*}")
+		read -r p f sk <<< "$(echo "$res" | tail -1)"
+		if ! grep -q "KTAP version" "$log"; then
+			f=$((f + 1)); res="$res
+  no kernel output: boot failed"
+		fi
+		if ! kunit_scan "$log" > "$B/kunit-problems-$name.txt"; then
+			f=$((f + 1)); res="$res
+  console problems: $(head -3 "$B/kunit-problems-$name.txt")"
+		fi
+		if [ "$f" = 0 ] && [ "$p" -gt 0 ]; then
+			ok "KUnit after $name: $p cases passed, $sk skipped ($(( $(date +%s) - t ))s)"
+		else
+			bad "KUnit after $name: $p passed, $f failed (log $log)"
+		fi
+		echo "$res" | sed '$d' | sed 's/^/    /'
+	}
 	configure() {
 		cp "$SEED" "$B/.config" &&
 		make -s -C "$CHECKT" O="$B" ARCH=x86_64 olddefconfig >/dev/null 2>&1
@@ -407,6 +490,9 @@ if [ "$CHECK" = 1 ]; then
 			bad "build after $name (rc $rc, log $log)"
 			echo "${w:-$(tail -20 "$log")}" | head -20 | sed 's/^/      /'
 		fi
+		case " $KUNIT_AT " in
+		*" $((10#${name%%-*})) "*) kunit_layer "${name%.patch}" ;;
+		esac
 	done
 	t=$(date +%s)
 	if make -C "$CHECKT" O="$B" ARCH=x86_64 -j"$JOBS" vmlinux > "$B/build-vmlinux.log" 2>&1; then

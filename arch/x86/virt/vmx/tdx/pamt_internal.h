@@ -361,24 +361,8 @@ void pamt_pair_release(const struct tdx_pamt_pair *pair,
 		       enum pamt_pair_dest dest);
 int pamt_status_errno(u64 status);
 
-/* pamt_mag.c */
-int pamt_mag_init(void);
-void pamt_mag_exit(void);
-struct pamt_arena_chunk;
-
-bool pamt_mag_pop(struct tdx_pamt_pair *pair);
-void pamt_mag_push(const struct tdx_pamt_pair *pair);
-unsigned int pamt_mag_refill(struct tdx_pamt_pair *pairs, unsigned int n,
-			     struct pamt_arena_chunk *fresh);
-void pamt_mag_drain_local(void);
-void pamt_mag_drain_dead(unsigned int cpu);
-int pamt_depot_prefill_empty(unsigned int nr);
-unsigned long pamt_depot_pairs(void);
-unsigned long pamt_depot_shrink(unsigned long nr);
-unsigned long pamt_mag_shrink_local(unsigned long nr);
-void pamt_depot_free_empty(void);
-
 /* pamt_arena.c */
+struct pamt_arena_chunk;
 
 /**
  * struct pamt_pair_run - room for pairs, for pamt_arena_take_runs()
@@ -406,6 +390,21 @@ unsigned long pamt_arena_check(void);
 extern unsigned long pamt_arena_fail_orders;
 #endif
 
+/* pamt_mag.c */
+int pamt_mag_init(void);
+void pamt_mag_exit(void);
+bool pamt_mag_pop(struct tdx_pamt_pair *pair);
+void pamt_mag_push(const struct tdx_pamt_pair *pair);
+unsigned int pamt_mag_refill(struct tdx_pamt_pair *pairs, unsigned int n,
+			     struct pamt_arena_chunk *fresh);
+void pamt_mag_drain_local(void);
+void pamt_mag_drain_dead(unsigned int cpu);
+int pamt_depot_prefill_empty(unsigned int nr);
+unsigned long pamt_depot_pairs(void);
+unsigned long pamt_depot_shrink(unsigned long nr);
+unsigned long pamt_mag_shrink_local(unsigned long nr);
+void pamt_depot_free_empty(void);
+
 /* pamt_shrink.c */
 int pamt_shrink_init(unsigned long nr_slots);
 void pamt_shrink_exit(void);
@@ -419,10 +418,11 @@ void pamt_shrink_flush_cpu(unsigned int cpu);
 unsigned long pamt_shrink_remove_all_idle(void);
 void pamt_shrink_deferred(void);
 
+/* pamt_glue.c: in the kernel; the harness's shims in userspace */
+
 /*
- * Platform glue: pamt_glue.c in the kernel, the harness's shims in
- * userspace.  Calls pamt_mag_drain_local() on every online CPU, in process
- * context on that CPU, and waits for all of them.  May sleep.
+ * Calls pamt_mag_drain_local() on every online CPU, in process context on
+ * that CPU, and waits for all of them.  May sleep.
  */
 void pamt_platform_drain_cpus(void);
 

@@ -1,0 +1,20 @@
+/*
+ * pamt_glue.c: not in the series yet.  Until then a drain runs a work item
+ * on every online CPU, as the glue will, and nothing runs the work that
+ * put and the shrink layer defer: it waits for the glue's worker.
+ */
+#include <linux/workqueue.h>
+
+static inline void pamt_platform_drain_fn(struct work_struct *work)
+{
+	pamt_mag_drain_local();
+}
+
+static inline void pamt_platform_drain_cpus(void)
+{
+	schedule_on_each_cpu(pamt_platform_drain_fn);
+}
+
+static inline void pamt_platform_defer(void) { }
+static inline void pamt_platform_defer_sync(void) { }
+

@@ -1,0 +1,67 @@
+/*
+ * pamt_mag.c: not in the series yet.  Until then there is no magazine and
+ * no depot: every pop misses, so a get allocates its pair, and a pair
+ * PAMT.REMOVE hands back is freed at once.  Init only allocates the
+ * per-CPU counters.
+ */
+#include <linux/bug.h>
+#include <linux/sched/mm.h>
+
+static inline int pamt_mag_init(void)
+{
+	atomic_long_set(&pamt.free_pairs, 0);
+	pamt_arena_init();
+	pamt.pcpu = alloc_percpu(struct pamt_pcpu);
+	return pamt.pcpu ? 0 : -ENOMEM;
+}
+
+static inline void pamt_mag_exit(void)
+{
+	pamt_arena_exit();
+	free_percpu(pamt.pcpu);
+	pamt.pcpu = NULL;
+}
+
+static inline bool pamt_mag_pop(struct tdx_pamt_pair *pair)
+{
+	pamt_stat_inc(MAG_MISS);
+	return false;
+}
+
+static inline void pamt_mag_push(const struct tdx_pamt_pair *pair)
+{
+	pamt_pair_free(pair);
+}
+
+/* Nothing is ever parked: there is nothing to drain or free. */
+static inline void pamt_mag_drain_local(void) { }
+static inline void pamt_mag_drain_dead(unsigned int cpu) { }
+static inline int pamt_depot_prefill_empty(unsigned int nr) { return 0; }
+static inline unsigned long pamt_depot_shrink(unsigned long nr) { return 0; }
+static inline void pamt_depot_free_empty(void) { }
+
+/* A control page's reserve, filled from the page allocator. */
+static inline int __tdx_topup_pamt_cache(struct tdx_pamt_cache *res,
+					 unsigned int nr, gfp_t gfp)
+{
+	might_alloc(gfp);
+	if (nr > TDX_PAMT_CACHE_MAX)
+		return -EINVAL;
+	if (!pamt.enabled)
+		return 0;
+	while (res->nr < nr) {
+		if (pamt_pair_alloc(&res->pairs[res->nr], gfp))
+			return -ENOMEM;
+		res->nr++;
+	}
+	return 0;
+}
+
+static inline void tdx_free_pamt_cache(struct tdx_pamt_cache *res)
+{
+	if (WARN_ON_ONCE(!pamt.enabled && res->nr))
+		return;
+	pamt_pair_free_bulk(res->pairs, res->nr);
+	res->nr = 0;
+}
+

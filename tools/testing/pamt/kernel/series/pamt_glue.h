@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * TDX Dynamic PAMT cache: in-kernel glue, not shared with the userspace
+ * harness.  pamt_glue.c is not in the series yet: no shrinker and no CPU
+ * hotplug callback can be registered.
+ */
+#ifndef _X86_VIRT_TDX_PAMT_GLUE_H
+#define _X86_VIRT_TDX_PAMT_GLUE_H
+
+struct cpumask;
+struct shrinker;
+
+static inline int pamt_glue_register(void) { return -EOPNOTSUPP; }
+static inline void pamt_glue_drain_offline(const struct cpumask *online) { }
+static inline void pamt_glue_unregister(void) { }
+static inline struct shrinker *pamt_glue_shrinker(void) { return NULL; }
+
+#endif /* _X86_VIRT_TDX_PAMT_GLUE_H */

@@ -1,0 +1,80 @@
+/*
+ * pamt_shrink.c: not in the series yet.  Until then there is no idle
+ * index, no idle cap and no shrinker: an idle slot keeps its pair until
+ * an evict, tdx_pamt_drain() or tdx_pamt_exit(), which find idle slots by
+ * walking every slot.
+ */
+#include <linux/cpumask.h>
+#include <linux/sched.h>
+
+static inline int pamt_shrink_init(unsigned long nr_slots) { return 0; }
+static inline void pamt_shrink_exit(void) { }
+
+static inline bool pamt_shrink_idle_inc(unsigned long idx)
+{
+	atomic_long_inc(&pamt.idle);
+	return false;	/* no cap: the put never removes */
+}
+
+static inline void pamt_shrink_idle_again(unsigned long idx) { }
+static inline bool pamt_shrink_over_cap(unsigned long more) { return false; }
+static inline unsigned long pamt_shrink_refill_share(void) { return ULONG_MAX; }
+
+static inline unsigned long pamt_shrink_reserve(unsigned long want)
+{
+	return want;
+}
+
+static inline void pamt_shrink_unreserve(unsigned long nr) { }
+static inline void pamt_shrink_flush_cpu(unsigned int cpu) { }
+
+/* REMOVE every IDLE slot that is not LEAKED; the pairs are freed. */
+static inline unsigned long pamt_shrink_remove_all_idle(void)
+{
+	struct tdx_pamt_pair pair;
+	unsigned long idx, freed = 0;
+	int old;
+
+	might_sleep();
+	for (idx = 0; idx < pamt.nr_slots; idx++) {
+		old = atomic_read(&pamt.slots[idx]);
+		if (pamt_slot_state(old) != PAMT_SLOT_IDLE ||
+		    (old & PAMT_SLOT_LEAKED))
+			continue;
+		pamt_transit_begin();
+		if (!atomic_try_cmpxchg_acquire(&pamt.slots[idx], &old,
+						old | PAMT_SLOT_TRANSIT)) {
+			pamt_transit_end();
+			continue;
+		}
+		atomic_long_dec(&pamt.idle);
+		if (!pamt_slot_remove(&pamt.slots[idx], idx, &pair)) {
+			pamt_transit_end();
+			pamt_pair_release(&pair, PAMT_PAIR_TO_FREE);
+			pamt_stat_inc(SHRINK);
+			freed++;
+		} else {
+			pamt_transit_end();
+		}
+		cond_resched();
+	}
+	return freed;
+}
+
+static inline void pamt_platform_drain_cpus(void);
+
+static inline unsigned long tdx_pamt_drain(void)
+{
+	unsigned long freed;
+
+	might_sleep();
+	if (!pamt.enabled)
+		return 0;
+	freed = pamt_shrink_remove_all_idle();
+	if (!pamt_depot_prefill_empty(2 * nr_cpu_ids))
+		pamt_platform_drain_cpus();
+	freed += pamt_depot_shrink(ULONG_MAX);
+	pamt_depot_free_empty();
+	return freed;
+}
+
