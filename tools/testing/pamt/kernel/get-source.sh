@@ -15,9 +15,11 @@
 # machine is upgraded (apt's -t trixie-backports would pull linux-libc-dev
 # 7.3 in, and the userspace harness builds against those headers).
 #
-# Usage: get-source.sh kernel|sparse
-#   kernel  prints the tarball's path on its last line
-#   sparse  prints the sparse binary's path on its last line
+# Usage: get-source.sh kernel|sparse|version
+#   kernel   prints the tarball's path on its last line
+#   sparse   prints the sparse binary's path on its last line
+#   version  prints the version "kernel" would install (lint.sh tests the
+#            fallback with PAMT_KERNEL_VERSION set to one that is gone)
 # Idempotent: does nothing when what is asked for is already there.
 set -euo pipefail
 
@@ -30,9 +32,13 @@ D=$CACHE/apt
 
 log() { echo "get-source: $*" >&2; }
 
-# apt-get with only our sources: trixie-backports binaries, sid sources.
+# apt-get (apt-cache with -c) with only our sources: trixie-backports
+# binaries, sid sources.
 aptp() {
-	apt-get -o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts="$D/s" \
+	local tool=apt-get
+
+	[ "$1" = -c ] && { tool=apt-cache; shift; }
+	$tool -o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts="$D/s" \
 		-o Dir::State::Lists="$D/lists" -o Dir::Cache="$D/cache" \
 		-o Dir::Etc::Preferences=/dev/null \
 		-o Dir::Etc::PreferencesParts=/dev/null \
@@ -67,8 +73,29 @@ apt_setup() {
 	touch "$D/.updated"
 }
 
+# The version of $KPKG to install: $KVER if the archive still has it,
+# else the newest one it has, with a warning.  Reads apt's lists only.
+version() {
+	local v newest=
+
+	apt_setup
+	for v in $(aptp -c madison "$KPKG" | awk -F'|' '{ gsub(/ /, "", $2); print $2 }'); do
+		if [ "$v" = "$KVER" ]; then
+			echo "$v"
+			return 0
+		fi
+		if [ -z "$newest" ] || dpkg --compare-versions "$v" gt "$newest"; then
+			newest=$v
+		fi
+	done
+	[ -n "$newest" ] || { log "error: no $KPKG in trixie-backports"; exit 1; }
+	log "WARNING: $KPKG $KVER (the tested version) is gone from the archive;"
+	log "WARNING: falling back to the newest 7.3.x on offer, $newest"
+	echo "$newest"
+}
+
 kernel() {
-	local have newest
+	local have ver
 
 	have=$(dpkg-query -W -f='${Version}' "$KPKG" 2>/dev/null || true)
 	if [ -n "$have" ] && [ -f "$TARBALL" ]; then
@@ -80,15 +107,10 @@ kernel() {
 		dpkg-query -W -f='${Status}' $p 2>/dev/null | grep -q "ok installed" ||
 			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $p >&2
 	done
-	apt_setup
+	ver=$(version)
 	rm -f "$D"/cache/archives/"$KPKG"_*.deb "$D"/"$KPKG"_*.deb
-	if ! (cd "$D" && aptp download -qq "$KPKG=$KVER" >&2); then
-		newest=$(aptp madison "$KPKG" | awk -F'|' 'NR == 1 { gsub(/ /, "", $2); print $2 }')
-		[ -n "$newest" ] || { log "error: no $KPKG in trixie-backports"; exit 1; }
-		log "WARNING: $KPKG $KVER (the tested version) is gone from the archive;"
-		log "WARNING: falling back to the newest 7.3.x on offer, $newest"
-		(cd "$D" && aptp download -qq "$KPKG=$newest" >&2)
-	fi
+	(cd "$D" && aptp download -qq "$KPKG=$ver" >&2) ||
+		{ log "error: cannot download $KPKG $ver"; exit 1; }
 	DEBIAN_FRONTEND=noninteractive dpkg -i "$D"/"$KPKG"_*.deb >&2
 	[ -f "$TARBALL" ] || { log "error: no $TARBALL after install"; exit 1; }
 	echo "$TARBALL"
@@ -125,5 +147,6 @@ sparse() {
 case ${1:-} in
 kernel) kernel ;;
 sparse) sparse ;;
-*) sed -n '4,21p' "$0"; exit 2 ;;
+version) version ;;
+*) sed -n '4,23p' "$0"; exit 2 ;;
 esac

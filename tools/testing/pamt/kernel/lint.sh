@@ -6,7 +6,8 @@
 #   - scripts/kernel-doc -none, file by file;
 #   - a W=1 build with sparse (C=2) of our objects in the grafted tree,
 #     and of the KVM objects our edits touch (tdx.o, mmu.o);
-#   - the hardware-validation tools of hw/, on made-up inputs.
+#   - the hardware-validation tools of hw/, on made-up inputs;
+#   - get-source.sh's choice of version, pinned and with the pin gone.
 # Debian 12's sparse (0.6.4) cannot parse 7.3, and the kernel then skips
 # it with one line of output: we build a newer one (get-source.sh sparse)
 # and fail if the kernel still says it skipped sparse.
@@ -124,6 +125,25 @@ res=$("$HERE/hw/test-seed-table.sh" 2>&1)
 echo "$res" | grep -v '^[0-9]* passed, [0-9]* failed$' || true
 read -r p _ f _ <<< "$(echo "$res" | tail -1)"
 PASSED=$((PASSED + p)); FAILED=$((FAILED + f))
+
+# get-source.sh's pin: the tested version when the archive has it, and
+# the newest 7.3.x, with a warning, when it is gone (apt's lists only; the
+# first check passes either way, the archive's contents are not ours).
+pin=$(sed -n 's/^KVER=${PAMT_KERNEL_VERSION:-\(.*\)}$/\1/p' "$HERE/get-source.sh")
+if v=$("$HERE/get-source.sh" version 2>/tmp/pamt-gs.$$) &&
+   { { [ "$v" = "$pin" ] && ! grep -q WARNING /tmp/pamt-gs.$$; } ||
+     { [[ $v == 7.3.* ]] && grep -q "falling back .* $v$" /tmp/pamt-gs.$$; }; }; then
+	ok
+else
+	bad "get-source.sh version: '$v', pinned $pin"; cat /tmp/pamt-gs.$$
+fi
+if v=$(PAMT_KERNEL_VERSION=7.3.0-0~gone "$HERE/get-source.sh" version 2>/tmp/pamt-gs.$$) &&
+   [[ $v == 7.3.* ]] && grep -q "WARNING: falling back to the newest 7.3.x on offer, $v" /tmp/pamt-gs.$$; then
+	ok
+else
+	bad "get-source.sh version with the pin gone: '$v'"; cat /tmp/pamt-gs.$$
+fi
+rm -f /tmp/pamt-gs.$$
 
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" = 0 ]

@@ -436,6 +436,7 @@ void *pamt_sim_alloc_percpu(size_t size);
 /* ---- memory ---- */
 struct page {
 	int allocated;
+	int accounted;		/* allocated with __GFP_ACCOUNT */
 	unsigned long private;
 };
 

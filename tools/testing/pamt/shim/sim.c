@@ -508,6 +508,17 @@ bool pamt_sim_pfn_allocated(unsigned long pfn)
 	return __atomic_load_n(&pfn_to_page(pfn)->allocated, __ATOMIC_RELAXED);
 }
 
+/*
+ * Whether the allocated page at @pfn was allocated with __GFP_ACCOUNT,
+ * that is, charged to the allocating task's memcg in a kernel.
+ */
+bool pamt_sim_pfn_accounted(unsigned long pfn)
+{
+	if (!pamt_sim_pfn_allocated(pfn))
+		return false;
+	return __atomic_load_n(&pfn_to_page(pfn)->accounted, __ATOMIC_RELAXED);
+}
+
 struct page *pamt_sim_alloc_pages(gfp_t gfp, unsigned int order,
 				  const char *file, int line)
 {
@@ -537,6 +548,8 @@ struct page *pamt_sim_alloc_pages(gfp_t gfp, unsigned int order,
 			free_list_add(idx + (1UL << o), o);
 		}
 		mark_allocated(idx, order, file, line);
+		for (o = 0; o < 1U << order; o++)
+			pamt_sim_pages[idx + o].accounted = !!(gfp & __GFP_ACCOUNT);
 	}
 	pthread_mutex_unlock(&mem_lock);
 	return idx == NO_PAGE ? NULL : &pamt_sim_pages[idx];
@@ -588,6 +601,7 @@ struct page *pamt_sim_alloc_pfn(unsigned long pfn)
 		}
 	}
 	mark_allocated(idx, 0, __FILE__, __LINE__);
+	pamt_sim_pages[idx].accounted = 0;
 	pthread_mutex_unlock(&mem_lock);
 	return &pamt_sim_pages[idx];
 }

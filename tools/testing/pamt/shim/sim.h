@@ -41,6 +41,7 @@ unsigned long pamt_sim_pages_in_use(void);
 struct page *pamt_sim_alloc_pfn(unsigned long pfn);
 unsigned long pamt_sim_free_blocks(unsigned int order);
 bool pamt_sim_pfn_allocated(unsigned long pfn);
+bool pamt_sim_pfn_accounted(unsigned long pfn);
 void pamt_sim_seed(u64 seed);
 
 /**

@@ -535,14 +535,15 @@ struct page *__tdx_alloc_control_page(gfp_t gfp)
 	if (!page)
 		return NULL;
 
-	ret = tdx_pamt_get(page_to_pfn(page), NULL);
-	if (ret == -ENOMEM) {
-		/* The magazines and GFP_NOWAIT failed; @gfp may do better. */
-		ret = __tdx_topup_pamt_cache(&res, 1, gfp);
-		if (!ret)
-			ret = tdx_pamt_get(page_to_pfn(page), &res);
-		tdx_free_pamt_cache(&res);
-	}
+	/*
+	 * The pair the range may need: from the magazines or, allocated with
+	 * @gfp (so charged as the page is, without the arena), from the page
+	 * allocator.  If the range has a pair already, it goes back to the
+	 * magazines.  Should the top-up fail, the get still tries GFP_NOWAIT.
+	 */
+	__tdx_topup_pamt_cache(&res, 1, gfp);
+	ret = tdx_pamt_get(page_to_pfn(page), &res);
+	tdx_free_pamt_cache(&res);
 	if (ret) {
 		__free_page(page);
 		return NULL;
