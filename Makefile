@@ -19,7 +19,7 @@
 #                    memory (BUSY, poisoned 2M) in bench-results/vt-shared
 #   make patches     a format-patch series against pristine 7.3, out/patches
 #   make patches-check  the series, applied with git am to a fresh 7.3
-#                    tree and built
+#                    tree and built; KUnit after each cache layer patch
 
 PAMT	:= tools/testing/pamt
 LOGS	:= build/test-logs
