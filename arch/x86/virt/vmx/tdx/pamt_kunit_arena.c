@@ -19,7 +19,7 @@
 
 static DEFINE_SPINLOCK(pk_arena_lock);
 
-/* Set up the cache with pairs from the arena, no allocation failing. */
+/* Set up the cache with the arena; no allocation order is made to fail. */
 void pk_arena_up(struct kunit *test, enum tdx_pamt_mode mode,
 		 unsigned int mag_size)
 {
