@@ -7,7 +7,8 @@
 #   - a W=1 build with sparse (C=2) of our objects in the grafted tree,
 #     and of the KVM objects our edits touch (tdx.o, mmu.o);
 #   - the hardware-validation tools of hw/, on made-up inputs;
-#   - get-source.sh's choice of version, pinned and with the pin gone.
+#   - get-source.sh's choice of version, pinned and with the pin gone;
+#   - series/stage.py: identity, stand-ins replace prototypes, bad marker.
 # Debian 12's sparse (0.6.4) cannot parse 7.3, and the kernel then skips
 # it with one line of output: we build a newer one (get-source.sh sparse)
 # and fail if the kernel still says it skipped sparse.
@@ -125,6 +126,36 @@ res=$("$HERE/hw/test-seed-table.sh" 2>&1)
 echo "$res" | grep -v '^[0-9]* passed, [0-9]* failed$' || true
 read -r p _ f _ <<< "$(echo "$res" | tail -1)"
 PASSED=$((PASSED + p)); FAILED=$((FAILED + f))
+
+# series/stage.py, which writes the headers of the series' intermediate
+# patches: with every layer in, the final files; with none, no prototype
+# of a missing layer left; a missing block marker is an error.
+ST=$(mktemp -d)
+mkdir -p "$ST/src" "$ST/out"
+git -C "$REPO" ls-files -z arch/x86/virt/vmx/tdx arch/x86/include/asm/tdx_pamt.h \
+	tools/testing/pamt/kernel/series | (cd "$REPO" && xargs -0 cp --parents -t "$ST/src")
+SP=tools/testing/pamt/kernel/series/stage.py
+if python3 "$ST/src/$SP" "$ST/src" "$ST/out" &&
+   cmp -s "$ST/out/$TDX/pamt_internal.h" "$TDX/pamt_internal.h" &&
+   cmp -s "$ST/out/arch/x86/include/asm/tdx_pamt.h" arch/x86/include/asm/tdx_pamt.h; then
+	ok
+else
+	bad "stage.py with every layer in does not give the final headers"
+fi
+if python3 "$ST/src/$SP" "$ST/src" "$ST/out" arena mag shrink glue &&
+   ! grep -qE "^(int|void|unsigned long|bool) (tdx_topup_pamt_cache|tdx_pamt_drain|pamt_mag_pop)\(" \
+	"$ST/out/$TDX/pamt_internal.h" "$ST/out/arch/x86/include/asm/tdx_pamt.h"; then
+	ok
+else
+	bad "stage.py left a missing layer's prototypes in"
+fi
+sed -i '/^\/\* pamt_mag\.c \*\//d' "$ST/src/$TDX/pamt_internal.h"
+if out=$(python3 "$ST/src/$SP" "$ST/src" "$ST/out" mag 2>&1); then
+	bad "stage.py accepted a pamt_internal.h with no pamt_mag.c block"
+else
+	echo "$out" | grep -q 'pamt_mag.c' && ok || bad "stage.py: no clear error ($out)"
+fi
+rm -rf "$ST"
 
 # get-source.sh's pin: the tested version when the archive has it, and
 # the newest 7.3.x, with a warning, when it is gone (apt's lists only; the
