@@ -448,3 +448,55 @@ PAMT_TEST(err_exit_then_init_keeps_module_pairs)
 		atomic_long_dec(&pamt.installed);
 	}
 }
+
+/*
+ * exit leaves a pair in the module, then tdx_pamt_init() fails at each of
+ * its allocations in turn before one succeeds.  The failed attempts must
+ * not forget that range: the good init marks it, and a get on it revives
+ * the module's pair rather than issuing a PAMT.ADD that fails for good.
+ */
+PAMT_TEST(err_failed_init_keeps_module_pairs)
+{
+	const unsigned long stuck = PAMT_SLOT_INSTALLED | PAMT_SLOT_LEAKED;
+	struct tdx_pamt_config cfg = { .ops = &pamt_env_ops };
+	struct tdx_pamt_range r;
+	struct tdx_pamt_pair p;
+	long step, adds;
+	int ret;
+
+	pamt_env_up_default();
+	r.start_pfn = env.base_pfn;
+	r.end_pfn = slot_pfn(env.nr_slots, 0);
+	ASSERT(!tdx_pamt_get(slot_pfn(4, 0), NULL));
+	ASSERT(!tdx_pamt_put(slot_pfn(4, 0)));
+	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, 100000, 0);
+	tdx_pamt_exit();
+	pamt_fake_inject(PAMT_FAKE_REMOVE, 0, 0, 0);
+	ASSERT(pamt_fake_range_has_pair(slot_pfn(4, 0)));
+
+	for (step = 0; step < 100; step++) {
+		pamt_sim_fail_set(&pamt_sim_fail_kmalloc, step, 0);
+		ret = tdx_pamt_init(&r, 1, &cfg);
+		if (!ret)
+			break;
+		EXPECT_EQ(ret, -ENOMEM);
+	}
+	pamt_sim_fail_set(&pamt_sim_fail_kmalloc, -1, 0);
+	ASSERT(tdx_pamt_enabled());
+	EXPECT(step > 2);
+	EXPECT_EQ(slot_word(4), stuck);
+
+	adds = fake_calls(PAMT_FAKE_ADD);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(4, 1), NULL), 0);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_ADD), adds);
+	EXPECT_EQ(pamt_fake_page_aug(slot_pfn(4, 1)), TDX_PAMT_SUCCESS);
+	EXPECT_EQ(pamt_fake_page_remove(slot_pfn(4, 1)), TDX_PAMT_SUCCESS);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(4, 1)), 0);
+
+	/* Not this instance's pair: take it back by hand, as above. */
+	EXPECT_EQ(pamt_fake_ops.remove(slot_pfn(4, 0), &p), 0);
+	__free_page(pfn_to_page(p.pfn[0]));
+	__free_page(pfn_to_page(p.pfn[1]));
+	slot_set_word(4, 0);
+	atomic_long_dec(&pamt.installed);
+}

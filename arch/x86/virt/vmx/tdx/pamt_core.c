@@ -74,7 +74,8 @@ void pamt_forget_module_pairs(void)
 /*
  * Mark the ranges exit left in the module INSTALLED and LEAKED: the module
  * holds their pairs, so a get revives them with no ADD, and nobody ever
- * REMOVEs them, since this instance did not allocate their pages.
+ * REMOVEs them, since this instance did not allocate their pages.  The
+ * list stays until init has succeeded: a failed init may be retried.
  */
 static void pamt_mark_module_pairs(void)
 {
@@ -93,7 +94,6 @@ static void pamt_mark_module_pairs(void)
 	if (pamt_nr_stuck)
 		pr_info("tdx-pamt: %lu ranges keep the pair the module held at the last exit%s\n",
 			pamt_nr_stuck - lost, lost ? ", some now uncovered" : "");
-	pamt_forget_module_pairs();
 }
 
 static int pamt_check_config(const struct tdx_pamt_range *ranges,
@@ -421,6 +421,7 @@ int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
 		pamt_slots_free();
 		return ret;
 	}
+	pamt_forget_module_pairs();
 	pamt.enabled = true;
 	return 0;
 }
