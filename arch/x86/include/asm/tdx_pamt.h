@@ -16,10 +16,11 @@
 /*
  * TDX module status codes used by PAMT.ADD/PAMT.REMOVE.  Bits 63:32 carry
  * the status; the low bits carry an operand id and are masked off before
- * comparing.  OPERAND_BUSY, OPERAND_ADDR_RANGE_ERROR, PAGE_NOT_FREE and
- * HPA_RANGE_NOT_FREE are the published values; the three PAMT-specific
- * codes below them are placeholders until the DPAMT ABI is public
- * (unverified).
+ * comparing.  Every value is the one in the TDX module's public source
+ * (include/auto_gen_2_0/tdx_error_codes_defs.h, TDX module 2.0); BUSY and
+ * PAGE_METADATA_INCORRECT are also in Linux's tdx_errno.h.  Only BUSY and
+ * NO_PAMT_PAGE_PAIR change what the cache does (HPA_RANGE_NOT_FREE also
+ * warns); anything else is an ordinary -EIO.
  */
 #define TDX_PAMT_STATUS_MASK		0xFFFFFFFF00000000ULL
 #define TDX_PAMT_SUCCESS		0x0000000000000000ULL
@@ -27,9 +28,9 @@
 #define TDX_PAMT_OPERAND_ADDR_RANGE	0xC000010100000000ULL
 #define TDX_PAMT_PAGE_NOT_FREE		0xC000030300000000ULL
 #define TDX_PAMT_HPA_RANGE_NOT_FREE	0xC000030400000000ULL
-#define TDX_PAMT_PAGE_NOT_EMPTY		0xC000030500000000ULL
-#define TDX_PAMT_NO_PAGE_PAIR		0xC000030600000000ULL
-#define TDX_PAMT_MISSING_PAGE_PAIR	0xC000030700000000ULL
+#define TDX_PAMT_NO_PAGE_PAIR		0xC000030500000000ULL
+#define TDX_PAMT_PAGE_NOT_EMPTY		0xC000030600000000ULL
+#define TDX_PAMT_MISSING_PAGE_PAIR	0x8000030800000000ULL
 #define TDX_PAMT_PAGE_METADATA_INCORRECT 0xC000030000000000ULL
 
 /*

@@ -500,3 +500,94 @@ PAMT_TEST(err_failed_init_keeps_module_pairs)
 	slot_set_word(4, 0);
 	atomic_long_dec(&pamt.installed);
 }
+
+/*
+ * Status values as the TDX module's public source defines them
+ * (intel/tdx-module, include/auto_gen_2_0/tdx_error_codes_defs.h), written
+ * out here so that a wrong constant in tdx_pamt.h cannot hide itself.
+ */
+#define MODULE_NO_PAMT_PAGE_PAIR	0xC000030500000000ULL
+#define MODULE_PAMT_PAGE_NOT_EMPTY	0xC000030600000000ULL
+#define MODULE_MISSING_PAMT_PAGE_PAIR	0x8000030800000000ULL
+#define MODULE_OPERAND_ID_RCX		1ULL
+
+PAMT_TEST(err_status_values_match_the_module)
+{
+	EXPECT_EQ(TDX_PAMT_NO_PAGE_PAIR, MODULE_NO_PAMT_PAGE_PAIR);
+	EXPECT_EQ(TDX_PAMT_PAGE_NOT_EMPTY, MODULE_PAMT_PAGE_NOT_EMPTY);
+	EXPECT_EQ(TDX_PAMT_MISSING_PAGE_PAIR, MODULE_MISSING_PAMT_PAGE_PAIR);
+	EXPECT_EQ(TDX_PAMT_HPA_RANGE_NOT_FREE, 0xC000030400000000ULL);
+	EXPECT_EQ(TDX_PAMT_PAGE_NOT_FREE, 0xC000030300000000ULL);
+	EXPECT_EQ(TDX_PAMT_OPERAND_ADDR_RANGE, 0xC000010100000000ULL);
+	EXPECT_EQ(TDX_PAMT_OPERAND_BUSY, 0x8000020000000000ULL);
+	EXPECT_EQ(TDX_PAMT_PAGE_METADATA_INCORRECT, 0xC000030000000000ULL);
+}
+
+/*
+ * REMOVE answers the module's NO_PAMT_PAGE_PAIR: the range has no pair.
+ * The slot must go EMPTY, so that the next get ADDs one; a slot left
+ * INSTALLED would let the next PAGE.AUG fail for want of a pair.
+ */
+PAMT_TEST(err_remove_module_no_pair_empties_slot)
+{
+	struct tdx_pamt_pair p;
+	long adds;
+
+	pamt_env_up_default();
+	ASSERT(!tdx_pamt_get(slot_pfn(4, 0), NULL));
+	ASSERT(!tdx_pamt_put(slot_pfn(4, 0)));
+	/* The module loses the pair behind the cache's back ... */
+	ASSERT(!pamt_fake_ops.remove(slot_pfn(4, 0), &p));
+	__free_page(pfn_to_page(p.pfn[0]));
+	__free_page(pfn_to_page(p.pfn[1]));
+	pamt_stat_add(PAGE_FREE, 2);
+	/* ... and says so, with the operand id in the low bits. */
+	pamt_fake_inject(PAMT_FAKE_REMOVE,
+			 MODULE_NO_PAMT_PAGE_PAIR | MODULE_OPERAND_ID_RCX, 1, 0);
+	EXPECT_EQ(tdx_pamt_evict(slot_pfn(4, 0)), 0);
+	EXPECT_EQ(slot_word(4), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_INSTALLED), 0);
+
+	adds = fake_calls(PAMT_FAKE_ADD);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(4, 2), NULL), 0);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_ADD), adds + 1);
+	EXPECT_EQ(pamt_fake_page_aug(slot_pfn(4, 2)), TDX_PAMT_SUCCESS);
+	EXPECT_EQ(pamt_fake_page_remove(slot_pfn(4, 2)), TDX_PAMT_SUCCESS);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(4, 2)), 0);
+}
+
+/*
+ * REMOVE answers the module's PAMT_PAGE_NOT_EMPTY: the pair stays in the
+ * module.  The slot must stay INSTALLED (and LEAKED), so that a get uses
+ * that pair; an EMPTY slot would ADD on a range with a pair, which the
+ * module refuses for good.
+ */
+PAMT_TEST(err_remove_module_not_empty_keeps_pair)
+{
+	struct tdx_pamt_pair p;
+	long adds;
+
+	pamt_env_up_default();
+	ASSERT(!tdx_pamt_get(slot_pfn(4, 0), NULL));
+	ASSERT(!tdx_pamt_put(slot_pfn(4, 0)));
+	pamt_fake_inject(PAMT_FAKE_REMOVE,
+			 MODULE_PAMT_PAGE_NOT_EMPTY | MODULE_OPERAND_ID_RCX, 1, 0);
+	EXPECT_EQ(tdx_pamt_evict(slot_pfn(4, 0)), -EIO);
+	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED | PAMT_SLOT_LEAKED);
+	EXPECT(pamt_fake_range_has_pair(slot_pfn(4, 0)));
+
+	adds = fake_calls(PAMT_FAKE_ADD);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(4, 2), NULL), 0);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_ADD), adds);
+	EXPECT_EQ(pamt_fake_page_aug(slot_pfn(4, 2)), TDX_PAMT_SUCCESS);
+	EXPECT_EQ(pamt_fake_page_remove(slot_pfn(4, 2)), TDX_PAMT_SUCCESS);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(4, 2)), 0);
+
+	/* The LEAKED pair is never removed by the cache: take it back. */
+	EXPECT_EQ(pamt_fake_ops.remove(slot_pfn(4, 0), &p), 0);
+	__free_page(pfn_to_page(p.pfn[0]));
+	__free_page(pfn_to_page(p.pfn[1]));
+	pamt_stat_add(PAGE_FREE, 2);
+	slot_set_word(4, 0);
+	atomic_long_dec(&pamt.installed);
+}
