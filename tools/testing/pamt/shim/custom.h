@@ -449,6 +449,7 @@ extern unsigned long pamt_sim_nr_pages;
 
 #define page_to_pfn(p)		(pamt_sim_base_pfn + (unsigned long)((p) - pamt_sim_pages))
 #define pfn_to_page(pfn)	(&pamt_sim_pages[(pfn) - pamt_sim_base_pfn])
+#define pfn_valid(pfn)		((unsigned long)(pfn) - pamt_sim_base_pfn < pamt_sim_nr_pages)
 
 /*
  * The page allocator (sim.c): a buddy allocator of orders 0 to

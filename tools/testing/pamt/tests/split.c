@@ -228,6 +228,70 @@ PAMT_TEST(split_promote_refusals_change_nothing)
 	unmap_4k_all(4);
 }
 
+/* A PROMOTE that merges, then hands the cache @bad instead of its pair. */
+struct split_bad {
+	struct split_arg a;
+	struct tdx_pamt_pair real;
+	struct tdx_pamt_pair bad;
+	bool dup;
+};
+
+static u64 split_promote_bad(struct tdx_pamt_pair *pair, void *arg)
+{
+	struct split_bad *b = arg;
+	u64 status = split_promote(&b->real, &b->a);
+
+	*pair = b->bad;
+	if (b->dup)
+		pair->pfn[0] = pair->pfn[1] = b->real.pfn[0];
+	return status;
+}
+
+/*
+ * PROMOTE's output is checked as REMOVE's is: a pair that is not two
+ * distinct valid pages is never cached nor freed.  The merge happened,
+ * so the slot is EMPTY and the call answers 0; the pages are counted
+ * as leaked.
+ */
+PAMT_TEST(split_promote_bad_pair_is_not_trusted)
+{
+	const unsigned long far = PAMT_ENV_BASE_PFN + (1UL << 30);
+	struct split_bad b;
+	unsigned long s = 4, bad_pfns[][2] = {
+		{ 0, 0 },			/* nothing filled in */
+		{ far, far + 1 },		/* no such memory */
+		{ PAMT_ENV_BASE_PFN, 0 },	/* one page only */
+		{ 0, 0 },			/* one page twice: dup */
+	};
+	unsigned int i;
+	long cached;
+
+	pamt_env_up_default();
+	b.a.base = slot_pfn(s, 0);
+	map_2m(s);
+	for (i = 0; i < ARRAY_SIZE(bad_pfns); i++) {
+		ASSERT(!tdx_pamt_demote(slot_pfn(s, 0), NULL, split_demote,
+					&b.a));
+		cached = stat(TDX_PAMT_STAT_CACHED_PAIRS);
+		b.bad.pfn[0] = bad_pfns[i][0];
+		b.bad.pfn[1] = bad_pfns[i][1];
+		b.dup = i == 3;
+		EXPECT_EQ(tdx_pamt_promote(slot_pfn(s, 0), split_promote_bad,
+					   &b), 0);
+		EXPECT_EQ(b.a.status, TDX_PAMT_SUCCESS);
+		EXPECT_EQ(slot_word(s), 0);
+		EXPECT_EQ(stat(TDX_PAMT_STAT_INSTALLED), 0);
+		EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), cached);
+		EXPECT_EQ(stat(TDX_PAMT_STAT_LEAKED), i + 1);
+		EXPECT(pamt_fake_range_mapped_2m(slot_pfn(s, 0)));
+		/* The test knows the real pages: give them back. */
+		__free_page(pfn_to_page(b.real.pfn[0]));
+		__free_page(pfn_to_page(b.real.pfn[1]));
+		pamt_stat_add(PAGE_FREE, 2);
+	}
+	env.expect_warnings = i;
+}
+
 /* With the cache off (no Dynamic PAMT) the SEAMCALL runs without a pair. */
 static u64 nopair_seen;
 

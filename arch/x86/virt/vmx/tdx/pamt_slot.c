@@ -837,8 +837,9 @@ EXPORT_SYMBOL_FOR_KVM(tdx_pamt_demote);
  * Takes the slot (ACTIVE -> REMOVING: gets wait, evict and the shrinker
  * back off), calls @promote inside that transition, and on success
  * publishes EMPTY, the 512 references gone with the 4K mappings, and
- * gives the pair to this CPU's magazines.  On failure the slot is as it
- * was.  Without Dynamic PAMT, calls @promote with a NULL pair.
+ * gives the pair to this CPU's magazines, unless it is not two distinct
+ * valid pages: then it warns and leaks them.  On failure the slot is as
+ * it was.  Without Dynamic PAMT, calls @promote with a NULL pair.
  *
  * Context: as tdx_pamt_put() minus softirq; @promote runs with preemption
  * disabled.
@@ -884,8 +885,17 @@ int tdx_pamt_promote(unsigned long pfn, tdx_pamt_promote_fn promote,
 		pamt_stat_inc(PROMOTE);
 	}
 	pamt_transit_end();
-	if (!ret)
+	if (ret)
+		return ret;
+	/* As for REMOVE: pages we cannot name are leaked, never touched. */
+	if (WARN_ONCE(!pair.pfn[0] || !pair.pfn[1] ||
+		      pair.pfn[0] == pair.pfn[1] ||
+		      !pfn_valid(pair.pfn[0]) || !pfn_valid(pair.pfn[1]),
+		      "tdx-pamt: PROMOTE on pfn %#lx handed back %#lx, %#lx\n",
+		      pfn, pair.pfn[0], pair.pfn[1]))
+		pamt_stat_inc(LEAKED);
+	else
 		pamt_pair_release(&pair, PAMT_PAIR_TO_MAG);
-	return ret;
+	return 0;
 }
 EXPORT_SYMBOL_FOR_KVM(tdx_pamt_promote);
