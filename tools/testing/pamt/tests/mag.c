@@ -269,6 +269,47 @@ PAMT_TEST(drain_all_frees_idle_and_cached)
 	EXPECT_EQ(tdx_pamt_put(slot_pfn(9, 0)), 0);
 }
 
+/*
+ * Drains that reclaim runs -- the worker the shrinker defers to, the cap
+ * -- free other CPUs' pairs without allocating anything, free only what
+ * was asked, and leave no empty magazine in the depot.
+ */
+static void drain_for_reclaim(bool cap)
+{
+	unsigned long kmalloc_bytes, empty;
+	struct tdx_pamt_pair p[6];
+
+	env_mag(4, TDX_PAMT_MODE_MAGAZINE);
+	pamt_sim_set_cpu(2);
+	take_pairs(p, 6);
+	give_pairs(p, 6);
+	pamt_sim_set_cpu(0);
+	ASSERT(stat(TDX_PAMT_STAT_CACHED_PAIRS) == 6);
+	empty = READ_ONCE(pamt.depot.nr_empty);
+	kmalloc_bytes = pamt_sim_kmalloc_bytes;
+	if (cap) {
+		tdx_pamt_set_idle_cap(1);
+	} else {
+		/* This CPU holds nothing: the shrinker leaves it to the worker. */
+		EXPECT_EQ(tdx_pamt_shrink_scan(5, NULL), 0);
+		run_deferred();
+	}
+	EXPECT_EQ(pamt_sim_kmalloc_bytes - kmalloc_bytes, 0);
+	EXPECT_EQ(READ_ONCE(pamt.depot.nr_empty), empty);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_FREE), 10);
+}
+
+PAMT_TEST(drain_deferred_allocates_nothing)
+{
+	drain_for_reclaim(false);
+}
+
+PAMT_TEST(drain_cap_allocates_nothing)
+{
+	drain_for_reclaim(true);
+}
+
 struct softirq_ctx {
 	unsigned long *pfns;
 	unsigned long nr;

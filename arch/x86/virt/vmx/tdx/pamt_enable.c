@@ -202,7 +202,11 @@ int pamt_enable(struct tdmr_info_list *tdmr_list,
  */
 int tdx_pamt_module_prepare(struct tdmr_info_list *tdmr_list)
 {
-	int ret = pamt_enable(tdmr_list, &tdx_pamt_seamcall_ops);
+	int ret = -ENOMEM;
+
+	/* Without the glue's workqueues nothing could drain or trim. */
+	if (pamt_glue_ready())
+		ret = pamt_enable(tdmr_list, &tdx_pamt_seamcall_ops);
 
 	if (ret)
 		pr_err("set-up failed (%d); tdx_pamt.enable=0 keeps static PAMT\n",
@@ -250,7 +254,9 @@ void tdx_pamt_module_ready(void)
  * installed pair, so the cache stays as it is across it.
  *
  * Context: process context, without the CPU hotplug lock, once no TD
- * holds a PAMT reference.
+ * holds a PAMT reference.  Before tdx_pamt_module_ready() it takes no CPU
+ * hotplug lock, so tdx.c's error path may hold get_online_mems(), which
+ * nests inside it; unregistering the hooks afterwards does take it.
  */
 void tdx_pamt_module_down(void)
 {

@@ -11,29 +11,70 @@
 #include <linux/cpuhotplug.h>
 #include <linux/cpumask.h>
 #include <linux/errno.h>
+#include <linux/init.h>
+#include <linux/minmax.h>
+#include <linux/mutex.h>
 #include <linux/shrinker.h>
 #include <linux/workqueue.h>
 #include "pamt_internal.h"
 #include "pamt_glue.h"
 
+/*
+ * Reclaim waits for both kinds of work (the shrinker defers to one, the
+ * cap and the worker drain with the other), so both queues have a rescuer.
+ * mm's own mm_percpu_wq is private to mm/ (mm/internal.h).  Two queues,
+ * not one: the deferred work flushes the drains, and flushing work of the
+ * queue one runs on would wait on one's own rescuer.
+ */
+static struct workqueue_struct *pamt_drain_wq;	/* per CPU */
+static struct workqueue_struct *pamt_defer_wq;
+
+/* The drains, one work per CPU; pamt_drain_mutex serialises their use. */
+static DEFINE_MUTEX(pamt_drain_mutex);
+static DEFINE_PER_CPU(struct work_struct, pamt_drain_work);
+static struct cpumask pamt_drain_queued;
+static atomic_long_t pamt_drain_budget;
+
 static void pamt_glue_drain_fn(struct work_struct *work)
 {
-	pamt_mag_drain_local();
+	pamt_mag_drain_local(&pamt_drain_budget);
 }
 
 /**
- * pamt_platform_drain_cpus() - drain the magazines of every online CPU
+ * pamt_platform_drain_cpus() - free pairs from the magazines of every online CPU
+ * @nr: most pairs to free
  *
  * Runs pamt_mag_drain_local() in process context on each online CPU and
- * waits for all of them.  The magazines of offline CPUs were drained by
- * the CPU hotplug callback when they went down, or, for a CPU that went
- * down before the callback was registered, by pamt_glue_register().
+ * waits for all of them, with work items allocated once, at boot: reclaim
+ * runs it.  No CPU hotplug lock, so that a caller may hold
+ * get_online_mems(), which nests inside it: a CPU that comes online
+ * meanwhile has empty magazines, and one that goes down is drained by the
+ * CPU hotplug callback (its work, if queued, runs on another CPU and
+ * drains that one).  The magazines of a CPU that went down before the
+ * callback was registered were drained by pamt_glue_register().
  *
  * Context: process context; sleeps.
+ *
+ * Return: pairs freed.
  */
-void pamt_platform_drain_cpus(void)
+unsigned long pamt_platform_drain_cpus(unsigned long nr)
 {
-	schedule_on_each_cpu(pamt_glue_drain_fn);
+	long want = min_t(unsigned long, nr, LONG_MAX);
+	unsigned int cpu;
+	long left;
+
+	mutex_lock(&pamt_drain_mutex);
+	atomic_long_set(&pamt_drain_budget, want);
+	cpumask_clear(&pamt_drain_queued);
+	for_each_online_cpu(cpu) {
+		queue_work_on(cpu, pamt_drain_wq, per_cpu_ptr(&pamt_drain_work, cpu));
+		__cpumask_set_cpu(cpu, &pamt_drain_queued);
+	}
+	for_each_cpu(cpu, &pamt_drain_queued)
+		flush_work(per_cpu_ptr(&pamt_drain_work, cpu));
+	left = atomic_long_read(&pamt_drain_budget);
+	mutex_unlock(&pamt_drain_mutex);
+	return want - left;
 }
 
 static void pamt_glue_defer_fn(struct work_struct *work)
@@ -53,7 +94,7 @@ static DECLARE_WORK(pamt_glue_defer_work, pamt_glue_defer_fn);
  */
 void pamt_platform_defer(void)
 {
-	schedule_work(&pamt_glue_defer_work);
+	queue_work(pamt_defer_wq, &pamt_glue_defer_work);
 }
 
 /**
@@ -65,6 +106,40 @@ void pamt_platform_defer_sync(void)
 {
 	cancel_work_sync(&pamt_glue_defer_work);
 }
+
+/**
+ * pamt_glue_ready() - whether the glue's workqueues exist
+ *
+ * Return: false if they could not be allocated at boot: the cache must
+ * then stay off.
+ */
+bool pamt_glue_ready(void)
+{
+	return pamt_drain_wq && pamt_defer_wq;
+}
+
+/* Before tdx_enable() (a subsys_initcall) can turn the cache on. */
+static int __init pamt_glue_init(void)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		INIT_WORK(per_cpu_ptr(&pamt_drain_work, cpu), pamt_glue_drain_fn);
+	pamt_drain_wq = alloc_workqueue("tdx_pamt_drain",
+					WQ_MEM_RECLAIM | WQ_PERCPU, 0);
+	pamt_defer_wq = alloc_workqueue("tdx_pamt", WQ_MEM_RECLAIM | WQ_UNBOUND, 1);
+	if (!pamt_glue_ready()) {
+		if (pamt_drain_wq)
+			destroy_workqueue(pamt_drain_wq);
+		if (pamt_defer_wq)
+			destroy_workqueue(pamt_defer_wq);
+		pamt_drain_wq = NULL;
+		pamt_defer_wq = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+arch_initcall(pamt_glue_init);
 
 static unsigned long pamt_glue_count(struct shrinker *s,
 				     struct shrink_control *sc)

@@ -9,6 +9,7 @@
 struct cpumask;
 struct shrinker;
 
+bool pamt_glue_ready(void);
 int pamt_glue_register(void);
 void pamt_glue_drain_offline(const struct cpumask *online);
 void pamt_glue_unregister(void);

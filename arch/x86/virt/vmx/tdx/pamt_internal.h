@@ -397,9 +397,8 @@ bool pamt_mag_pop(struct tdx_pamt_pair *pair);
 void pamt_mag_push(const struct tdx_pamt_pair *pair);
 unsigned int pamt_mag_refill(struct tdx_pamt_pair *pairs, unsigned int n,
 			     struct pamt_arena_chunk *fresh);
-void pamt_mag_drain_local(void);
+void pamt_mag_drain_local(atomic_long_t *budget);
 void pamt_mag_drain_dead(unsigned int cpu);
-int pamt_depot_prefill_empty(unsigned int nr);
 unsigned long pamt_depot_pairs(void);
 unsigned long pamt_depot_shrink(unsigned long nr);
 unsigned long pamt_mag_shrink_local(unsigned long nr);
@@ -421,10 +420,12 @@ void pamt_shrink_deferred(void);
 /* pamt_glue.c: in the kernel; the harness's shims in userspace */
 
 /*
- * Calls pamt_mag_drain_local() on every online CPU, in process context on
- * that CPU, and waits for all of them.  May sleep.
+ * Frees up to @nr pairs from the magazines of the online CPUs: calls
+ * pamt_mag_drain_local() on each, in process context on that CPU, and
+ * waits for all of them.  Allocates nothing; may sleep.  Returns the
+ * pairs freed.
  */
-void pamt_platform_drain_cpus(void);
+unsigned long pamt_platform_drain_cpus(unsigned long nr);
 
 /*
  * Platform glue: have pamt_shrink_deferred() run soon in process context

@@ -8,6 +8,8 @@
  * backend, and no test makes it issue a SEAMCALL.  The tests that set the
  * cache up skip themselves if tdx_enable() already turned it on.
  */
+#include <linux/cpu.h>
+#include <linux/percpu-rwsem.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <asm/tdx.h>
@@ -235,6 +237,45 @@ static void pk_enable_refused(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, tdx_pamt_enabled());
 }
 
+/*
+ * Stands in for mem_hotplug_lock, which the KUnit kernel lacks (no
+ * MEMORY_HOTPLUG: get_online_mems() is empty there): a percpu_rwsem that
+ * mem_hotplug_begin() takes for write inside the CPU hotplug lock.
+ */
+DEFINE_STATIC_PERCPU_RWSEM(pk_mem_hotplug_lock);
+
+/*
+ * tdx.c's error path: init_tdx_module() holds get_online_mems() from
+ * before tdx_pamt_module_prepare() to after tdx_pamt_module_down().
+ * Nothing in between may take the CPU hotplug lock: lockdep, taught
+ * mem_hotplug_begin()'s order first, reports the inversion if it does.
+ */
+static void pk_enable_down_under_online_mems(struct kunit *test)
+{
+	struct tdmr_info_list *list = pk_enable_tdmrs(test, SZ_1G);
+	int ret;
+
+	pk_enable_need_off(test);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, pk_enable_down, NULL), 0);
+	/* mem_hotplug_begin() and mem_hotplug_done(). */
+	cpus_read_lock();
+	percpu_down_write(&pk_mem_hotplug_lock);
+	percpu_up_write(&pk_mem_hotplug_lock);
+	cpus_read_unlock();
+
+	/*
+	 * No pair goes through the cache: freeing one would reset it with
+	 * MOVDIR64B, which QEMU's TCG lacks.  The drain runs on every CPU
+	 * all the same.
+	 */
+	percpu_down_read(&pk_mem_hotplug_lock);
+	ret = tdx_pamt_module_prepare(list);
+	tdx_pamt_module_down();
+	percpu_up_read(&pk_mem_hotplug_lock);
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	KUNIT_EXPECT_FALSE(test, tdx_pamt_enabled());
+}
+
 static struct kunit_case pk_enable_cases[] = {
 	KUNIT_CASE(pk_enable_bitmap_size),
 	KUNIT_CASE(pk_enable_bitmap_vs_static),
@@ -242,6 +283,7 @@ static struct kunit_case pk_enable_cases[] = {
 	KUNIT_CASE(pk_enable_off),
 	KUNIT_CASE(pk_enable_over_tdmrs),
 	KUNIT_CASE(pk_enable_refused),
+	KUNIT_CASE(pk_enable_down_under_online_mems),
 	KUNIT_CASE(pk_suite_leak_check),
 	{}
 };

@@ -24,6 +24,7 @@
 #include <linux/gfp.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
+#include <linux/sched.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include "pamt_internal.h"
@@ -266,36 +267,35 @@ unsigned int pamt_mag_refill(struct tdx_pamt_pair *pairs, unsigned int n,
 }
 
 /**
- * pamt_mag_drain_local() - park this CPU's pairs in the depot
+ * pamt_mag_drain_local() - free pairs of this CPU's magazines
+ * @budget: pairs still to free, shared by every CPU being drained
  *
- * Runs on the CPU being drained, in any context but hardirq.  A non-empty magazine is traded for an
- * empty one from the depot; the caller stocks the depot beforehand with
- * pamt_depot_prefill_empty().  Without an empty magazine it stays.
+ * Runs on the CPU being drained.  Each batch of at most PAMT_FREE_BATCH
+ * pairs is claimed from @budget before it is freed, so that CPUs draining
+ * at once free no more than asked.  Allocates nothing: reclaim runs it.
+ *
+ * Context: process context; may sleep between batches.
  */
-void pamt_mag_drain_local(void)
+void pamt_mag_drain_local(atomic_long_t *budget)
 {
-	struct pamt_mag **mags[2];
-	unsigned long flags, dflags;
-	struct pamt_pcpu *pc;
-	struct pamt_mag *empty;
-	int i;
+	long left = atomic_long_read(budget), n;
+	unsigned long freed;
 
-	local_lock_irqsave(&pamt.pcpu->lock, flags);
-	pc = this_cpu_ptr(pamt.pcpu);
-	mags[0] = &pc->loaded;
-	mags[1] = &pc->prev;
-	pamt_depot_lock(&dflags);
-	for (i = 0; i < 2; i++) {
-		if (!(*mags[i])->nr)
-			continue;
-		empty = pamt_depot_unpark_empty();
-		if (!empty)
-			break;
-		pamt_depot_park_full(*mags[i]);
-		*mags[i] = empty;
+	for (;;) {
+		do {
+			n = min_t(long, left, PAMT_FREE_BATCH);
+			if (n <= 0)
+				return;
+		} while (!atomic_long_try_cmpxchg(budget, &left, left - n));
+		freed = pamt_mag_shrink_local(n);
+		if (freed < n) {
+			/* Both magazines are empty: give back the rest. */
+			atomic_long_add(n - freed, budget);
+			return;
+		}
+		cond_resched();
+		left = atomic_long_read(budget);
 	}
-	pamt_depot_unlock(dflags);
-	local_unlock_irqrestore(&pamt.pcpu->lock, flags);
 }
 
 /**
@@ -316,31 +316,6 @@ void pamt_mag_drain_dead(unsigned int cpu)
 		pamt_pair_free_bulk(mags[i]->pairs, mags[i]->nr);
 		mags[i]->nr = 0;
 	}
-}
-
-/**
- * pamt_depot_prefill_empty() - make sure the depot holds @nr empty magazines
- * @nr: how many
- *
- * Context: process context.
- *
- * Return: 0 or -ENOMEM.
- */
-int pamt_depot_prefill_empty(unsigned int nr)
-{
-	unsigned long flags;
-	struct pamt_mag *mag;
-
-	might_sleep();
-	while (READ_ONCE(pamt.depot.nr_empty) < nr) {
-		mag = pamt_mag_new(GFP_KERNEL);
-		if (!mag)
-			return -ENOMEM;
-		pamt_depot_lock(&flags);
-		pamt_depot_park_empty(mag);
-		pamt_depot_unlock(flags);
-	}
-	return 0;
 }
 
 /**

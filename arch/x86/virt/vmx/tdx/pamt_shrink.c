@@ -478,19 +478,17 @@ static void pamt_shrink_cap_trim_once(unsigned long *fails)
 
 static void pamt_shrink_cap_trim(void)
 {
-	unsigned long fails = 0;
+	unsigned long fails = 0, idle, cap;
 
 	might_sleep();
 	pamt_shrink_cap_trim_once(&fails);
 	if (!pamt_shrink_over_cap(0) || fails >= PAMT_SHRINK_MAX_BUSY)
 		return;
 	/* What is left is in other CPUs' magazines. */
-	if (atomic_long_read(&pamt.free_pairs) > 0 &&
-	    !pamt_depot_prefill_empty(2 * nr_cpu_ids)) {
-		pamt_platform_drain_cpus();
-		while (pamt_shrink_over_cap(0) && pamt_depot_shrink(1))
-			;
-	}
+	idle = pamt_shrink_idle_memory();
+	cap = READ_ONCE(pamt.idle_cap);
+	if (idle > cap && atomic_long_read(&pamt.free_pairs) > 0)
+		pamt_platform_drain_cpus(idle - cap);
 }
 
 /**
@@ -511,10 +509,8 @@ void pamt_shrink_deferred(void)
 	nr = atomic_long_xchg(&pamt.defer_drain, 0);
 	if (!pamt.enabled)
 		return;
-	if (nr && !pamt_depot_prefill_empty(2 * nr_cpu_ids)) {
-		pamt_platform_drain_cpus();
-		pamt_depot_shrink(nr);
-	}
+	if (nr)
+		pamt_platform_drain_cpus(nr);
 	pamt_shrink_cap_trim();
 }
 
@@ -581,8 +577,8 @@ unsigned long tdx_pamt_shrink_count(void)
  *
  * IDLE slots go first, oldest first in the idle index, with a second
  * chance for those used since they were queued; then depot pairs; then
- * this CPU's magazines.  Other CPUs' magazines are the worker's: it parks
- * them in the depot and frees what is still wanted.  Takes at most
+ * this CPU's magazines.  Other CPUs' magazines are the worker's: it has
+ * those CPUs free what is still wanted.  Takes at most
  * 2 * @nr_to_scan + PAMT_SCAN_POPS entries out of the index, and stops
  * after PAMT_SHRINK_MAX_BUSY failed REMOVE sequences.  Never sleeps.
  *
@@ -640,9 +636,7 @@ unsigned long tdx_pamt_drain(void)
 	if (!pamt.enabled)
 		return 0;
 	freed = pamt_shrink_remove_all_idle();
-	/* Two empty magazines per CPU let every CPU park both of its own. */
-	if (!pamt_depot_prefill_empty(2 * nr_cpu_ids))
-		pamt_platform_drain_cpus();
+	freed += pamt_platform_drain_cpus(ULONG_MAX);
 	freed += pamt_depot_shrink(ULONG_MAX);
 	pamt_depot_free_empty();
 	return freed;

@@ -34,9 +34,8 @@ static inline void pamt_mag_push(const struct tdx_pamt_pair *pair)
 }
 
 /* Nothing is ever parked: there is nothing to drain or free. */
-static inline void pamt_mag_drain_local(void) { }
+static inline void pamt_mag_drain_local(atomic_long_t *budget) { }
 static inline void pamt_mag_drain_dead(unsigned int cpu) { }
-static inline int pamt_depot_prefill_empty(unsigned int nr) { return 0; }
 static inline unsigned long pamt_depot_shrink(unsigned long nr) { return 0; }
 static inline void pamt_depot_free_empty(void) { }
 

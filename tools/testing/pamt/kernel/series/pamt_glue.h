@@ -10,6 +10,7 @@
 struct cpumask;
 struct shrinker;
 
+static inline bool pamt_glue_ready(void) { return true; }
 static inline int pamt_glue_register(void) { return -EOPNOTSUPP; }
 static inline void pamt_glue_drain_offline(const struct cpumask *online) { }
 static inline void pamt_glue_unregister(void) { }

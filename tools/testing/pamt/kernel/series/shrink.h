@@ -61,7 +61,7 @@ static inline unsigned long pamt_shrink_remove_all_idle(void)
 	return freed;
 }
 
-static inline void pamt_platform_drain_cpus(void);
+static inline unsigned long pamt_platform_drain_cpus(unsigned long nr);
 
 static inline unsigned long tdx_pamt_drain(void)
 {
@@ -71,8 +71,7 @@ static inline unsigned long tdx_pamt_drain(void)
 	if (!pamt.enabled)
 		return 0;
 	freed = pamt_shrink_remove_all_idle();
-	if (!pamt_depot_prefill_empty(2 * nr_cpu_ids))
-		pamt_platform_drain_cpus();
+	freed += pamt_platform_drain_cpus(ULONG_MAX);
 	freed += pamt_depot_shrink(ULONG_MAX);
 	pamt_depot_free_empty();
 	return freed;
