@@ -153,7 +153,7 @@ bool in_split;			/* the splitter is inside demote/promote */
 
 /* Locals every process needs; the inlines below share them. */
 #define PAMT_LOCALS						\
-	byte old, ret, r, p = NO_PAIR, st, try, state, deadline;	\
+	byte old, ret, r, p = NO_PAIR, st, try, state, deadline, recent; \
 	bool ok;						\
 	byte sw_old;						\
 	bool sw_ok
@@ -698,7 +698,10 @@ inline pamt_slot_put_slow(rr)
 		fi
 	:: !(old & PAMT_SLOT_HOLE) && pamt_slot_refs(old) == 1 &&
 	   (PAMT_MODE == TDX_PAMT_MODE_MAGAZINE || (old & PAMT_SLOT_LEAKED)) ->
-		try_cmpxchg(old, (old - 1) | PAMT_SLOT_RECENT, ok);
+		/* pamt_shrink_recent(): the bit, read before the publish */
+		recent = (queued -> PAMT_SLOT_RECENT : 0);
+		try_cmpxchg(old, (old - 1) | recent, ok);
+		recent = 0;
 		if
 		:: ok ->
 			if
