@@ -418,6 +418,12 @@ void pamt_shrink_unreserve(unsigned long nr);
 void pamt_shrink_flush_cpu(unsigned int cpu);
 unsigned long pamt_shrink_remove_all_idle(void);
 void pamt_shrink_deferred(void);
+struct shrinker;
+struct shrink_control;
+unsigned long pamt_shrink_count_objects(struct shrinker *s,
+					struct shrink_control *sc);
+unsigned long pamt_shrink_scan_objects(struct shrinker *s,
+				       struct shrink_control *sc);
 
 /*
  * The CLOCK reference bit for slot @idx going IDLE: PAMT_SLOT_RECENT if
