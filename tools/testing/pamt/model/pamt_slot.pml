@@ -591,18 +591,14 @@ inline pamt_idle_push()
 			 pamt_slot_refs(w) == 0 && !((w) & PAMT_SLOT_LEAKED))
 
 /*
- * pamt_reclaim_one() with a budget of one entry (do_pop: pamt_idle_pop(),
- * which takes the entry out and clears the bit), then pamt_reclaim_slot();
- * without do_pop, pamt_reclaim_slot() on the slot a put just made IDLE.
+ * pamt_reclaim_one() with a budget of one entry (pamt_idle_pop(), which
+ * takes the entry out and clears the bit), then pamt_reclaim_slot().
  * rr: 0 freed, EAGAIN nothing attempted, else the REMOVE's error.
  */
-inline pamt_reclaim(second_chance, do_pop, rr)
+inline pamt_reclaim(second_chance, rr)
 {
 	rr = EAGAIN;
-	if
-	:: do_pop -> atomic { sw_ok = queued; queued = false }
-	:: else -> sw_ok = true
-	fi;
+	atomic { sw_ok = queued; queued = false };
 	if
 	:: sw_ok ->
 		sw_old = slot;
@@ -647,8 +643,9 @@ inline pamt_reclaim(second_chance, do_pop, rr)
 }
 
 /* Called from put: account and queue the new IDLE slot; over the cap,
- * free a cached pair, or reclaim the oldest entry, or this slot. Whether
- * the cap is exceeded is left open. */
+ * free a cached pair, or reclaim the oldest entry, never this slot unless
+ * it is that entry (the rest is the worker's). Whether the cap is
+ * exceeded is left open. */
 inline pamt_shrink_idle_inc()
 {
 	idle++;
@@ -659,11 +656,7 @@ inline pamt_shrink_idle_inc()
 #ifdef CAP_SWEEP
 	   if
 	   :: !sw_ok ->
-		pamt_reclaim(false, true, r);
-		if
-		:: r == EAGAIN -> pamt_reclaim(false, false, r)
-		:: else
-		fi;
+		pamt_reclaim(false, r);
 		r = 0
 	   :: else
 	   fi;
@@ -969,7 +962,7 @@ proctype shrinker()
 	PAMT_LOCALS;
 
 	do
-	:: pamt_reclaim(true, true, r); r = 0
+	:: pamt_reclaim(true, r); r = 0
 	:: break
 	od
 }

@@ -195,6 +195,37 @@ PAMT_TEST(shrink_idle_cap_enforced_by_put)
 	EXPECT_EQ(stat(TDX_PAMT_STAT_SHRINK), 0);
 }
 
+/*
+ * A put over the cap whose first 8 index entries are stale does not
+ * REMOVE its own slot, the most recently used: the worker removes the
+ * oldest idle slot instead.
+ */
+PAMT_TEST(shrink_cap_put_spares_its_own_slot)
+{
+	unsigned long s;
+
+	env_cap(1000, 0);
+	make_idle(0, 10);
+	for (s = 0; s < 8; s++)		/* entries 0-7 go stale: in use */
+		ASSERT(!tdx_pamt_get(slot_pfn(s, 0), NULL));
+	tdx_pamt_set_idle_cap(2);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 2);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 0);
+	make_idle(10, 1);
+	EXPECT_EQ(pamt_slot_state(slot_word(10)), PAMT_SLOT_IDLE);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), 0);
+	run_deferred();
+	EXPECT_EQ(slot_word(8), 0);
+	EXPECT_EQ(pamt_slot_state(slot_word(9)), PAMT_SLOT_IDLE);
+	EXPECT_EQ(pamt_slot_state(slot_word(10)), PAMT_SLOT_IDLE);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 2);
+	for (s = 0; s < 8; s++)
+		EXPECT_EQ(tdx_pamt_put(slot_pfn(s, 0)), 0);
+	run_deferred();
+	EXPECT(idle_memory() <= 2);
+	EXPECT(pamt_accounting_ok());
+}
+
 PAMT_TEST(shrink_lowering_the_cap_trims_now)
 {
 	env_cap(1000, 0);

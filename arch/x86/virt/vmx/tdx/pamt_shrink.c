@@ -287,7 +287,7 @@ static int pamt_reclaim_slot(unsigned long idx, bool second_chance)
  */
 static int pamt_reclaim_one(unsigned long *budget, bool second_chance)
 {
-	unsigned long idx;
+	unsigned long idx = 0;	/* gcc cannot tell pamt_idle_pop() sets it */
 	int ret;
 
 	while (*budget) {
@@ -389,13 +389,14 @@ static void pamt_defer(unsigned int what)
 }
 
 /*
- * Idle memory grew by one with slot @idx going IDLE; bring it back within
+ * Idle memory grew by one with a slot going IDLE; bring it back within
  * the cap.  A free pair goes first (no SEAMCALL); then the oldest idle
- * slot among PAMT_CAP_POPS index entries, or else @idx itself.  At most
- * one REMOVE sequence: anything still over the cap after it, a BUSY
- * module for example, is left to the worker.
+ * slot among PAMT_CAP_POPS index entries.  At most one REMOVE sequence:
+ * anything still over the cap after it, a BUSY module or PAMT_CAP_POPS
+ * stale entries for example, is left to the worker: falling back on the
+ * put's own slot would remove the most recently used one.
  */
-static bool pamt_shrink_cap_put(unsigned long idx)
+static bool pamt_shrink_cap_put(void)
 {
 	unsigned long budget = PAMT_CAP_POPS;
 	bool removed = false;
@@ -405,8 +406,6 @@ static bool pamt_shrink_cap_put(unsigned long idx)
 		return false;
 	if (!pamt_shrink_free_cached()) {
 		ret = pamt_reclaim_one(&budget, false);
-		if (!ret)
-			ret = pamt_reclaim_slot(idx, false);
 		if (ret == 1)
 			pamt_stat_inc(CAP);
 		/* One REMOVE sequence was issued, whatever its outcome. */
@@ -429,7 +428,7 @@ bool pamt_shrink_idle_inc(unsigned long idx)
 {
 	atomic_long_inc(&pamt.idle);
 	pamt_idle_push(idx);
-	return pamt_shrink_cap_put(idx);
+	return pamt_shrink_cap_put();
 }
 
 /**
