@@ -36,6 +36,7 @@
 #include "bench.h"
 #include "lat.h"
 #include "report.h"
+#include "shrink_slab.h"
 
 struct bench_opts bo = {
 	.scenario = "1td",
@@ -954,7 +955,12 @@ static void run_tds(int s, struct sresult *sr, unsigned int nr_tds,
 	sr->ncycles = ncycles;
 
 	if (pressure) {
-		unsigned long scanned;
+		struct shrinker sh = {
+			.count_objects = pamt_shrink_count_objects,
+			.scan_objects = pamt_shrink_scan_objects,
+			.seeks = DEFAULT_SEEKS,
+		};
+		struct pamt_reclaim r;
 		u64 v[TDX_PAMT_STAT_NR];
 
 		sr->reclaim_scans = reclaim.scans;
@@ -962,7 +968,9 @@ static void run_tds(int s, struct sresult *sr, unsigned int nr_tds,
 		sr->reclaim_removes = reclaim.removes;
 		pamt_sim_set_cpu(0);
 		sr->full_before = tdx_pamt_shrink_count();
-		tdx_pamt_shrink_scan(sr->full_before, &scanned);
+		/* As the kernel asks: do_shrink_slab(), priorities 12 to 0. */
+		pamt_reclaim_init(&r, &sh);
+		pamt_direct_reclaim(&r);
 		/* The worker the scan handed other CPUs' magazines to. */
 		if (atomic_long_xchg(&pamt_sim_deferred, 0))
 			pamt_shrink_deferred();

@@ -7,7 +7,8 @@
  * - small runs of every scenario: every strategy ends with gets == puts,
  *   no fake-module violation, the module's invariants intact, no page
  *   leaked and the core's installed count equal to the module's;
- * - the pressure target's shape: one full shrinker pass leaves <= 1%;
+ * - the pressure target's shape: one direct-reclaim attempt (do_shrink_slab()
+ *   replayed, priorities 12..0) leaves <= 1%;
  * - the memory columns: a pair page in a TD block counts as poisoned, a
  *   block wholly of pair pages does not; shared memory poisons the tiny
  *   TD's blocks, a split pool and the arena none; --huge counts every

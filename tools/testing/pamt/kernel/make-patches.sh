@@ -243,8 +243,8 @@ commit "x86/virt/tdx: Give idle PAMT memory back: idle cap, sweep and drains" \
 "An idle range keeps its pair installed, and the magazines and the depot
 keep free pairs.  Index idle slots oldest first, bound their memory with
 an idle cap enforced at put, give it back under memory pressure with a
-clock sweep that removes idle pairs (tdx_pamt_shrink_count() and
-tdx_pamt_shrink_scan(), for the shrinker the next patch registers), and
+clock sweep that removes idle pairs (pamt_shrink_count_objects() and
+pamt_shrink_scan_objects(), the callbacks the next patch registers), and
 let tdx_pamt_drain() give everything back.
 
 This replaces the stand-ins of the first patch that walked every slot.

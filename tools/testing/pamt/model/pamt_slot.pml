@@ -153,7 +153,7 @@ bool in_split;			/* the splitter is inside demote/promote */
 
 /* Locals every process needs; the inlines below share them. */
 #define PAMT_LOCALS						\
-	byte old, ret, r, p = NO_PAIR, st, try, state, deadline;	\
+	byte old, ret, r, p = NO_PAIR, st, try, state, deadline, recent; \
 	bool ok;						\
 	byte sw_old;						\
 	bool sw_ok
@@ -591,18 +591,14 @@ inline pamt_idle_push()
 			 pamt_slot_refs(w) == 0 && !((w) & PAMT_SLOT_LEAKED))
 
 /*
- * pamt_reclaim_one() with a budget of one entry (do_pop: pamt_idle_pop(),
- * which takes the entry out and clears the bit), then pamt_reclaim_slot();
- * without do_pop, pamt_reclaim_slot() on the slot a put just made IDLE.
+ * pamt_reclaim_one() with a budget of one entry (pamt_idle_pop(), which
+ * takes the entry out and clears the bit), then pamt_reclaim_slot().
  * rr: 0 freed, EAGAIN nothing attempted, else the REMOVE's error.
  */
-inline pamt_reclaim(second_chance, do_pop, rr)
+inline pamt_reclaim(second_chance, rr)
 {
 	rr = EAGAIN;
-	if
-	:: do_pop -> atomic { sw_ok = queued; queued = false }
-	:: else -> sw_ok = true
-	fi;
+	atomic { sw_ok = queued; queued = false };
 	if
 	:: sw_ok ->
 		sw_old = slot;
@@ -647,8 +643,9 @@ inline pamt_reclaim(second_chance, do_pop, rr)
 }
 
 /* Called from put: account and queue the new IDLE slot; over the cap,
- * free a cached pair, or reclaim the oldest entry, or this slot. Whether
- * the cap is exceeded is left open. */
+ * free a cached pair, or reclaim the oldest entry, never this slot unless
+ * it is that entry (the rest is the worker's). Whether the cap is
+ * exceeded is left open. */
 inline pamt_shrink_idle_inc()
 {
 	idle++;
@@ -659,11 +656,7 @@ inline pamt_shrink_idle_inc()
 #ifdef CAP_SWEEP
 	   if
 	   :: !sw_ok ->
-		pamt_reclaim(false, true, r);
-		if
-		:: r == EAGAIN -> pamt_reclaim(false, false, r)
-		:: else
-		fi;
+		pamt_reclaim(false, r);
 		r = 0
 	   :: else
 	   fi;
@@ -698,7 +691,10 @@ inline pamt_slot_put_slow(rr)
 		fi
 	:: !(old & PAMT_SLOT_HOLE) && pamt_slot_refs(old) == 1 &&
 	   (PAMT_MODE == TDX_PAMT_MODE_MAGAZINE || (old & PAMT_SLOT_LEAKED)) ->
-		try_cmpxchg(old, (old - 1) | PAMT_SLOT_RECENT, ok);
+		/* pamt_shrink_recent(): the bit, read before the publish */
+		recent = (queued -> PAMT_SLOT_RECENT : 0);
+		try_cmpxchg(old, (old - 1) | recent, ok);
+		recent = 0;
 		if
 		:: ok ->
 			if
@@ -966,7 +962,7 @@ proctype shrinker()
 	PAMT_LOCALS;
 
 	do
-	:: pamt_reclaim(true, true, r); r = 0
+	:: pamt_reclaim(true, r); r = 0
 	:: break
 	od
 }

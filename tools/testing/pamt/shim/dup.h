@@ -211,4 +211,27 @@ static inline bool gfpflags_allow_blocking(gfp_t gfp)
 	return gfp & __GFP_DIRECT_RECLAIM;
 }
 
+/* The shrinker callbacks' side of include/linux/shrinker.h. */
+struct mem_cgroup;
+struct shrink_control {
+	gfp_t gfp_mask;
+	int nid;
+	unsigned long nr_to_scan;	/* objects to scan */
+	unsigned long nr_scanned;	/* objects processed; nr_to_scan on entry */
+	struct mem_cgroup *memcg;
+};
+
+#define SHRINK_STOP	(~0UL)
+#define SHRINK_EMPTY	(~0UL - 1)
+#define DEFAULT_SEEKS	2
+
+struct shrinker {
+	unsigned long (*count_objects)(struct shrinker *s,
+				       struct shrink_control *sc);
+	unsigned long (*scan_objects)(struct shrinker *s,
+				      struct shrink_control *sc);
+	long batch;
+	int seeks;
+};
+
 #endif /* _PAMT_SHIM_DUP_H */

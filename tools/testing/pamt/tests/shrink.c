@@ -37,40 +37,101 @@ PAMT_TEST(shrink_count_is_idle_plus_free_pairs)
 	EXPECT_EQ(tdx_pamt_shrink_count(), 5 + 12);
 }
 
-/* A slot that just went idle gets a second chance; a full pass frees all. */
-PAMT_TEST(shrink_second_chance_then_remove)
+/*
+ * A slot that went idle and was not used since is removed on the first
+ * look: reclaim frees the oldest at once, one index entry per pair.
+ */
+PAMT_TEST(shrink_fresh_idle_removed_at_first_look)
 {
-	unsigned long freed;
+	unsigned long before, scanned = 0;
 
 	env_cap(1000, 0);
 	make_idle(0, 10);
-	freed = tdx_pamt_shrink_scan(1, NULL);
-	EXPECT_EQ(freed, 1);
-	/* The hand had to clear every RECENT bit before it could remove. */
+	before = reclaim_work();
+	EXPECT_EQ(tdx_pamt_shrink_scan(1, &scanned), 1);
+	EXPECT_EQ(scanned, 1);
+	EXPECT_EQ(reclaim_work() - before, 1);
+	EXPECT_EQ(slot_word(0), 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_SHRINK), 1);
-	freed = tdx_pamt_shrink_scan(tdx_pamt_shrink_count(), NULL);
-	EXPECT_EQ(freed, 9);
+	EXPECT_EQ(tdx_pamt_shrink_scan(tdx_pamt_shrink_count(), &scanned), 9);
+	EXPECT_EQ(scanned, 9);
+	EXPECT_EQ(reclaim_work() - before, 10);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 0);
 	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), 10);
 	EXPECT_EQ(pamt_sim_pages_in_use(), 0);
 	EXPECT_EQ(atomic64_read(&pamt_fake.pairs), 0);
 }
 
-/* Recently revived slots are passed over in favour of older ones. */
+/*
+ * A slot revived since it was queued is passed over once, CLOCK-style:
+ * the look clears PAMT_SLOT_RECENT and counts as scanned; the next look
+ * at it removes it.
+ */
 PAMT_TEST(shrink_prefers_least_recently_used)
 {
+	unsigned long scanned = 0;
+
 	env_cap(1000, 0);
 	make_idle(0, 4);
-	/* One pass over the index clears RECENT on all four ... */
-	EXPECT_EQ(tdx_pamt_shrink_scan(1, NULL), 1);	/* removes slot 0 */
+	/* Slot 1 is used again while queued: it is the youngest. */
+	make_idle(1, 1);
+	EXPECT_EQ(slot_word(1), PAMT_SLOT_INSTALLED | PAMT_SLOT_RECENT);
+	EXPECT_EQ(tdx_pamt_shrink_scan(2, &scanned), 1);	/* 0; 1 rotated */
+	EXPECT_EQ(scanned, 2);
 	EXPECT_EQ(slot_word(0), 0);
-	/* ... slot 2 is used again, so it is the youngest. */
-	EXPECT_EQ(tdx_pamt_get(slot_pfn(2, 0), NULL), 0);
-	EXPECT_EQ(tdx_pamt_put(slot_pfn(2, 0)), 0);
-	EXPECT_EQ(tdx_pamt_shrink_scan(2, NULL), 2);
-	EXPECT_EQ(slot_word(1), 0);
+	EXPECT_EQ(slot_word(1), PAMT_SLOT_INSTALLED);
+	EXPECT_EQ(tdx_pamt_shrink_scan(2, &scanned), 2);
+	EXPECT_EQ(slot_word(2), 0);
 	EXPECT_EQ(slot_word(3), 0);
-	EXPECT_EQ(pamt_slot_state(slot_word(2)), PAMT_SLOT_IDLE);
+	EXPECT_EQ(pamt_slot_state(slot_word(1)), PAMT_SLOT_IDLE);
+	/* Its second look removes it: two looks for four entries and a revive. */
+	EXPECT_EQ(tdx_pamt_shrink_scan(2, &scanned), 1);
+	EXPECT_EQ(scanned, 1);
+	EXPECT_EQ(slot_word(1), 0);
+}
+
+/*
+ * scan_objects as reclaim sees it (include/linux/shrinker.h): nr_scanned
+ * is what was looked at, second chances included, never more than asked;
+ * 0 freed is an answer; SHRINK_STOP only when nothing can be done here.
+ */
+PAMT_TEST(shrink_scan_objects_keeps_the_contract)
+{
+	struct shrink_control sc = { .gfp_mask = GFP_KERNEL };
+	unsigned long before;
+
+	env_cap(1000, 0);
+	EXPECT_EQ(pamt_shrink_count_objects(NULL, &sc), SHRINK_EMPTY);
+	sc.nr_to_scan = sc.nr_scanned = 4;
+	EXPECT_EQ(pamt_shrink_scan_objects(NULL, &sc), SHRINK_STOP);
+
+	make_idle(0, 8);
+	make_idle(0, 8);	/* revived while queued: all RECENT */
+	EXPECT_EQ(pamt_shrink_count_objects(NULL, &sc), 8);
+	before = reclaim_work();
+	sc.nr_to_scan = sc.nr_scanned = 8;
+	EXPECT_EQ(pamt_shrink_scan_objects(NULL, &sc), 0);
+	EXPECT_EQ(sc.nr_scanned, 8);
+	EXPECT_EQ(reclaim_work() - before, 8);
+	sc.nr_to_scan = sc.nr_scanned = 5;
+	EXPECT_EQ(pamt_shrink_scan_objects(NULL, &sc), 5);
+	EXPECT_EQ(sc.nr_scanned, 5);
+	EXPECT_EQ(reclaim_work() - before, 13);
+
+	/* The module stays busy: stop after a bounded number of tries. */
+	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, 0, 1000000);
+	sc.nr_to_scan = sc.nr_scanned = 128;
+	EXPECT_EQ(pamt_shrink_scan_objects(NULL, &sc), SHRINK_STOP);
+	EXPECT(fake_calls(PAMT_FAKE_REMOVE) <= 5 + 8 * PAMT_BUSY_CALLS_MAX);
+	pamt_fake_inject(PAMT_FAKE_REMOVE, 0, 0, 0);
+	EXPECT_EQ(pamt_shrink_count_objects(NULL, &sc), 3);
+
+	/* Fewer left than asked, some freed: the number, not SHRINK_STOP. */
+	sc.nr_to_scan = sc.nr_scanned = 128;
+	EXPECT_EQ(pamt_shrink_scan_objects(NULL, &sc), 3);
+	EXPECT_EQ(sc.nr_scanned, 3);
+	EXPECT_EQ(pamt_shrink_count_objects(NULL, &sc), SHRINK_EMPTY);
+	EXPECT(pamt_accounting_ok());
 }
 
 PAMT_TEST(shrink_respects_nr_to_scan)
@@ -132,6 +193,37 @@ PAMT_TEST(shrink_idle_cap_enforced_by_put)
 	EXPECT(stat(TDX_PAMT_STAT_IDLE_SLOTS) <= 4);
 	EXPECT(stat(TDX_PAMT_STAT_CAP) >= 8);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_SHRINK), 0);
+}
+
+/*
+ * A put over the cap whose first 8 index entries are stale does not
+ * REMOVE its own slot, the most recently used: the worker removes the
+ * oldest idle slot instead.
+ */
+PAMT_TEST(shrink_cap_put_spares_its_own_slot)
+{
+	unsigned long s;
+
+	env_cap(1000, 0);
+	make_idle(0, 10);
+	for (s = 0; s < 8; s++)		/* entries 0-7 go stale: in use */
+		ASSERT(!tdx_pamt_get(slot_pfn(s, 0), NULL));
+	tdx_pamt_set_idle_cap(2);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 2);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 0);
+	make_idle(10, 1);
+	EXPECT_EQ(pamt_slot_state(slot_word(10)), PAMT_SLOT_IDLE);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), 0);
+	run_deferred();
+	EXPECT_EQ(slot_word(8), 0);
+	EXPECT_EQ(pamt_slot_state(slot_word(9)), PAMT_SLOT_IDLE);
+	EXPECT_EQ(pamt_slot_state(slot_word(10)), PAMT_SLOT_IDLE);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 2);
+	for (s = 0; s < 8; s++)
+		EXPECT_EQ(tdx_pamt_put(slot_pfn(s, 0)), 0);
+	run_deferred();
+	EXPECT(idle_memory() <= 2);
+	EXPECT(pamt_accounting_ok());
 }
 
 PAMT_TEST(shrink_lowering_the_cap_trims_now)

@@ -52,9 +52,25 @@ PAMT_TEST(slot_last_put_goes_idle_in_magazine_mode)
 	EXPECT_EQ(tdx_pamt_get(slot_pfn(5, 0), NULL), 0);
 	EXPECT_EQ(tdx_pamt_put(slot_pfn(5, 0)), 0);
 	EXPECT_EQ(pamt_slot_state(slot_word(5)), PAMT_SLOT_IDLE);
-	EXPECT(slot_word(5) & PAMT_SLOT_RECENT);
 	EXPECT(pamt_fake_range_has_pair(slot_pfn(5, 0)));
 	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 1);
+}
+
+/*
+ * PAMT_SLOT_RECENT is CLOCK's reference bit: a put that queues its slot
+ * afresh leaves it clear; one whose slot was revived while still queued
+ * sets it.
+ */
+PAMT_TEST(slot_recent_means_revived_since_queued)
+{
+	pamt_env_up_default();
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(5, 0), NULL), 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(5, 0)), 0);
+	EXPECT_EQ(slot_word(5), PAMT_SLOT_INSTALLED);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(5, 0), NULL), 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(5, 0)), 0);
+	EXPECT_EQ(slot_word(5), PAMT_SLOT_INSTALLED | PAMT_SLOT_RECENT);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 1);
 }
 

@@ -156,7 +156,7 @@ PAMT_TEST(split_demote_refusals_change_nothing)
 	EXPECT_EQ(slot_word(3), PAMT_SLOT_INSTALLED | 1);
 	ASSERT(!tdx_pamt_put(slot_pfn(3, 0)));
 	EXPECT_EQ(tdx_pamt_demote(slot_pfn(3, 0), NULL, split_demote, &a), -EBUSY);
-	EXPECT_EQ(slot_word(3), PAMT_SLOT_INSTALLED | PAMT_SLOT_RECENT);
+	EXPECT_EQ(slot_word(3), PAMT_SLOT_INSTALLED);
 	EXPECT_EQ(fake_calls(PAMT_FAKE_DEMOTE), 0);
 	map_2m(3);
 

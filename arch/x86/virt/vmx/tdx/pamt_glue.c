@@ -66,21 +66,6 @@ void pamt_platform_defer_sync(void)
 	cancel_work_sync(&pamt_glue_defer_work);
 }
 
-static unsigned long pamt_glue_count(struct shrinker *s,
-				     struct shrink_control *sc)
-{
-	return tdx_pamt_shrink_count() ?: SHRINK_EMPTY;
-}
-
-static unsigned long pamt_glue_scan(struct shrinker *s,
-				    struct shrink_control *sc)
-{
-	unsigned long freed;
-
-	freed = tdx_pamt_shrink_scan(sc->nr_to_scan, &sc->nr_scanned);
-	return freed ?: SHRINK_STOP;
-}
-
 /* Runs on a control CPU once @cpu is dead: nothing can touch its state. */
 static int pamt_glue_cpu_dead(unsigned int cpu)
 {
@@ -141,8 +126,9 @@ int pamt_glue_register(void)
 	pamt_shrinker = shrinker_alloc(0, "tdx-pamt");
 	if (!pamt_shrinker)
 		return -ENOMEM;
-	pamt_shrinker->count_objects = pamt_glue_count;
-	pamt_shrinker->scan_objects = pamt_glue_scan;
+	/* In the core, so that the harness drives them as reclaim does. */
+	pamt_shrinker->count_objects = pamt_shrink_count_objects;
+	pamt_shrinker->scan_objects = pamt_shrink_scan_objects;
 
 	cpus_read_lock();
 	ret = cpuhp_setup_state_nocalls_cpuslocked(CPUHP_BP_PREPARE_DYN,

@@ -10,6 +10,7 @@
 #define _X86_VIRT_TDX_PAMT_INTERNAL_H
 
 #include <linux/atomic.h>
+#include <linux/bitops.h>
 #include <linux/bits.h>
 #include <linux/limits.h>
 #include <linux/list.h>
@@ -33,7 +34,7 @@
 #define PAMT_SLOT_REF_MAX	(2 * TDX_PAMT_PAGES_PER_SLOT - 1)
 #define PAMT_SLOT_INSTALLED	BIT(10)	/* the module holds a pair */
 #define PAMT_SLOT_TRANSIT	BIT(11)	/* one CPU owns an ADD or REMOVE */
-#define PAMT_SLOT_RECENT	BIT(12)	/* used since queued: second chance */
+#define PAMT_SLOT_RECENT	BIT(12)	/* revived since queued: second chance */
 #define PAMT_SLOT_LEAKED	BIT(13)	/* REMOVE failed; never reclaimed */
 #define PAMT_SLOT_HOLE		BIT(14)	/* not covered; every call -EINVAL */
 
@@ -417,6 +418,23 @@ void pamt_shrink_unreserve(unsigned long nr);
 void pamt_shrink_flush_cpu(unsigned int cpu);
 unsigned long pamt_shrink_remove_all_idle(void);
 void pamt_shrink_deferred(void);
+struct shrinker;
+struct shrink_control;
+unsigned long pamt_shrink_count_objects(struct shrinker *s,
+					struct shrink_control *sc);
+unsigned long pamt_shrink_scan_objects(struct shrinker *s,
+				       struct shrink_control *sc);
+
+/*
+ * The CLOCK reference bit for slot @idx going IDLE: PAMT_SLOT_RECENT if
+ * its entry is still in the idle index, which means a get revived it since
+ * it was queued; 0 for a slot this put queues afresh.  Read before the
+ * put publishes IDLE; a race with reclaim costs at most one extra look.
+ */
+static inline int pamt_shrink_recent(unsigned long idx)
+{
+	return test_bit(idx, pamt.idle_index.queued) ? PAMT_SLOT_RECENT : 0;
+}
 
 /* pamt_glue.c: in the kernel; the harness's shims in userspace */
 

@@ -73,7 +73,7 @@ void pk_arena_up(struct kunit *test, enum tdx_pamt_mode mode,
 
 /* Slot words: installed and in use (add the refcount), and idle. */
 #define W_INST		PAMT_SLOT_INSTALLED
-#define W_IDLE		(PAMT_SLOT_INSTALLED | PAMT_SLOT_RECENT)
+#define W_IDLE		PAMT_SLOT_INSTALLED
 
 static inline struct pk_ctx *pk(struct kunit *test)
 {

@@ -320,6 +320,35 @@ static void pk_ctx_shrinker_direct(struct kunit *test)
 	pk_check_accounting(test, 0);
 }
 
+/*
+ * A second chance is scanned work (include/linux/shrinker.h): a scan that
+ * only rotates reports nr_scanned = nr_to_scan and frees 0, not
+ * SHRINK_STOP; the next one frees.
+ */
+static void pk_ctx_shrinker_rotation_scanned(struct kunit *test)
+{
+	struct shrink_control sc = { .gfp_mask = GFP_KERNEL, .nid = 0 };
+	struct shrinker *s;
+
+	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	KUNIT_ASSERT_EQ(test, pk_glue(test), 0);
+	s = pamt_glue_shrinker();
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	pk_make_idle(test, 0, 4);
+	pk_make_idle(test, 0, 4);	/* revived while queued: RECENT */
+	KUNIT_EXPECT_EQ(test, s->count_objects(s, &sc), 4UL);
+	sc.nr_to_scan = 4;
+	sc.nr_scanned = 4;
+	KUNIT_EXPECT_EQ(test, s->scan_objects(s, &sc), 0UL);
+	KUNIT_EXPECT_EQ(test, sc.nr_scanned, 4UL);
+	KUNIT_EXPECT_EQ(test, s->count_objects(s, &sc), 4UL);
+	sc.nr_scanned = 4;
+	KUNIT_EXPECT_EQ(test, s->scan_objects(s, &sc), 4UL);
+	KUNIT_EXPECT_EQ(test, sc.nr_scanned, 4UL);
+	KUNIT_EXPECT_EQ(test, s->count_objects(s, &sc), SHRINK_EMPTY);
+	pk_check_accounting(test, 0);
+}
+
 /* The shrinker registered for real: drop_slab() reaches it. */
 static void pk_ctx_shrinker_registered(struct kunit *test)
 {
@@ -649,6 +678,7 @@ static struct kunit_case pk_ctx_cases[] = {
 	KUNIT_CASE(pk_ctx_softirq_put_eager),
 	KUNIT_CASE(pk_ctx_rcu_put),
 	KUNIT_CASE(pk_ctx_shrinker_direct),
+	KUNIT_CASE(pk_ctx_shrinker_rotation_scanned),
 	KUNIT_CASE(pk_ctx_shrinker_registered),
 	KUNIT_CASE(pk_ctx_softirq_put_busy_bounded),
 	KUNIT_CASE(pk_ctx_shrinker_magazines),

@@ -7,7 +7,7 @@
 #include <linux/mm.h>
 #include "pamt_kunit.h"
 
-/* RECENT buys a second chance; unreferenced slots go first. */
+/* A slot revived since it was queued gets a second chance; b goes first. */
 static void pk_shrink_second_chance(struct kunit *test)
 {
 	unsigned long a, b, scanned = 0;
@@ -19,12 +19,15 @@ static void pk_shrink_second_chance(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, pk_get(b), 0);
 	tdx_pamt_put(a);
 	tdx_pamt_put(b);
-	/* As if the shrinker had already given b its second chance. */
-	pk_set_word(b, W_INST);
+	KUNIT_EXPECT_EQ(test, pk_word(a), W_IDLE);
+	KUNIT_ASSERT_EQ(test, pk_get(a), 0);
+	tdx_pamt_put(a);
+	KUNIT_EXPECT_EQ(test, pk_word(a), W_IDLE | PAMT_SLOT_RECENT);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 2UL);
 
-	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_scan(1, &scanned), 1UL);
-	KUNIT_EXPECT_EQ(test, scanned, 1UL);
+	/* Two looks: a's second chance, then b. */
+	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_scan(2, &scanned), 1UL);
+	KUNIT_EXPECT_EQ(test, scanned, 2UL);
 	KUNIT_EXPECT_EQ(test, pk_word(b), 0UL);
 	KUNIT_EXPECT_FALSE(test, pamt_fake_range_has_pair(b));
 	KUNIT_EXPECT_EQ(test, pamt_slot_state(pk_word(a)), PAMT_SLOT_IDLE);

@@ -7,10 +7,10 @@
  * idle index, a FIFO; reclaim takes the oldest entry, checks the slot with
  * a compare-and-exchange (it may have been revived meanwhile) and frees
  * its pair, so its cost is O(1) per pair whatever the table size.  The
- * shrinker gives a slot with PAMT_SLOT_RECENT a second chance; the idle
- * cap, enforced by put with at most one REMOVE sequence and by a worker
- * for the rest, does not.  Bounds: Documentation/arch/x86/tdx-dpamt.rst,
- * "Memory cost and the shrinker".
+ * shrinker gives a slot revived since it was queued (PAMT_SLOT_RECENT) a
+ * second chance, CLOCK-style; the idle cap, enforced by put with at most
+ * one REMOVE sequence and by a worker for the rest, does not.  Bounds:
+ * Documentation/arch/x86/tdx-dpamt.rst, "Memory cost and the shrinker".
  */
 #include <linux/bitops.h>
 #include <linux/errno.h>
@@ -19,12 +19,12 @@
 #include <linux/mm.h>
 #include <linux/preempt.h>
 #include <linux/sched.h>
+#include <linux/shrinker.h>
 #include <linux/string.h>
 #include "pamt_internal.h"
 #include "pamt_trace.h"
 
 #define PAMT_CAP_POPS		8	/* index entries a put may look at */
-#define PAMT_SCAN_POPS		64	/* spare entries per shrinker scan */
 #define PAMT_SHRINK_MAX_BUSY	8	/* failed removals before a scan stops */
 #define PAMT_RESCHED_POPS	32	/* entries between two cond_resched() */
 
@@ -280,20 +280,20 @@ static int pamt_reclaim_slot(unsigned long idx, bool second_chance)
 
 /*
  * Take entries out of the index until one REMOVE sequence was attempted,
- * at most *@budget entries (decremented).  Never sleeps.
+ * at most *@budget entries (decremented per entry taken).  Never sleeps.
  *
- * Return: as pamt_reclaim_slot(), or 0 if the index or *@budget ran out
- * first.
+ * Return: as pamt_reclaim_slot(), or 0 if the index (*@budget left) or
+ * *@budget ran out first.
  */
 static int pamt_reclaim_one(unsigned long *budget, bool second_chance)
 {
-	unsigned long idx;
+	unsigned long idx = 0;	/* gcc cannot tell pamt_idle_pop() sets it */
 	int ret;
 
 	while (*budget) {
-		(*budget)--;
 		if (!pamt_idle_pop(&idx))
 			return 0;
+		(*budget)--;
 		ret = pamt_reclaim_slot(idx, second_chance);
 		if (ret != -EAGAIN)
 			return ret;
@@ -389,13 +389,14 @@ static void pamt_defer(unsigned int what)
 }
 
 /*
- * Idle memory grew by one with slot @idx going IDLE; bring it back within
+ * Idle memory grew by one with a slot going IDLE; bring it back within
  * the cap.  A free pair goes first (no SEAMCALL); then the oldest idle
- * slot among PAMT_CAP_POPS index entries, or else @idx itself.  At most
- * one REMOVE sequence: anything still over the cap after it, a BUSY
- * module for example, is left to the worker.
+ * slot among PAMT_CAP_POPS index entries.  At most one REMOVE sequence:
+ * anything still over the cap after it, a BUSY module or PAMT_CAP_POPS
+ * stale entries for example, is left to the worker: falling back on the
+ * put's own slot would remove the most recently used one.
  */
-static bool pamt_shrink_cap_put(unsigned long idx)
+static bool pamt_shrink_cap_put(void)
 {
 	unsigned long budget = PAMT_CAP_POPS;
 	bool removed = false;
@@ -405,8 +406,6 @@ static bool pamt_shrink_cap_put(unsigned long idx)
 		return false;
 	if (!pamt_shrink_free_cached()) {
 		ret = pamt_reclaim_one(&budget, false);
-		if (!ret)
-			ret = pamt_reclaim_slot(idx, false);
 		if (ret == 1)
 			pamt_stat_inc(CAP);
 		/* One REMOVE sequence was issued, whatever its outcome. */
@@ -429,7 +428,7 @@ bool pamt_shrink_idle_inc(unsigned long idx)
 {
 	atomic_long_inc(&pamt.idle);
 	pamt_idle_push(idx);
-	return pamt_shrink_cap_put(idx);
+	return pamt_shrink_cap_put();
 }
 
 /**
@@ -575,52 +574,90 @@ unsigned long tdx_pamt_shrink_count(void)
 }
 
 /**
- * tdx_pamt_shrink_scan() - free up to @nr_to_scan idle pairs
- * @nr_to_scan: most pairs to free
- * @nr_scanned: set to the number of pairs freed
+ * tdx_pamt_shrink_scan() - free idle pairs, processing up to @nr_to_scan
+ * @nr_to_scan: most index entries and cached pairs to process
+ * @nr_scanned: if not NULL, set to those processed: the index entries
+ *	looked at (second chances, stale entries and failed REMOVEs
+ *	included) plus the cached pairs freed
  *
- * IDLE slots go first, oldest first in the idle index, with a second
- * chance for those used since they were queued; then depot pairs; then
- * this CPU's magazines.  Other CPUs' magazines are the worker's: it parks
- * them in the depot and frees what is still wanted.  Takes at most
- * 2 * @nr_to_scan + PAMT_SCAN_POPS entries out of the index, and stops
- * after PAMT_SHRINK_MAX_BUSY failed REMOVE sequences.  Never sleeps.
+ * IDLE slots go first, oldest first in the idle index; one revived since
+ * it was queued (PAMT_SLOT_RECENT) loses the bit and goes back to the
+ * tail instead, CLOCK's second chance: one more look at most.  Then depot
+ * pairs; then this CPU's magazines.  Other CPUs' magazines are the
+ * worker's: it parks them in the depot and frees what is still wanted.
+ * The work is O(@nr_to_scan); *@nr_scanned falls short of @nr_to_scan only
+ * when nothing more can be done here: the index and this CPU's pairs ran
+ * out, or PAMT_SHRINK_MAX_BUSY REMOVE sequences failed.  Never sleeps.
  *
- * Return: pairs freed now; 0 means no progress could be made.
+ * Return: pairs freed.
  */
 unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
 				   unsigned long *nr_scanned)
 {
-	unsigned long freed = 0, fails = 0, budget;
+	unsigned long freed = 0, fails = 0, budget = nr_to_scan, n, m;
 	int ret;
 
-	if (pamt.enabled) {
-		budget = PAMT_SCAN_POPS + 2 * min(nr_to_scan, pamt.nr_slots);
-		while (freed < nr_to_scan && fails < PAMT_SHRINK_MAX_BUSY) {
-			ret = pamt_reclaim_one(&budget, true);
-			if (!ret)
-				break;
-			if (ret < 0) {
-				fails++;
-				continue;
-			}
-			pamt_stat_inc(SHRINK);
-			freed++;
+	if (!pamt.enabled)
+		goto out;
+	while (budget && fails < PAMT_SHRINK_MAX_BUSY) {
+		ret = pamt_reclaim_one(&budget, true);
+		if (!ret)
+			break;
+		if (ret < 0) {
+			fails++;
+			continue;
 		}
-		if (freed < nr_to_scan)
-			freed += pamt_depot_shrink(nr_to_scan - freed);
-		if (freed < nr_to_scan)
-			freed += pamt_mag_shrink_local(nr_to_scan - freed);
-		if (freed < nr_to_scan && atomic_long_read(&pamt.free_pairs) > 0) {
-			atomic_long_add(min_t(unsigned long, nr_to_scan - freed,
-					      atomic_long_read(&pamt.free_pairs)),
-					&pamt.defer_drain);
-			pamt_platform_defer();
-		}
-		trace_tdx_pamt_shrink(nr_to_scan, freed);
+		pamt_stat_inc(SHRINK);
+		freed++;
 	}
+	n = pamt_depot_shrink(budget);
+	while (budget > n && (m = pamt_mag_shrink_local(budget - n)))
+		n += m;
+	freed += n;
+	budget -= n;
+	if (budget && atomic_long_read(&pamt.free_pairs) > 0) {
+		atomic_long_add(min_t(unsigned long, budget,
+				      atomic_long_read(&pamt.free_pairs)),
+				&pamt.defer_drain);
+		pamt_platform_defer();
+	}
+	trace_tdx_pamt_shrink(nr_to_scan, freed);
+out:
 	if (nr_scanned)
-		*nr_scanned = freed;
+		*nr_scanned = nr_to_scan - budget;
+	return freed;
+}
+
+/**
+ * pamt_shrink_count_objects() - the shrinker's count_objects
+ * @s: the shrinker
+ * @sc: the request
+ *
+ * Return: tdx_pamt_shrink_count(), or SHRINK_EMPTY for none.
+ */
+unsigned long pamt_shrink_count_objects(struct shrinker *s,
+					struct shrink_control *sc)
+{
+	return tdx_pamt_shrink_count() ?: SHRINK_EMPTY;
+}
+
+/**
+ * pamt_shrink_scan_objects() - the shrinker's scan_objects
+ * @s: the shrinker
+ * @sc: the request: reads nr_to_scan, sets nr_scanned
+ *
+ * Return: pairs freed, 0 included; SHRINK_STOP if none was freed and the
+ * scan processed less than asked, as nothing more can be done in this
+ * context: reclaim would only call again for the same answer.
+ */
+unsigned long pamt_shrink_scan_objects(struct shrinker *s,
+				       struct shrink_control *sc)
+{
+	unsigned long freed;
+
+	freed = tdx_pamt_shrink_scan(sc->nr_to_scan, &sc->nr_scanned);
+	if (!freed && sc->nr_scanned < sc->nr_to_scan)
+		return SHRINK_STOP;
 	return freed;
 }
 

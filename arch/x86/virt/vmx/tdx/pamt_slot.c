@@ -606,7 +606,7 @@ static noinline int pamt_slot_put_slow(atomic_t *slot)
 		    (old & PAMT_SLOT_LEAKED)) {
 			if (!atomic_try_cmpxchg_release(slot, &old,
 							(old - 1) |
-							PAMT_SLOT_RECENT))
+							pamt_shrink_recent(idx)))
 				continue;
 			/* put_slow: the cap made this put issue a REMOVE. */
 			if (!(old & PAMT_SLOT_LEAKED) && pamt_shrink_idle_inc(idx)) {
