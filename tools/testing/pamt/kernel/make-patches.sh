@@ -252,7 +252,8 @@ What a put defers (trimming to the cap past one REMOVE) waits for the
 worker the next patch adds."
 kunit_here
 
-copy $TDX/pamt_glue.c $TDX/pamt_glue.h $TDX/pamt_kunit_ctx.c $TDX/pamt_kunit_release.c
+copy $TDX/pamt_glue.c $TDX/pamt_glue.h $TDX/pamt_kunit_ctx.c $TDX/pamt_kunit_release.c \
+	$TDX/pamt_kunit_pressure.c
 headers
 "$HERE/hooks.sh" "$WORK" glue kunit 2>/dev/null
 commit "x86/virt/tdx: Register the PAMT shrinker and a CPU hotplug callback" \
@@ -263,8 +264,9 @@ the depot, and a worker for what put and the shrinker defer.
 The cache stays off, and every call succeeds without doing anything,
 until a backend is registered with tdx_pamt_init().  KUnit runs get and
 put under spinlocks, with preemption off, from softirq and from an RCU
-callback, calls the shrinker as reclaim does, and takes CPUs down and up
-under load."
+callback, calls the shrinker as reclaim does, lets the kernel's reclaim
+call it under real memory pressure, and takes CPUs down and up under
+load."
 kunit_here
 
 copy $(ours $TDX/pamt_seamcall.c $TDX/pamt_seamcall.h)

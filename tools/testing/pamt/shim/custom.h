@@ -470,6 +470,8 @@ void pamt_sim_split_page(struct page *page, unsigned int order,
 #define __free_pages(p, order)	pamt_sim_free_pages(p, order, __FILE__, __LINE__)
 #define split_page(p, order)	pamt_sim_split_page(p, order, __FILE__, __LINE__)
 #define nth_page(p, n)		((p) + (n))
+/* No task here is in reclaim: nothing to credit pages to. */
+static inline void mm_account_reclaimed_pages(unsigned long pages) { }
 
 void *pamt_sim_kmalloc(size_t size, gfp_t gfp, bool zero);
 #define kmalloc(size, gfp)	pamt_sim_kmalloc(size, gfp, false)

@@ -33,6 +33,7 @@
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/swap.h>
 #include "pamt_internal.h"
 
 #define PAMT_ARENA_ORDER	9
@@ -280,6 +281,7 @@ static void pamt_arena_release(struct pamt_arena_chunk *c)
 	__free_pages(page, PAMT_ARENA_ORDER);
 	kfree(c);
 	pamt_stat_add(PAGE_FREE, PAMT_ARENA_PAGES);
+	mm_account_reclaimed_pages(PAMT_ARENA_PAGES);
 	pamt_stat_inc(CHUNK_FREE);
 }
 
@@ -457,6 +459,13 @@ static void pamt_pair_free_pages(const struct tdx_pamt_pair *pair,
 		__free_page(pfn_to_page(pair->pfn[1]));
 	}
 	pamt_stat_add(PAGE_FREE, 2);
+	/*
+	 * Under reclaim, credit the pages to it: else a direct-reclaim
+	 * attempt sees no progress, fails a __GFP_NORETRY allocation that
+	 * these pages would satisfy, and goes on to priority 0, and kswapd
+	 * counts a failure.  A no-op outside reclaim.
+	 */
+	mm_account_reclaimed_pages(2);
 }
 
 /* What a pair is: its chunk, PAMT_ARENA_ORDER1, or 0 (two pages). */

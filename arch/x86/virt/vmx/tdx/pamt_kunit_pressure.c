@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit: the shrinker under real memory pressure.  With the idle cap
+ * full, the test allocates pages until the page allocator reclaims; the
+ * kernel's own reclaim (kswapd, direct reclaim, shrink_slab()) must take
+ * idle pairs back through the shrinker pamt_glue_register() registered,
+ * in proportion to what it asks, before any allocation fails.
+ */
+#include <linux/gfp.h>
+#include <linux/list.h>
+#include <linux/mm.h>
+#include <linux/sched.h>
+#include <linux/swap.h>
+#include <linux/tracepoint.h>
+#include "pamt_glue.h"
+#include "pamt_kunit.h"
+#include "pamt_trace.h"
+
+/* 128 GiB of covered memory far above the guest's RAM, as in issue 16. */
+#define PK_PRESS_PFN	BIT(46)
+#define PK_PRESS_PFNS	(128UL << (30 - PAGE_SHIFT))
+#define PK_PRESS_RECS	64
+
+/**
+ * struct pk_press - what the shrinker did while the test allocated
+ * @task: the allocating test thread: its calls come from direct reclaim
+ * @calls: scans seen
+ * @kswapd: scans kswapd made
+ * @direct: scans the test thread made, in direct reclaim
+ * @outside: scans made outside reclaim (without PF_MEMALLOC)
+ * @over: scans that freed more than twice what they were asked
+ * @asked: nr_to_scan, summed
+ * @freed: pairs freed, summed
+ * @direct_freed: pairs freed by the test thread's scans
+ * @ask: nr_to_scan of the first PK_PRESS_RECS scans
+ * @got: pairs the first PK_PRESS_RECS scans freed
+ */
+struct pk_press {
+	struct task_struct *task;
+	atomic_t calls;
+	atomic_t kswapd;
+	atomic_t direct;
+	atomic_t outside;
+	atomic_t over;
+	atomic_long_t asked;
+	atomic_long_t freed;
+	atomic_long_t direct_freed;
+	unsigned long ask[PK_PRESS_RECS];
+	unsigned long got[PK_PRESS_RECS];
+};
+
+/* The tdx_pamt_shrink tracepoint, hit at the end of every scan. */
+static void pk_press_probe(void *data, unsigned long nr_to_scan,
+			   unsigned long freed)
+{
+	struct pk_press *p = data;
+	int i = atomic_inc_return(&p->calls) - 1;
+
+	if (i < PK_PRESS_RECS) {
+		p->ask[i] = nr_to_scan;
+		p->got[i] = freed;
+	}
+	if (current_is_kswapd()) {
+		atomic_inc(&p->kswapd);
+	} else if (current == p->task) {
+		atomic_inc(&p->direct);
+		atomic_long_add(freed, &p->direct_freed);
+	}
+	if (!(current->flags & PF_MEMALLOC))
+		atomic_inc(&p->outside);
+	if (freed > 2 * nr_to_scan)
+		atomic_inc(&p->over);
+	atomic_long_add(nr_to_scan, &p->asked);
+	atomic_long_add(freed, &p->freed);
+}
+
+static void pk_press_unprobe(void *data)
+{
+	unregister_trace_tdx_pamt_shrink(pk_press_probe, data);
+	tracepoint_synchronize_unregister();
+}
+
+/* Fill the idle cap: @cap slots got, then put, then trimmed to the cap. */
+static unsigned long pk_press_fill(struct kunit *test, unsigned long cap)
+{
+	unsigned long i;
+
+	for (i = 0; i < cap; i++) {
+		KUNIT_ASSERT_EQ(test, pk_get(PK_PRESS_PFN + i * 512), 0);
+		cond_resched();
+	}
+	for (i = 0; i < cap; i++) {
+		KUNIT_ASSERT_EQ(test, tdx_pamt_put(PK_PRESS_PFN + i * 512), 0);
+		cond_resched();
+	}
+	/* The worker trims too: let it finish, so that this trim is exact. */
+	pamt_platform_defer_sync();
+	tdx_pamt_set_idle_cap(cap);
+	return tdx_pamt_shrink_count();
+}
+
+/*
+ * Allocate order-0 pages, without retrying reclaim and so without the OOM
+ * killer, until idle memory falls to @target or an allocation fails.
+ * Returns the pages held; *@failed tells which.
+ */
+static unsigned long pk_press_alloc(struct list_head *pages,
+				    unsigned long target, bool *failed)
+{
+	unsigned long n = 0, limit = totalram_pages();
+	struct page *page;
+
+	*failed = false;
+	while (tdx_pamt_shrink_count() > target && n < limit) {
+		page = alloc_page(GFP_KERNEL | __GFP_NORETRY | __GFP_NOWARN);
+		if (!page) {
+			*failed = true;
+			break;
+		}
+		list_add(&page->lru, pages);
+		n++;
+		cond_resched();
+	}
+	return n;
+}
+
+/* Direct-reclaim attempts so far, all zones. */
+static unsigned long pk_press_stalls(unsigned long *ev)
+{
+	unsigned long n = 0;
+	int z;
+
+	all_vm_events(ev);
+	for (z = 0; z < MAX_NR_ZONES; z++)
+		n += ev[ALLOCSTALL_NORMAL - ZONE_NORMAL + z];
+	return n;
+}
+
+static void pk_press_free(struct list_head *pages)
+{
+	struct page *page, *next;
+
+	list_for_each_entry_safe(page, next, pages, lru) {
+		list_del(&page->lru);
+		__free_page(page);
+		cond_resched();
+	}
+}
+
+/*
+ * The idle cap full (its default, a quarter of 128 GiB of slots), pages
+ * allocated until reclaim has taken a quarter of the idle pairs back.
+ * Every scan must come from reclaim, the first must free pairs, none may
+ * free more than twice what it was asked, and no allocation may fail
+ * first.  Pairs are order-0 pages here (no arena), so every pair the
+ * shrinker frees is two pages back in the page allocator.
+ */
+static void pk_pressure_reclaims(struct kunit *test)
+{
+	const struct tdx_pamt_range r = {
+		.start_pfn = PK_PRESS_PFN,
+		.end_pfn = PK_PRESS_PFN + PK_PRESS_PFNS,
+	};
+	unsigned long cap, filled, target, nr, idle0, stalls, *ev;
+	struct pk_press *p;
+	LIST_HEAD(pages);
+	bool failed;
+	int calls, i;
+
+	KUNIT_ASSERT_LT(test, round_up(max_pfn, TDX_PAMT_PAGES_PER_SLOT),
+			PK_PRESS_PFN);
+	KUNIT_ASSERT_EQ(test, pk_setup_ranges(test, &r, 1,
+					      TDX_PAMT_MODE_MAGAZINE, 0, 0), 0);
+	KUNIT_ASSERT_EQ(test, pk_glue(test), 0);
+	cap = tdx_pamt_idle_cap();
+	KUNIT_ASSERT_EQ(test, cap, pamt.nr_slots / 4);
+	filled = pk_press_fill(test, cap);
+	idle0 = pk_stat(TDX_PAMT_STAT_IDLE_SLOTS);
+	KUNIT_ASSERT_EQ(test, filled, cap);
+	KUNIT_ASSERT_EQ(test, pk_stat(TDX_PAMT_STAT_SHRINK), 0ULL);
+
+	p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	p->task = current;
+	ev = kunit_kcalloc(test, NR_VM_EVENT_ITEMS, sizeof(*ev), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ev);
+	KUNIT_ASSERT_EQ_MSG(test, register_trace_tdx_pamt_shrink(pk_press_probe, p),
+			    0, "no tracepoints (CONFIG_TRACEPOINTS)");
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, pk_press_unprobe,
+							p), 0);
+
+	target = filled - filled / 4;
+	stalls = pk_press_stalls(ev);
+	nr = pk_press_alloc(&pages, target, &failed);
+	kunit_release_action(test, pk_press_unprobe, p);
+	stalls = pk_press_stalls(ev) - stalls;
+	pk_press_free(&pages);
+
+	calls = atomic_read(&p->calls);
+	kunit_info(test, "idle cap %lu: %lu idle pairs, %lu idle slots; %lu pages allocated, %s; %lu pairs left\n",
+		   cap, filled, idle0, nr,
+		   failed ? "then one failed" : "none failed",
+		   tdx_pamt_shrink_count());
+	kunit_info(test, "%d scans (%d kswapd, %d direct): asked %ld, freed %ld; shrink %llu\n",
+		   calls, atomic_read(&p->kswapd), atomic_read(&p->direct),
+		   atomic_long_read(&p->asked), atomic_long_read(&p->freed),
+		   pk_stat(TDX_PAMT_STAT_SHRINK));
+	kunit_info(test, "%lu direct-reclaim attempts, their scans freed %ld pairs\n",
+		   stalls, atomic_long_read(&p->direct_freed));
+	for (i = 0; i < min(calls, 8); i++)
+		kunit_info(test, "scan %d: nr_to_scan %lu freed %lu\n",
+			   i + 1, p->ask[i], p->got[i]);
+
+	KUNIT_EXPECT_FALSE_MSG(test, failed,
+			       "an allocation failed with %lu of %lu idle pairs still held",
+			       tdx_pamt_shrink_count(), filled);
+	KUNIT_EXPECT_LE(test, tdx_pamt_shrink_count(), target);
+	KUNIT_ASSERT_GT_MSG(test, calls, 0, "reclaim never called the shrinker");
+	KUNIT_EXPECT_GT_MSG(test, p->got[0], 0UL,
+			    "the first scan, asked for %lu, freed nothing",
+			    p->ask[0]);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->over), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->outside), 0);
+	/* Idle slots came back, not only magazine pairs. */
+	KUNIT_EXPECT_GT(test, pk_stat(TDX_PAMT_STAT_SHRINK), 0ULL);
+	pk_check_accounting(test, 0);
+}
+
+static struct kunit_case pk_pressure_cases[] = {
+	KUNIT_CASE_SLOW(pk_pressure_reclaims),
+	KUNIT_CASE(pk_suite_leak_check),
+	{}
+};
+
+static struct kunit_suite pk_pressure_suite = {
+	.name = "tdx_pamt_pressure",
+	.init = pk_test_init,
+	.exit = pk_test_exit,
+	.test_cases = pk_pressure_cases,
+};
+
+kunit_test_suite(pk_pressure_suite);
