@@ -111,6 +111,12 @@ struct pamt_env {
 extern struct pamt_env env;
 
 #define PAMT_ENV_BASE_PFN	0x100000UL	/* 4 GiB */
+/*
+ * pamt.wait_ns after set-up: the host preempts a thread inside a
+ * transition, which the kernel never does, so a get waits for it as long
+ * as KUnit's do.  Tests of the wait itself set PAMT_WAIT_NS_DEFAULT.
+ */
+#define PAMT_ENV_WAIT_NS	(60ULL * NSEC_PER_SEC)
 
 int pamt_env_up(const struct pamt_env_opts *o);
 void pamt_env_up_default(void);

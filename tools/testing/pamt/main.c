@@ -86,6 +86,7 @@ static int pamt_env_up_ranges(const struct pamt_env_opts *o,
 	env.base_pfn = PAMT_ENV_BASE_PFN;
 	env.nr_slots = 0;
 	env.up = true;
+	pamt.wait_ns = PAMT_ENV_WAIT_NS;
 	return 0;
 }
 
@@ -135,6 +136,7 @@ int pamt_env_up(const struct pamt_env_opts *o)
 	env.base_pfn = PAMT_ENV_BASE_PFN;
 	env.nr_slots = nr_slots;
 	env.up = true;
+	pamt.wait_ns = PAMT_ENV_WAIT_NS;
 	return 0;
 }
 

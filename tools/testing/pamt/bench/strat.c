@@ -395,8 +395,12 @@ static int core_init(const struct tdx_pamt_range *range, enum tdx_pamt_mode m,
 		.arena = arena,
 		.ops = &pamt_env_ops,
 	};
+	int ret;
 
-	return tdx_pamt_init(range, 1, &cfg);
+	ret = tdx_pamt_init(range, 1, &cfg);
+	/* The host preempts a thread in a transition; the kernel never. */
+	pamt.wait_ns = 60ULL * NSEC_PER_SEC;
+	return ret;
 }
 
 static int eager_init(const struct tdx_pamt_range *range)

@@ -20,7 +20,10 @@
  *    pamt_idle_pop()) and pamt_reclaim_one() / pamt_reclaim_slot() (from
  *    the shrinker, and from the idle cap in pamt_shrink_idle_inc());
  *  - PAMT.ADD and PAMT.REMOVE, which may succeed, fail, or answer BUSY; the
- *    C code retries BUSY PAMT_BUSY_RETRIES times, the model once;
+ *    C code retries BUSY PAMT_BUSY_RETRIES times, the model once.  A try
+ *    is one transition: on BUSY the owner publishes the old word (EMPTY,
+ *    or the IDLE word it took) and, after its backoff, a get looks at the
+ *    slot again, a removal takes it again only if it holds that word;
  *  - NPAIRS pairs, each with exactly one owner: the page allocator, the
  *    magazines (one pool: per-CPU magazines and the depot are one owner
  *    here), the module, or one CPU (process) holding it in a local.
@@ -41,6 +44,7 @@
  *   PAMT_WAIT_BUDGET=n  waits a get may begin under its deadline (default 1)
  *   MUTANT_NO_TRANSIT, MUTANT_PUT_EARLY_CLEAR, MUTANT_EVICT_NO_RECHECK,
  *   MUTANT_ADD_FAIL_LOSES_PAIR, MUTANT_BUSY_KEEPS_TRANSIT,
+ *   MUTANT_REOWN_BLIND,
  *   MUTANT_WAIT_RESETS_DEADLINE, MUTANT_DEADLINE_ON_TRANSIT_READ,
  *   MUTANT_POP_DROPS_REMOVING
  *                    deliberately broken variants; see the README.  The
@@ -92,7 +96,9 @@
 
 /* Bounds, shrunk from the C values: BUSY retries (10); reclaim takes one
  * index entry per call (the shrinker is called again). */
+#ifndef PAMT_BUSY_RETRIES
 #define PAMT_BUSY_RETRIES	1
+#endif
 #ifndef PAMT_WAIT_BUDGET
 #define PAMT_WAIT_BUDGET	1	/* waits a get begins under its deadline */
 #endif
@@ -156,7 +162,8 @@ bool in_split;			/* the splitter is inside demote/promote */
 	byte old, ret, r, p = NO_PAIR, st, try, state, deadline, recent; \
 	bool ok;						\
 	byte sw_old;						\
-	bool sw_ok
+	bool sw_ok;						\
+	byte rw
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -344,42 +351,17 @@ inline pamt_status_errno(st, rr)
 	fi
 }
 
-inline pamt_slot_seamcall_add(pp, st)
-{
-	try = 0;
-	do
-	:: module_add(pp, st);
-	   if
-	   :: st != TDX_PAMT_OPERAND_BUSY || try == PAMT_BUSY_RETRIES -> break
-	   :: else -> try++
-	   fi
-	od;
-	try = 0
-}
-
-inline pamt_slot_seamcall_remove(pp, st)
-{
-	try = 0;
-	do
-	:: module_remove(pp, st);
-	   if
-	   :: st != TDX_PAMT_OPERAND_BUSY || try == PAMT_BUSY_RETRIES -> break
-	   :: else -> try++
-	   fi
-	od;
-	try = 0
-}
-
 /*
  * Called with the slot ADDING and owned, and the pair @p in hand (taken
  * before the transition: on PREEMPT_RT the magazines and the allocator
- * may not be used inside one).  Ends ACTIVE(1) or EMPTY; on failure the
- * caller keeps @p and gives it back after the transition.
+ * may not be used inside one).  One PAMT.ADD.  Ends ACTIVE(1) or EMPTY;
+ * on failure the caller keeps @p, and gives it back after the transition
+ * or, on BUSY, may try again with it.
  */
 inline pamt_slot_add(rr)
 {
 	assert(p < NPAIRS && owner[p] == OWN_ME);
-	pamt_slot_seamcall_add(p, st);
+	module_add(p, st);
 	pamt_status_errno(st, rr);
 	if
 	:: rr != 0 ->
@@ -403,12 +385,52 @@ inline pamt_slot_add(rr)
 	st = 0
 }
 
-/* Called with the slot REMOVING and owned by this process. */
+/*
+ * Called with the slot REMOVING and owned by this process.  On BUSY with
+ * a try left, pamt_slot_remove() publishes the IDLE word @rw it took the
+ * slot from, backs off with preemption on, and takes the slot again only
+ * if it still holds @rw (MUTANT_REOWN_BLIND: whatever it holds); if not,
+ * another process answers for the slot: stop, as if BUSY (EAGAIN here).
+ * pamt.idle is read only at quiescence, so its updates share a step with
+ * the word's; locals likewise.
+ */
 inline pamt_slot_remove(dest, rr)
 {
-	pamt_slot_seamcall_remove(p, st);
-	pamt_status_errno(st, rr);
+	rw = slot & ~PAMT_SLOT_TRANSIT;
+	do
+	:: module_remove(p, st);
+	   pamt_status_errno(st, rr);
+	   if
+	   :: rr == EBUSY && try < PAMT_BUSY_RETRIES ->
+		atomic {
+			try++;
+			idle++;
+#ifdef MUTANT_BUSY_KEEPS_TRANSIT
+			skip
+#else
+			slot = rw
+#endif
+		};
+		atomic {
+			if
+#ifdef MUTANT_REOWN_BLIND
+			:: true -> slot = rw | PAMT_SLOT_TRANSIT; idle--
+#else
+			:: slot == rw -> slot = rw | PAMT_SLOT_TRANSIT; idle--
+			:: slot != rw -> rr = EAGAIN
+#endif
+			fi
+		};
+		if
+		:: rr == EAGAIN -> break
+		:: else
+		fi
+	   :: else -> break
+	   fi
+	od;
+	atomic { try = 0; rw = 0 };
 	if
+	:: rr == EAGAIN -> rr = EBUSY	/* the slot is another's now */
 	:: rr == EBUSY ->
 		idle++;
 		/* The word it had, RECENT included: the owner set only TRANSIT. */
@@ -543,7 +565,14 @@ inline pamt_slot_get_slow(rr)
 			try_cmpxchg(old, PAMT_SLOT_TRANSIT, ok);
 #endif
 			if
-			:: ok -> pamt_slot_add(rr); break
+			:: ok ->
+				pamt_slot_add(rr);
+				if
+				:: rr == EBUSY && try < PAMT_BUSY_RETRIES ->
+					/* EMPTY again; after the backoff, look */
+					atomic { try++; old = slot; rr = 0 }
+				:: else -> break
+				fi
 			:: else	/* continue */
 			fi
 		:: else	/* the slot changed: continue */
@@ -554,7 +583,7 @@ inline pamt_slot_get_slow(rr)
 	:: p != NO_PAIR -> pamt_mag_push(p)
 	:: else
 	fi;
-	old = 0; ok = false; deadline = 0
+	old = 0; ok = false; deadline = 0; try = 0
 }
 
 inline tdx_pamt_get(rr)

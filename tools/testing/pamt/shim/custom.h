@@ -64,6 +64,8 @@ extern __thread int pamt_sim_raw_depth;
 extern __thread int pamt_sim_irq_depth;
 extern __thread int pamt_sim_irqoff_seamcalls;
 extern __thread int pamt_sim_in_seamcall;
+/* The thread plays a softirq (in_serving_softirq()). */
+extern __thread int pamt_sim_softirq;
 
 void pamt_sim_set_cpu(unsigned int cpu);
 void pamt_sim_fatal(const char *what, const char *file, int line)
@@ -245,13 +247,29 @@ static inline void clear_bit_unlock(unsigned long nr, volatile unsigned long *ad
 			pamt_sim_fatal("atomic depth underflow",	\
 				       __FILE__, __LINE__);		\
 	} while (0)
-/* Atomic on PREEMPT_RT too: preemption or IRQs off, raw spinlocks. */
-#define pamt_sim_enter_raw()	(pamt_sim_enter_atomic(), pamt_sim_raw_depth++)
+/*
+ * Sections that are atomic on PREEMPT_RT too (preemption or IRQs off, raw
+ * spinlocks), timed as IRQs-off ones are when a test asks
+ * (pamt_sim_preemptoff_timing), from the outermost entry to the exit.
+ */
+extern int pamt_sim_preemptoff_timing;
+void pamt_sim_preemptoff_begin(void);
+void pamt_sim_preemptoff_end(void);
+#define pamt_sim_enter_raw()						\
+	do {								\
+		pamt_sim_enter_atomic();				\
+		if (!pamt_sim_raw_depth++ &&				\
+		    __atomic_load_n(&pamt_sim_preemptoff_timing, __ATOMIC_RELAXED)) \
+			pamt_sim_preemptoff_begin();			\
+	} while (0)
 #define pamt_sim_exit_raw()						\
 	do {								\
 		if (--pamt_sim_raw_depth < 0)				\
 			pamt_sim_fatal("raw depth underflow",		\
 				       __FILE__, __LINE__);		\
+		if (!pamt_sim_raw_depth &&				\
+		    __atomic_load_n(&pamt_sim_preemptoff_timing, __ATOMIC_RELAXED)) \
+			pamt_sim_preemptoff_end();			\
 		pamt_sim_exit_atomic();					\
 	} while (0)
 /*
@@ -430,6 +448,8 @@ void *pamt_sim_alloc_percpu(size_t size);
 #define this_cpu_inc(pcp)	this_cpu_add(pcp, 1)
 #define this_cpu_dec(pcp)	this_cpu_add(pcp, -1)
 #define smp_processor_id()	pamt_sim_cpu
+#define raw_smp_processor_id()	pamt_sim_cpu
+#define in_serving_softirq()	(pamt_sim_softirq != 0)
 #define for_each_possible_cpu(cpu) \
 	for ((cpu) = 0; (cpu) < nr_cpu_ids; (cpu)++)
 

@@ -56,11 +56,32 @@ void pamt_sim_cpu_relax(const char *file, int line)
 	pamt_sim_relax();
 }
 
-/* ---- IRQs-off spans ---- */
+/*
+ * ---- IRQs-off and preemption-off spans ----
+ *
+ * One timer per kind and thread: the section's start, and the SEAMCALLs
+ * inside it, in thread CPU time.
+ */
+struct pamt_sim_span {
+	u64 start, seamcall_start, seamcall_ns, lockwait_ns;
+	int seamcalls;
+};
+
+struct pamt_sim_spans {
+	pthread_mutex_t lock;
+	struct pamt_sim_irqoff stats;
+};
+
 int pamt_sim_irqoff_timing;
-static __thread u64 irqoff_start, irqoff_seamcall_start, irqoff_seamcall_ns;
-static pthread_mutex_t irqoff_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct pamt_sim_irqoff irqoff_stats;
+int pamt_sim_preemptoff_timing;
+__thread int pamt_sim_softirq;
+static __thread struct pamt_sim_span irqoff_span, preemptoff_span;
+static struct pamt_sim_spans irqoff_spans = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+};
+static struct pamt_sim_spans preemptoff_spans = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+};
 
 static u64 pamt_sim_thread_ns(void)
 {
@@ -70,38 +91,81 @@ static u64 pamt_sim_thread_ns(void)
 	return (u64)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
 }
 
+static void pamt_sim_span_begin(struct pamt_sim_span *t)
+{
+	t->seamcall_ns = 0;
+	t->seamcall_start = 0;
+	t->lockwait_ns = 0;
+	t->seamcalls = 0;
+	t->start = pamt_sim_thread_ns();
+}
+
+static void pamt_sim_span_end(struct pamt_sim_span *t,
+			      struct pamt_sim_spans *all)
+{
+	struct pamt_sim_irqoff *st = &all->stats;
+	u64 span, other;
+
+	/* Timing was switched on inside this section: nothing to report. */
+	if (!t->start)
+		return;
+	span = pamt_sim_thread_ns() - t->start;
+	t->start = 0;
+	other = span > t->seamcall_ns ? span - t->seamcall_ns : 0;
+	pthread_mutex_lock(&all->lock);
+	st->sections++;
+	if (t->seamcalls > 1)
+		st->multi_seamcall++;
+	if (span > st->max_ns) {
+		st->max_ns = span;
+		st->max_span_seamcall_ns = t->seamcall_ns;
+	}
+	if (t->seamcall_ns > st->max_seamcall_ns)
+		st->max_seamcall_ns = t->seamcall_ns;
+	if (other > st->max_other_ns)
+		st->max_other_ns = other;
+	if (t->lockwait_ns > st->max_lockwait_ns)
+		st->max_lockwait_ns = t->lockwait_ns;
+	st->nowait_us[min((span - min(span, t->lockwait_ns)) / NSEC_PER_USEC,
+			  (u64)PAMT_SIM_IRQOFF_BUCKETS - 1)]++;
+	st->span_us[min(span / NSEC_PER_USEC,
+			(u64)PAMT_SIM_IRQOFF_BUCKETS - 1)]++;
+	st->other_us[min(other / NSEC_PER_USEC,
+			 (u64)PAMT_SIM_IRQOFF_BUCKETS - 1)]++;
+	pthread_mutex_unlock(&all->lock);
+}
+
+static void pamt_sim_span_seamcall(struct pamt_sim_span *t, bool enter)
+{
+	if (!t->start)
+		return;
+	if (enter) {
+		t->seamcalls++;
+		t->seamcall_start = pamt_sim_thread_ns();
+	} else if (t->seamcall_start) {
+		t->seamcall_ns += pamt_sim_thread_ns() - t->seamcall_start;
+		t->seamcall_start = 0;
+	}
+}
+
 void pamt_sim_irqoff_begin(void)
 {
-	irqoff_seamcall_ns = 0;
-	irqoff_seamcall_start = 0;
-	irqoff_start = pamt_sim_thread_ns();
+	pamt_sim_span_begin(&irqoff_span);
 }
 
 void pamt_sim_irqoff_end(void)
 {
-	u64 span, other;
+	pamt_sim_span_end(&irqoff_span, &irqoff_spans);
+}
 
-	/* Timing was switched on inside this section: nothing to report. */
-	if (!irqoff_start)
-		return;
-	span = pamt_sim_thread_ns() - irqoff_start;
-	irqoff_start = 0;
-	other = span > irqoff_seamcall_ns ? span - irqoff_seamcall_ns : 0;
-	pthread_mutex_lock(&irqoff_lock);
-	irqoff_stats.sections++;
-	if (span > irqoff_stats.max_ns) {
-		irqoff_stats.max_ns = span;
-		irqoff_stats.max_span_seamcall_ns = irqoff_seamcall_ns;
-	}
-	if (irqoff_seamcall_ns > irqoff_stats.max_seamcall_ns)
-		irqoff_stats.max_seamcall_ns = irqoff_seamcall_ns;
-	if (other > irqoff_stats.max_other_ns)
-		irqoff_stats.max_other_ns = other;
-	irqoff_stats.span_us[min(span / NSEC_PER_USEC,
-				 (u64)PAMT_SIM_IRQOFF_BUCKETS - 1)]++;
-	irqoff_stats.other_us[min(other / NSEC_PER_USEC,
-				  (u64)PAMT_SIM_IRQOFF_BUCKETS - 1)]++;
-	pthread_mutex_unlock(&irqoff_lock);
+void pamt_sim_preemptoff_begin(void)
+{
+	pamt_sim_span_begin(&preemptoff_span);
+}
+
+void pamt_sim_preemptoff_end(void)
+{
+	pamt_sim_span_end(&preemptoff_span, &preemptoff_spans);
 }
 
 /*
@@ -122,20 +186,42 @@ u64 pamt_sim_irqoff_percentile(const unsigned long *hist, unsigned long n,
 	return ~0ULL;
 }
 
+static void pamt_sim_spans_start(struct pamt_sim_spans *all, int *on)
+{
+	pthread_mutex_lock(&all->lock);
+	memset(&all->stats, 0, sizeof(all->stats));
+	pthread_mutex_unlock(&all->lock);
+	__atomic_store_n(on, 1, __ATOMIC_SEQ_CST);
+}
+
+static void pamt_sim_spans_stop(struct pamt_sim_spans *all, int *on,
+				struct pamt_sim_irqoff *out)
+{
+	__atomic_store_n(on, 0, __ATOMIC_SEQ_CST);
+	pthread_mutex_lock(&all->lock);
+	*out = all->stats;
+	pthread_mutex_unlock(&all->lock);
+}
+
 void pamt_sim_irqoff_timing_start(void)
 {
-	pthread_mutex_lock(&irqoff_lock);
-	memset(&irqoff_stats, 0, sizeof(irqoff_stats));
-	pthread_mutex_unlock(&irqoff_lock);
-	__atomic_store_n(&pamt_sim_irqoff_timing, 1, __ATOMIC_SEQ_CST);
+	pamt_sim_spans_start(&irqoff_spans, &pamt_sim_irqoff_timing);
 }
 
 void pamt_sim_irqoff_timing_stop(struct pamt_sim_irqoff *out)
 {
-	__atomic_store_n(&pamt_sim_irqoff_timing, 0, __ATOMIC_SEQ_CST);
-	pthread_mutex_lock(&irqoff_lock);
-	*out = irqoff_stats;
-	pthread_mutex_unlock(&irqoff_lock);
+	pamt_sim_spans_stop(&irqoff_spans, &pamt_sim_irqoff_timing, out);
+}
+
+void pamt_sim_preemptoff_timing_start(void)
+{
+	pamt_sim_spans_start(&preemptoff_spans, &pamt_sim_preemptoff_timing);
+}
+
+void pamt_sim_preemptoff_timing_stop(struct pamt_sim_irqoff *out)
+{
+	pamt_sim_spans_stop(&preemptoff_spans, &pamt_sim_preemptoff_timing,
+			    out);
 }
 
 /* One SEAMCALL: IRQs off around it, and no other in the same section. */
@@ -147,16 +233,15 @@ void pamt_sim_seamcall_enter(void)
 		pamt_sim_fatal("IRQs off across more than one SEAMCALL",
 			       __FILE__, __LINE__);
 	pamt_sim_in_seamcall = 1;
-	if (irqoff_start)
-		irqoff_seamcall_start = pamt_sim_thread_ns();
+	pamt_sim_span_seamcall(&irqoff_span, true);
+	pamt_sim_span_seamcall(&preemptoff_span, true);
 }
 
 void pamt_sim_seamcall_exit(void)
 {
 	pamt_sim_in_seamcall = 0;
-	if (irqoff_start && irqoff_seamcall_start)
-		irqoff_seamcall_ns += pamt_sim_thread_ns() - irqoff_seamcall_start;
-	irqoff_seamcall_start = 0;
+	pamt_sim_span_seamcall(&irqoff_span, false);
+	pamt_sim_span_seamcall(&preemptoff_span, false);
 }
 
 static void pamt_sim_relax(void)
@@ -199,9 +284,14 @@ static void pamt_sim_lock_check(struct pamt_sim_lock *l, const char *file,
 
 void pamt_sim_lock_acquire(struct pamt_sim_lock *l, const char *file, int line)
 {
+	u64 t0 = preemptoff_span.start ? pamt_sim_thread_ns() : 0;
+
 	pamt_sim_lock_check(l, file, line);
 	while (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE))
 		pamt_sim_relax();
+	/* A wait inside a timed preemption-off section, counted apart. */
+	if (t0 && preemptoff_span.start)
+		preemptoff_span.lockwait_ns += pamt_sim_thread_ns() - t0;
 	__atomic_store_n(&l->owner, pamt_sim_self(), __ATOMIC_RELAXED);
 	held[nr_held++] = l;
 }
@@ -660,13 +750,18 @@ u64 ktime_get_ns(void)
 	return (u64)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
 }
 
+void (*pamt_sim_delay_hook)(void);
+
 void ndelay(unsigned long ns)
 {
+	void (*hook)(void) = pamt_sim_delay_hook;
 	u64 end = ktime_get_ns() + ns;
 
 	/* Only a SEAMCALL (the fake module's latency) may take time there. */
 	if (pamt_sim_irq_depth && !pamt_sim_in_seamcall)
 		pamt_sim_fatal("delay with IRQs off", __FILE__, __LINE__);
+	if (hook && !pamt_sim_in_seamcall)
+		hook();
 
 	while (ktime_get_ns() < end)
 		__builtin_ia32_pause();

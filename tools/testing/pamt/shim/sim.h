@@ -43,16 +43,27 @@ unsigned long pamt_sim_free_blocks(unsigned int order);
 bool pamt_sim_pfn_allocated(unsigned long pfn);
 bool pamt_sim_pfn_accounted(unsigned long pfn);
 void pamt_sim_seed(u64 seed);
+/*
+ * Called by ndelay() outside a SEAMCALL (a backoff), on the delaying
+ * thread: what other CPUs do meanwhile.  NULL for none.
+ */
+extern void (*pamt_sim_delay_hook)(void);
 
 /**
- * struct pamt_sim_irqoff - IRQs-off sections timed since the last reset
+ * struct pamt_sim_irqoff - IRQs-off (or preemption-off) sections timed
+ *	since the last reset
  * @sections: sections timed
+ * @multi_seamcall: sections that issued more than one SEAMCALL (an
+ *	IRQs-off one aborts instead)
+ * @max_lockwait_ns: longest time a preemption-off section spent waiting
+ *	for a lock; unbounded here, since the host preempts its holder
  * @max_ns: longest section, thread CPU time
  * @max_seamcall_ns: longest SEAMCALL inside a section
  * @max_other_ns: longest part of a section spent outside its SEAMCALL
  * @max_span_seamcall_ns: the SEAMCALL time inside the longest section
  * @span_us: histogram of sections, in 1 us buckets, the last one open
  * @other_us: histogram of the time outside the SEAMCALL, likewise
+ * @nowait_us: histogram of sections less their lock waits, likewise
  *
  * Userspace threads are preempted, and the host steals time from them, so
  * the maximum can include time that no kernel would spend with interrupts
@@ -61,12 +72,15 @@ void pamt_sim_seed(u64 seed);
 #define PAMT_SIM_IRQOFF_BUCKETS	256
 struct pamt_sim_irqoff {
 	unsigned long sections;
+	unsigned long multi_seamcall;
 	u64 max_ns;
 	u64 max_seamcall_ns;
 	u64 max_other_ns;
 	u64 max_span_seamcall_ns;
+	u64 max_lockwait_ns;
 	unsigned long span_us[PAMT_SIM_IRQOFF_BUCKETS];
 	unsigned long other_us[PAMT_SIM_IRQOFF_BUCKETS];
+	unsigned long nowait_us[PAMT_SIM_IRQOFF_BUCKETS];
 };
 
 u64 pamt_sim_irqoff_percentile(const unsigned long *hist, unsigned long n,
@@ -74,6 +88,9 @@ u64 pamt_sim_irqoff_percentile(const unsigned long *hist, unsigned long n,
 
 void pamt_sim_irqoff_timing_start(void);
 void pamt_sim_irqoff_timing_stop(struct pamt_sim_irqoff *out);
+/* The same for sections atomic on PREEMPT_RT: preemption or IRQs off. */
+void pamt_sim_preemptoff_timing_start(void);
+void pamt_sim_preemptoff_timing_stop(struct pamt_sim_irqoff *out);
 
 /* Provided by the core (pamt_mag.c) */
 void pamt_mag_drain_local(atomic_long_t *budget);

@@ -61,7 +61,8 @@ struct vt_tls {
 	struct pamt_sim_lock *held[PAMT_SIM_MAX_HELD];
 	int nr_held;
 	u64 rng_state;
-	u64 irqoff_start, irqoff_seamcall_start, irqoff_seamcall_ns;
+	int softirq;
+	struct pamt_sim_span irqoff_span, preemptoff_span;
 };
 
 _Static_assert(sizeof(struct vt_tls) <= VT_TLS_BYTES, "VT_TLS_BYTES");
@@ -80,9 +81,9 @@ void vt_tls_save(void *buf)
 	memcpy(t->held, held, sizeof(held));
 	t->nr_held = nr_held;
 	t->rng_state = rng_state;
-	t->irqoff_start = irqoff_start;
-	t->irqoff_seamcall_start = irqoff_seamcall_start;
-	t->irqoff_seamcall_ns = irqoff_seamcall_ns;
+	t->softirq = pamt_sim_softirq;
+	t->irqoff_span = irqoff_span;
+	t->preemptoff_span = preemptoff_span;
 }
 
 void vt_tls_restore(const void *buf)
@@ -99,9 +100,9 @@ void vt_tls_restore(const void *buf)
 	memcpy(held, t->held, sizeof(held));
 	nr_held = t->nr_held;
 	rng_state = t->rng_state;
-	irqoff_start = t->irqoff_start;
-	irqoff_seamcall_start = t->irqoff_seamcall_start;
-	irqoff_seamcall_ns = t->irqoff_seamcall_ns;
+	pamt_sim_softirq = t->softirq;
+	irqoff_span = t->irqoff_span;
+	preemptoff_span = t->preemptoff_span;
 }
 
 void vt_tls_init(void *buf, unsigned int cpu)

@@ -70,8 +70,13 @@ static inline enum pamt_slot_state pamt_slot_state(unsigned long word)
 #define PAMT_BUSY_BACKOFF_NS	256	/* first backoff; doubles per retry */
 /* BUSY answers before -EBUSY: backed off, then as many serialised. */
 #define PAMT_BUSY_CALLS_MAX	(2 * (PAMT_BUSY_RETRIES + 1))
-/* Transition wait: PAMT_WAIT_NS_DEFAULT; KUnit lengthens it (pamt.wait_ns). */
-#define PAMT_WAIT_NS_DEFAULT	(100 * NSEC_PER_MSEC)
+/*
+ * A get's wait for other CPUs' transitions, in all: each holds the slot
+ * for one SEAMCALL (at most 18 us modelled, see the Documentation), or
+ * while serialising that and the SEAMCALLs queued ahead of it.  About five
+ * of them, then -EBUSY.  KUnit lengthens it (pamt.wait_ns).
+ */
+#define PAMT_WAIT_NS_DEFAULT	(100 * NSEC_PER_USEC)
 #define PAMT_WAIT_NS		READ_ONCE(pamt.wait_ns)
 #define PAMT_MAG_SIZE_DEFAULT	64
 #define PAMT_IDLE_BATCH		64	/* idle slots a CPU queues per lock */
@@ -225,8 +230,8 @@ struct pamt_far {
  *	Documentation for the slack
  * @serializing: CPUs retrying a BUSY SEAMCALL through @seamcall_lock
  * @seamcall_lock: while @serializing is non-zero, every PAMT SEAMCALL is
- *	issued under it.  A raw spinlock, held around exactly one SEAMCALL
- *	with IRQs off; waiters spin with IRQs on (pamt_slot_call()).
+ *	issued under it.  A raw spinlock, FIFO, held around exactly one
+ *	SEAMCALL; IRQs are off for that SEAMCALL only (pamt_slot_call()).
  * @wait_ns: how long a get waits for another CPU's transition, and the
  *	BUSY fallback for calls in flight, before giving up: set to
  *	PAMT_WAIT_NS_DEFAULT by init; the KUnit suites lengthen it, so that
@@ -356,7 +361,7 @@ void pamt_forget_module_pairs(void);
 
 /* pamt_slot.c */
 void pamt_far_reset(void);
-int pamt_slot_remove(atomic_t *slot, unsigned long idx,
+int pamt_slot_remove(atomic_t *slot, unsigned long idx, int *word,
 		     struct tdx_pamt_pair *pair);
 void pamt_pair_release(const struct tdx_pamt_pair *pair,
 		       enum pamt_pair_dest dest);

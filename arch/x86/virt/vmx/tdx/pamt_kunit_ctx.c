@@ -159,13 +159,16 @@ static enum hrtimer_restart pk_softirq_timer(struct hrtimer *t)
  * returns, in the middle of whatever get the task was in.  In eager mode
  * the softirq's puts REMOVE and push pairs into the magazine the task's
  * gets pop from.  Half the loop runs with bottom halves off, so that the
- * softirq also runs from local_bh_enable().
+ * softirq also runs from local_bh_enable().  With @busy, the module
+ * answers BUSY to most calls, so the task's gets serialise under
+ * pamt.seamcall_lock, which the softirq, interrupting them, must never
+ * take (lockdep would see it taken with softirqs on and in softirq).
  */
 static void pk_ctx_softirq_put(struct kunit *test, enum tdx_pamt_mode mode,
-			       unsigned int mag_size)
+			       unsigned int mag_size, bool busy)
 {
 	struct tdx_pamt_cache res = { .nr = 0 };
-	unsigned long gets = 0, errs = 0;
+	unsigned long gets = 0, errs = 0, busy_errs = 0;
 	struct pk_softirq *s;
 	int i, ret;
 
@@ -174,6 +177,11 @@ static void pk_ctx_softirq_put(struct kunit *test, enum tdx_pamt_mode mode,
 	KUNIT_ASSERT_EQ(test, pk_setup(test, mode, mag_size, 16), 0);
 	for (i = 0; i < PK_CTX_SLOTS; i++)
 		s->pfn[i] = pk_ctx_pfn(test, i);
+	if (busy) {
+		pamt_fake_inject(PAMT_FAKE_ADD, TDX_PAMT_OPERAND_BUSY, 0, 700000);
+		pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, 0,
+				 700000);
+	}
 
 	migrate_disable();
 	hrtimer_setup(&s->timer, pk_softirq_timer, CLOCK_MONOTONIC,
@@ -196,23 +204,28 @@ static void pk_ctx_softirq_put(struct kunit *test, enum tdx_pamt_mode mode,
 			atomic_inc(&s->owed[i]);
 		if (bh)
 			local_bh_enable();
-		if (ret)
+		if (ret && !(busy && ret == -EBUSY))
 			errs++;
+		else if (ret)
+			busy_errs++;
 		gets++;
 	}
 	WRITE_ONCE(s->stop, true);
 	hrtimer_cancel(&s->timer);
 	migrate_enable();
 	pk_softirq_put_owed(s, &s->puts);
+	PK_INJECT(PAMT_FAKE_ADD, 0, 0);
+	PK_INJECT(PAMT_FAKE_REMOVE, 0, 0);
 
 	KUNIT_EXPECT_EQ(test, errs, 0UL);
 	KUNIT_EXPECT_EQ(test, atomic_long_read(&s->bad), 0L);
 	KUNIT_EXPECT_GE(test, atomic_long_read(&s->softirq_puts),
 			(long)PK_SOFTIRQ_PUTS);
 	KUNIT_EXPECT_EQ(test, atomic_long_read(&s->softirq_puts) +
-			atomic_long_read(&s->puts), (long)gets - (long)errs);
-	kunit_info(test, "%lu gets, %ld puts from softirq, %ld after it\n",
-		   gets, atomic_long_read(&s->softirq_puts),
+			atomic_long_read(&s->puts),
+			(long)gets - (long)errs - (long)busy_errs);
+	kunit_info(test, "%lu gets (%lu -EBUSY), %ld puts from softirq, %ld after it\n",
+		   gets, busy_errs, atomic_long_read(&s->softirq_puts),
 		   atomic_long_read(&s->puts));
 	pk_check_accounting(test, res.nr);
 	tdx_free_pamt_cache(&res);
@@ -221,12 +234,17 @@ static void pk_ctx_softirq_put(struct kunit *test, enum tdx_pamt_mode mode,
 
 static void pk_ctx_softirq_put_magazine(struct kunit *test)
 {
-	pk_ctx_softirq_put(test, TDX_PAMT_MODE_MAGAZINE, 4);
+	pk_ctx_softirq_put(test, TDX_PAMT_MODE_MAGAZINE, 4, false);
 }
 
 static void pk_ctx_softirq_put_eager(struct kunit *test)
 {
-	pk_ctx_softirq_put(test, TDX_PAMT_MODE_EAGER, 4);
+	pk_ctx_softirq_put(test, TDX_PAMT_MODE_EAGER, 4, false);
+}
+
+static void pk_ctx_softirq_put_busy_storm(struct kunit *test)
+{
+	pk_ctx_softirq_put(test, TDX_PAMT_MODE_EAGER, 4, true);
 }
 
 struct pk_rcu_put {
@@ -676,6 +694,7 @@ static struct kunit_case pk_ctx_cases[] = {
 	KUNIT_CASE(pk_ctx_get_preempt_off_eager),
 	KUNIT_CASE(pk_ctx_softirq_put_magazine),
 	KUNIT_CASE(pk_ctx_softirq_put_eager),
+	KUNIT_CASE(pk_ctx_softirq_put_busy_storm),
 	KUNIT_CASE(pk_ctx_rcu_put),
 	KUNIT_CASE(pk_ctx_shrinker_direct),
 	KUNIT_CASE(pk_ctx_shrinker_rotation_scanned),

@@ -220,14 +220,9 @@ static int pamt_shrink_remove(unsigned long idx, int *old)
 	int ret;
 
 	/* RECENT stays in the word: a BUSY REMOVE restores it exactly. */
-	pamt_transit_begin();
-	if (!atomic_try_cmpxchg_acquire(slot, old, *old | PAMT_SLOT_TRANSIT)) {
-		pamt_transit_end();
-		return -EAGAIN;
-	}
-	atomic_long_dec(&pamt.idle);
-	ret = pamt_slot_remove(slot, idx, &pair);
-	pamt_transit_end();
+	ret = pamt_slot_remove(slot, idx, old, &pair);
+	if (ret == -EAGAIN)
+		return ret;
 	/* The module held no pair: the slot is EMPTY, nothing to free. */
 	if (ret == -ENOENT)
 		return 0;

@@ -6,12 +6,13 @@
  * and nothing else.  Only the 0->1 step on an EMPTY slot and the removal of
  * an IDLE slot issue a SEAMCALL; one CPU owns such a step by setting
  * PAMT_SLOT_TRANSIT, and everybody else either waits (get) or backs off
- * (evict, shrinker).  The owner runs the step with preemption off, also on
- * PREEMPT_RT, and takes nothing inside that sleeps there: get takes its
- * pair before, and a removed pair is disposed of after.  The states, their
- * transitions and the lock order are in Documentation/arch/x86/
- * tdx-dpamt.rst; the states are model-checked by
- * tools/testing/pamt/model/pamt_slot.pml.
+ * (evict, shrinker).  The owner holds the slot for one SEAMCALL with
+ * preemption off, also on PREEMPT_RT, and takes nothing inside that sleeps
+ * there: get takes its pair before, and a removed pair is disposed of
+ * after.  A BUSY answer puts the old word back before the backoff, which
+ * runs with preemption on.  The states, their transitions and the lock
+ * order are in Documentation/arch/x86/tdx-dpamt.rst; the states are
+ * model-checked by tools/testing/pamt/model/pamt_slot.pml.
  */
 #include <linux/bug.h>
 #include <linux/delay.h>
@@ -119,35 +120,17 @@ struct lockdep_map pamt_transit_map = {
 #endif
 
 /*
- * The BUSY fallback's lock.  The holder issues one SEAMCALL with IRQs off
- * and lets go; a waiter spins with IRQs on and only disables them to try
- * the lock, so IRQs are never off for longer than one SEAMCALL, on any
- * CPU.  A raw spinlock: the holder cannot be preempted, also on
- * PREEMPT_RT, so the spin is bounded by other CPUs' single SEAMCALLs.
- */
-static void pamt_seamcall_lock(unsigned long *flags)
-{
-	for (;;) {
-		local_irq_save(*flags);
-		if (raw_spin_trylock(&pamt.seamcall_lock))
-			break;
-		local_irq_restore(*flags);
-		while (raw_spin_is_locked(&pamt.seamcall_lock))
-			cpu_relax();
-	}
-	pamt_stat_inc(GLOBAL_LOCK);
-}
-
-static void pamt_seamcall_unlock(unsigned long flags)
-{
-	raw_spin_unlock(&pamt.seamcall_lock);
-	local_irq_restore(flags);
-}
-
-/*
  * Issue one PAMT SEAMCALL with IRQs off around it and nothing else.  While
- * a CPU falls back to serialising, go through the fallback's lock; the
+ * a CPU falls back to serialising, go through pamt.seamcall_lock; the
  * per-CPU in-flight count lets that CPU wait for calls already started.
+ *
+ * The lock is a raw_spinlock_t: it is taken inside a transition, with
+ * preemption off, also on PREEMPT_RT, where a spinlock_t would sleep.  The
+ * kernel's queued spinlock hands it over in FIFO order, so a waiter waits
+ * for at most one SEAMCALL of each CPU queued ahead of it, and it is taken
+ * with IRQs on, which are off only around the one SEAMCALL it guards.  So
+ * it is never taken from softirq, which could have interrupted its holder
+ * or a waiter on this CPU: there the call answers BUSY without running.
  */
 static u64 pamt_slot_call(unsigned int leaf, unsigned long base,
 			  struct tdx_pamt_pair *pair)
@@ -162,7 +145,7 @@ static u64 pamt_slot_call(unsigned int leaf, unsigned long base,
 	 */
 	local_irq_save(flags);
 	this_cpu_inc(pamt.pcpu->in_flight);
-	/* Count, then look; pamt_slot_seamcall() sets, then waits. */
+	/* Count, then look; pamt_slot_backoff() sets, then waits. */
 	smp_mb();
 	if (likely(!atomic_read(&pamt.serializing))) {
 		status = pamt_slot_call_raw(leaf, base, pair);
@@ -173,18 +156,23 @@ static u64 pamt_slot_call(unsigned int leaf, unsigned long base,
 	this_cpu_dec(pamt.pcpu->in_flight);
 	local_irq_restore(flags);
 
-	pamt_seamcall_lock(&flags);
+	if (in_serving_softirq())
+		return TDX_PAMT_OPERAND_BUSY;
+	raw_spin_lock(&pamt.seamcall_lock);
+	pamt_stat_inc(GLOBAL_LOCK);
+	local_irq_save(flags);
 	status = pamt_slot_call_raw(leaf, base, pair);
-	pamt_seamcall_unlock(flags);
+	local_irq_restore(flags);
+	raw_spin_unlock(&pamt.seamcall_lock);
 	return status;
 }
 
 /*
  * Wait, bounded, for PAMT calls other CPUs started before they saw
  * pamt.serializing; each is one SEAMCALL with IRQs off, so the wait is
- * short.  Called with IRQs on and no lock held.  This CPU's own count is
- * skipped: a context we interrupted is not inside a SEAMCALL, since those
- * run with IRQs off.
+ * short.  Called with preemption on (or as the caller has it), IRQs on
+ * and no lock held.  This CPU's own count is skipped: a context we
+ * interrupted is not inside a SEAMCALL, since those run with IRQs off.
  */
 static void pamt_slot_wait_in_flight(void)
 {
@@ -192,7 +180,7 @@ static void pamt_slot_wait_in_flight(void)
 	unsigned int cpu;
 
 	for_each_possible_cpu(cpu) {
-		if (cpu == smp_processor_id())
+		if (cpu == raw_smp_processor_id())
 			continue;
 		while (READ_ONCE(per_cpu_ptr(pamt.pcpu, cpu)->in_flight) &&
 		       ktime_get_ns() < deadline)
@@ -201,63 +189,68 @@ static void pamt_slot_wait_in_flight(void)
 }
 
 /*
- * Up to PAMT_BUSY_RETRIES retries of BUSY, backing off exponentially.  The
- * backoff runs with IRQs on and no lock held.
+ * The retries of one PAMT.ADD or PAMT.REMOVE that met TDX_OPERAND_BUSY.
+ * BUSY means another CPU's PAMT call holds a range this one needs: the
+ * target, or the range of a pair page.  Each try is one transition that
+ * issues one SEAMCALL; between tries the owner publishes the slot's old
+ * word, ends the transition and backs off with preemption on.  After
+ * PAMT_BUSY_RETRIES backed-off retries, for example against a guest
+ * looping conversions whose pair pages share our range, it makes every
+ * CPU issue its PAMT calls one at a time under pamt.seamcall_lock, waits
+ * for the calls already in flight, and tries as many times again.  This
+ * is the only time PAMT calls serialise.
  */
-static u64 pamt_slot_call_retry(unsigned int leaf, unsigned long base,
-				struct tdx_pamt_pair *pair)
-{
-	unsigned int try;
-	u64 status;
+struct pamt_busy {
+	unsigned int tries;	/* calls that answered BUSY */
+	bool serial;		/* counted in pamt.serializing */
+};
 
-	for (try = 0; ; try++) {
-		status = pamt_slot_call(leaf, base, pair);
-		if (!pamt_status_busy(status) || try == PAMT_BUSY_RETRIES)
-			return status;
-		pamt_stat_inc(BUSY);
-		trace_tdx_pamt_busy(leaf, base, try);
-		ndelay(PAMT_BUSY_BACKOFF_NS << try);
-	}
+/*
+ * Whether a try that answered BUSY may be followed by another.  Not in
+ * softirq once serialising would begin: pamt.seamcall_lock is not taken
+ * there.
+ */
+static bool pamt_slot_retry(const struct pamt_busy *b)
+{
+	if (b->tries == PAMT_BUSY_CALLS_MAX - 1)
+		return false;
+	return b->tries != PAMT_BUSY_RETRIES || !in_serving_softirq();
 }
 
 /*
- * PAMT.ADD or PAMT.REMOVE for the slot at @idx.  BUSY means another CPU's
- * PAMT call holds a range this one needs: the target, or the range of a
- * pair page.  If backing off does not find a gap, for example against a
- * guest looping conversions whose pair pages share our range, make every
- * CPU issue its PAMT calls one at a time under pamt.seamcall_lock, wait
- * for the calls already in flight, and retry.  This is the only time PAMT
- * calls serialise; each acquisition of the lock counts as a global lock
- * acquisition.
- *
- * Context: the owner of a transition, preemption off.
+ * Between two tries of @leaf on @base, after the first one's transition
+ * ended: back off, or start serialising.
  */
-static u64 pamt_slot_seamcall(unsigned int leaf, unsigned long idx,
-			      struct tdx_pamt_pair *pair)
+static void pamt_slot_backoff(struct pamt_busy *b, unsigned int leaf,
+			      unsigned long base)
 {
-	unsigned long base = pamt_slot_base_pfn(idx);
-	u64 status;
-
-	status = pamt_slot_call_retry(leaf, base, pair);
-	if (!pamt_status_busy(status))
-		return status;
+	unsigned int try = b->tries++;
 
 	pamt_stat_inc(BUSY);
-	trace_tdx_pamt_busy(leaf, base, PAMT_BUSY_RETRIES + 1);
+	trace_tdx_pamt_busy(leaf, base, try);
+	if (try != PAMT_BUSY_RETRIES) {
+		ndelay(PAMT_BUSY_BACKOFF_NS << (try % (PAMT_BUSY_RETRIES + 1)));
+		return;
+	}
+	b->serial = true;
 	atomic_inc(&pamt.serializing);
 	/* Set, then wait; pamt_slot_call() counts, then looks. */
 	smp_mb__after_atomic();
 	pamt_slot_wait_in_flight();
-	status = pamt_slot_call_retry(leaf, base, pair);
-	atomic_dec(&pamt.serializing);
-	return status;
+}
+
+static void pamt_slot_busy_end(struct pamt_busy *b)
+{
+	if (b->serial)
+		atomic_dec(&pamt.serializing);
 }
 
 /*
  * Called with @slot in ADDING, owned by this CPU inside
- * pamt_transit_begin(), and @pair in hand.  Publishes ACTIVE (count 1) on
- * success; on failure publishes EMPTY and leaves @pair with the caller,
- * who gives it back once preemption is on again.
+ * pamt_transit_begin(), and @pair in hand; issues one PAMT.ADD.  Publishes
+ * ACTIVE (count 1) on success; on failure publishes EMPTY and leaves @pair
+ * with the caller, who gives it back, or tries again on -EBUSY, once
+ * preemption is on again.
  */
 static int pamt_slot_add(atomic_t *slot, unsigned long idx,
 			 struct tdx_pamt_pair *pair)
@@ -265,7 +258,8 @@ static int pamt_slot_add(atomic_t *slot, unsigned long idx,
 	u64 status;
 	int ret;
 
-	status = pamt_slot_seamcall(TDH_PHYMEM_PAMT_ADD, idx, pair);
+	status = pamt_slot_call(TDH_PHYMEM_PAMT_ADD, pamt_slot_base_pfn(idx),
+				pair);
 	ret = pamt_status_errno(status);
 	if (ret) {
 		/* HPA_RANGE_NOT_FREE means we lost track of the module. */
@@ -274,7 +268,6 @@ static int pamt_slot_add(atomic_t *slot, unsigned long idx,
 			  "tdx-pamt: PAMT.ADD on pfn %#lx: range already has a pair\n",
 			  pamt_slot_base_pfn(idx));
 		atomic_set_release(slot, 0);
-		pamt_stat_inc(ADD_FAILED);
 		return ret;
 	}
 
@@ -301,37 +294,15 @@ void pamt_pair_release(const struct tdx_pamt_pair *pair,
 		pamt_pair_free(pair);
 }
 
-/**
- * pamt_slot_remove() - REMOVE the pair of a slot this CPU moved to REMOVING
- * @slot: the slot, in REMOVING and owned by the caller
- * @idx: its index
- * @pair: on success, the pair the module handed back
- *
- * Must be called inside pamt_transit_begin(), so that a waiter on this slot
- * never waits for a task that is not running.  The caller took the slot by
- * setting PAMT_SLOT_TRANSIT in the word it read (an IDLE word, RECENT
- * included, or an ACTIVE(1) word less its reference), so the word without
- * PAMT_SLOT_TRANSIT is the one to restore when nothing was removed.  On
- * success the caller ends the transition, then gives @pair to
- * pamt_pair_release().
- *
- * Return: 0 with the slot EMPTY; -EBUSY with the slot's old word restored
- * exactly when the module stayed busy or the SEAMCALL did not run; -ENOENT
- * with the slot EMPTY when the module held no pair (or the backend could
- * not name the pages it handed back): nothing to release; -EIO with the
- * slot IDLE and LEAKED otherwise.
+/*
+ * Publish what a PAMT.REMOVE that answered @status did to @slot, owned by
+ * this CPU, whose IDLE word was @old; see pamt_slot_remove().
  */
-int pamt_slot_remove(atomic_t *slot, unsigned long idx,
-		     struct tdx_pamt_pair *pair)
+static int pamt_slot_removed(atomic_t *slot, unsigned long idx, int old,
+			     u64 status)
 {
-	/* Nobody else writes the word while we own the transition. */
-	int old = atomic_read(slot) & ~PAMT_SLOT_TRANSIT;
-	u64 status;
 	int ret;
 
-	/* Zeroed: the REMOVE tracepoint reads it even when REMOVE fails. */
-	*pair = (struct tdx_pamt_pair) { };
-	status = pamt_slot_seamcall(TDH_PHYMEM_PAMT_REMOVE, idx, pair);
 	ret = pamt_status_errno(status);
 	if (ret == -EBUSY || (pamt_status_sw_error(status) &&
 			      status != TDX_PAMT_SW_PAIR_LOST)) {
@@ -368,6 +339,84 @@ int pamt_slot_remove(atomic_t *slot, unsigned long idx,
 	atomic_long_dec(&pamt.installed);
 	atomic_set_release(slot, 0);
 	return 0;
+}
+
+/**
+ * pamt_slot_remove() - take a slot and REMOVE its pair
+ * @slot: the slot
+ * @idx: its index
+ * @word: the word the caller read: IDLE, RECENT included, or ACTIVE with
+ *	one reference, an eager put's, which the removal drops; updated if
+ *	the slot no longer holds it
+ * @pair: on success, the pair the module handed back
+ *
+ * Takes the slot by setting PAMT_SLOT_TRANSIT in *@word, less its
+ * reference, and issues PAMT.REMOVE in that transition, with preemption
+ * off so that a waiter on the slot never waits for a task that is not
+ * running.  The word less PAMT_SLOT_TRANSIT, IDLE, is the one to restore
+ * when nothing was removed.  A REMOVE that answers BUSY restores it, ends
+ * the transition, backs off with preemption on, and takes the slot again
+ * only if it still holds that word.  Otherwise another CPU answers for
+ * the slot now (a get revived it; an evict or reclaim owns or emptied it,
+ * and maybe a get is adding; a put made it IDLE anew): stop as if the
+ * REMOVE stayed BUSY.  On success the caller gives @pair to
+ * pamt_pair_release().
+ *
+ * Context: outside any transition.
+ *
+ * Return: 0 with the slot EMPTY; -EAGAIN, nothing done, with *@word
+ * updated, if the slot did not hold *@word; -EBUSY with the slot IDLE, its
+ * old word restored exactly, when the module stayed busy or the SEAMCALL
+ * did not run, or as another CPU left it; -ENOENT with the slot EMPTY when
+ * the module held no pair (or the backend could not name the pages it
+ * handed back): nothing to release; -EIO with the slot IDLE and LEAKED
+ * otherwise.
+ */
+int pamt_slot_remove(atomic_t *slot, unsigned long idx, int *word,
+		     struct tdx_pamt_pair *pair)
+{
+	int old = *word & ~PAMT_SLOT_REF_MASK, now;
+	unsigned long base = pamt_slot_base_pfn(idx);
+	struct pamt_busy busy = { };
+	u64 status;
+	int ret;
+
+	/*
+	 * Fully ordered: the REMOVE comes after the other CPUs' uses of the
+	 * range, which their puts released; and an eager put's own
+	 * reference is released here.
+	 */
+	pamt_transit_begin();
+	if (!atomic_try_cmpxchg(slot, word, old | PAMT_SLOT_TRANSIT)) {
+		pamt_transit_end();
+		return -EAGAIN;
+	}
+	if (!pamt_slot_refs(*word))
+		atomic_long_dec(&pamt.idle);
+	for (;;) {
+		/* Zeroed: the REMOVE tracepoint reads it even when REMOVE fails. */
+		*pair = (struct tdx_pamt_pair) { };
+		status = pamt_slot_call(TDH_PHYMEM_PAMT_REMOVE, base, pair);
+		if (!pamt_status_busy(status) || !pamt_slot_retry(&busy))
+			break;
+		atomic_long_inc(&pamt.idle);
+		atomic_set_release(slot, old);
+		pamt_transit_end();
+		pamt_slot_backoff(&busy, TDH_PHYMEM_PAMT_REMOVE, base);
+		pamt_transit_begin();
+		now = old;
+		if (!atomic_try_cmpxchg_acquire(slot, &now,
+						old | PAMT_SLOT_TRANSIT)) {
+			pamt_transit_end();
+			pamt_slot_busy_end(&busy);
+			return -EBUSY;
+		}
+		atomic_long_dec(&pamt.idle);
+	}
+	ret = pamt_slot_removed(slot, idx, old, status);
+	pamt_transit_end();
+	pamt_slot_busy_end(&busy);
+	return ret;
 }
 
 /*
@@ -443,6 +492,7 @@ static noinline int pamt_slot_get_slow(atomic_t *slot,
 	unsigned long idx = pamt_slot_idx(slot);
 	enum pamt_pair_src src = PAMT_PAIR_NONE;
 	int old = atomic_read(slot);
+	struct pamt_busy busy = { };
 	struct tdx_pamt_pair pair;
 	u64 deadline = 0;
 	int ret;
@@ -505,11 +555,21 @@ static noinline int pamt_slot_get_slow(atomic_t *slot,
 		}
 		ret = pamt_slot_add(slot, idx, &pair);
 		pamt_transit_end();
+		/* EMPTY again: back off with preemption on, then look again. */
+		if (ret == -EBUSY && pamt_slot_retry(&busy)) {
+			pamt_slot_backoff(&busy, TDH_PHYMEM_PAMT_ADD,
+					  pamt_slot_base_pfn(idx));
+			old = atomic_read(slot);
+			continue;
+		}
 		if (!ret)
 			src = PAMT_PAIR_NONE;	/* the module holds it */
+		else
+			pamt_stat_inc(ADD_FAILED);
 		break;
 	}
 
+	pamt_slot_busy_end(&busy);
 	if (src != PAMT_PAIR_NONE)
 		pamt_slot_pair_put(&pair, src, res);
 	return ret;
@@ -616,21 +676,10 @@ static noinline int pamt_slot_put_slow(atomic_t *slot)
 			break;
 		}
 
-		/*
-		 * Eager: go straight from ACTIVE to REMOVING.  Fully ordered,
-		 * as every transition that takes ownership is at least
-		 * acquire: the REMOVE must come after the other CPUs' uses of
-		 * the range, which their puts released; and release, as the
-		 * drop of this put's own reference.
-		 */
-		pamt_transit_begin();
-		if (!atomic_try_cmpxchg(slot, &old,
-					(old - 1) | PAMT_SLOT_TRANSIT)) {
-			pamt_transit_end();
+		/* Eager: go straight from ACTIVE to REMOVING. */
+		ret = pamt_slot_remove(slot, idx, &old, &pair);
+		if (ret == -EAGAIN)
 			continue;
-		}
-		ret = pamt_slot_remove(slot, idx, &pair);
-		pamt_transit_end();
 		if (!ret)
 			pamt_pair_release(&pair, PAMT_PAIR_TO_MAG);
 		else
@@ -699,9 +748,11 @@ EXPORT_SYMBOL_FOR_KVM(tdx_pamt_put);
  * Return: 0 if the range has no pair (any more), also when the module
  * answered that it held none; -EBUSY, changing nothing (the word is as it
  * was, PAMT_SLOT_RECENT included), if the range is in use or in
- * transition, if the module stayed busy, or if the REMOVE did not run:
- * the caller maps at 4K and may try again later; -EINVAL if @pfn is not
- * covered; -EIO if the pair is stuck in the module for good.
+ * transition, if the module stayed busy, or if the REMOVE did not run;
+ * -EBUSY also if another CPU took the range over while the REMOVE backed
+ * off from BUSY (a get revived it, say): the caller maps at 4K and may
+ * try again later; -EINVAL if @pfn is not covered; -EIO if the pair is
+ * stuck in the module for good.
  */
 int tdx_pamt_evict(unsigned long pfn)
 {
@@ -730,15 +781,9 @@ int tdx_pamt_evict(unsigned long pfn)
 			return -EIO;
 
 		/* Keep RECENT in the word: a BUSY REMOVE puts it back. */
-		pamt_transit_begin();
-		if (!atomic_try_cmpxchg_acquire(slot, &old,
-						old | PAMT_SLOT_TRANSIT)) {
-			pamt_transit_end();
+		ret = pamt_slot_remove(slot, idx, &old, &pair);
+		if (ret == -EAGAIN)
 			continue;
-		}
-		atomic_long_dec(&pamt.idle);
-		ret = pamt_slot_remove(slot, idx, &pair);
-		pamt_transit_end();
 		if (!ret)
 			pamt_pair_release(&pair, PAMT_PAIR_TO_MAG);
 		/* The module held no pair: the range is empty, as asked. */

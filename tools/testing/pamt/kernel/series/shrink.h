@@ -42,20 +42,10 @@ static inline unsigned long pamt_shrink_remove_all_idle(void)
 		if (pamt_slot_state(old) != PAMT_SLOT_IDLE ||
 		    (old & PAMT_SLOT_LEAKED))
 			continue;
-		pamt_transit_begin();
-		if (!atomic_try_cmpxchg_acquire(&pamt.slots[idx], &old,
-						old | PAMT_SLOT_TRANSIT)) {
-			pamt_transit_end();
-			continue;
-		}
-		atomic_long_dec(&pamt.idle);
-		if (!pamt_slot_remove(&pamt.slots[idx], idx, &pair)) {
-			pamt_transit_end();
+		if (!pamt_slot_remove(&pamt.slots[idx], idx, &old, &pair)) {
 			pamt_pair_release(&pair, PAMT_PAIR_TO_FREE);
 			pamt_stat_inc(SHRINK);
 			freed++;
-		} else {
-			pamt_transit_end();
 		}
 		cond_resched();
 	}
