@@ -295,6 +295,8 @@ static int pamt_slot_add(atomic_t *slot, unsigned long idx,
 void pamt_pair_release(const struct tdx_pamt_pair *pair,
 		       enum pamt_pair_dest dest)
 {
+	/* The range no longer holds it: its memcg stops paying. */
+	pamt_pair_uncharge(pair);
 	if (dest == PAMT_PAIR_TO_MAG)
 		pamt_mag_push(pair);
 	else
@@ -505,8 +507,10 @@ static noinline int pamt_slot_get_slow(atomic_t *slot,
 		}
 		ret = pamt_slot_add(slot, idx, &pair);
 		pamt_transit_end();
-		if (!ret)
+		if (!ret) {
 			src = PAMT_PAIR_NONE;	/* the module holds it */
+			pamt_pair_charge(&pair, res);
+		}
 		break;
 	}
 
@@ -821,6 +825,8 @@ int tdx_pamt_demote(unsigned long pfn, struct tdx_pamt_cache *res,
 	pamt_transit_end();
 	if (ret)
 		pamt_slot_pair_put(&pair, src, res);
+	else
+		pamt_pair_charge(&pair, res);
 	return ret;
 }
 EXPORT_SYMBOL_FOR_KVM(tdx_pamt_demote);
