@@ -490,6 +490,7 @@ void *pamt_sim_kmalloc(size_t size, gfp_t gfp, bool zero);
  */
 struct obj_cgroup {
 	atomic_long_t charged;	/* bytes */
+	atomic_long_t total;	/* bytes ever charged */
 	atomic_long_t refs;	/* obj_cgroup_get() not yet put */
 	long limit;		/* charges past it fail; 0: none */
 	bool root;		/* the root memcg: never charged */
@@ -531,8 +532,10 @@ static inline void obj_cgroup_get(struct obj_cgroup *objcg)
 		if (__o->limit &&					\
 		    atomic_long_read(&__o->charged) + __n > __o->limit)	\
 			__ret = -ENOMEM;				\
-		else							\
+		else {							\
 			atomic_long_add(__n, &__o->charged);		\
+			atomic_long_add(__n, &__o->total);		\
+		}							\
 		__ret;							\
 	})
 
