@@ -87,7 +87,8 @@ int main(int argc, char **argv)
 	int s;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: pamt_insn lock|atomic|eager|magazine|magazine-far|slow|slow-memcg N\n");
+		fprintf(stderr, "usage: pamt_insn lock|atomic|eager|magazine|magazine-far N\n"
+			"       pamt_insn slow|slow-memcg N\n");
 		return 2;
 	}
 	for (s = 0; s < S_NR; s++)
