@@ -162,6 +162,7 @@ void pamt_env_down(void)
 {
 	long violations;
 
+	pamt_sim_objcg = NULL;
 	if (!env.up)
 		return;
 	if (pamt_sim_atomic_depth || pamt_sim_raw_depth || pamt_sim_irq_depth ||

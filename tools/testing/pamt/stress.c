@@ -18,7 +18,9 @@
  * At the end the accounting must balance exactly: pair pages allocated
  * = 2 * (installed + cached + reserved + free in chunks) + pages freed,
  * every chunk is sound (pamt_arena_check()), and after exit every page
- * is back.
+ * is back.  The threads' top-ups charge two memcgs, which must have been
+ * charged and, after a drain, hold only installed ranges' charges, one
+ * objcg reference each.
  */
 #include <getopt.h>
 #include <pthread.h>
@@ -190,7 +192,7 @@ static void stress_one(struct stress_thread *t)
 		/* KVM's fault path: top up, then get under mmu_lock. */
 		if (t->nr_held == STRESS_HELD)
 			return stress_release(t, get_random_u32_below(t->nr_held));
-		ret = __tdx_topup_pamt_cache(&t->res, 2, GFP_KERNEL);
+		ret = tdx_topup_pamt_cache(&t->res, 2);
 		if (ret && ret != -ENOMEM)
 			pamt_sim_fatal("topup", __FILE__, __LINE__);
 		pfn = stress_pfn(t, stress_pick_slot(t));
@@ -233,12 +235,16 @@ static void stress_one(struct stress_thread *t)
 	}
 }
 
+static struct obj_cgroup stress_cg[2];
+
 static void *stress_thread_fn(void *arg)
 {
 	struct stress_thread *t = arg;
 	unsigned long i;
 
 	pamt_sim_set_cpu(t->cpu);
+	/* Two VMs' memcgs: their charges move between threads' ranges. */
+	pamt_sim_objcg = &stress_cg[t->id % 2];
 	for (i = 0; i < t->nr_ops; i++)
 		stress_one(t);
 	while (t->nr_held)
@@ -271,6 +277,7 @@ static int stress_run(enum tdx_pamt_mode mode, bool arena,
 	unsigned long totals[R_NR] = { 0 }, slot, p;
 	unsigned int i, j, softirq = nr_threads / 4;
 	int failed = 0;
+	long c;
 	u64 v[TDX_PAMT_STAT_NR];
 
 	stress_arena = arena;
@@ -301,6 +308,7 @@ static int stress_run(enum tdx_pamt_mode mode, bool arena,
 	}
 
 	memset(th, 0, sizeof(th));
+	memset(stress_cg, 0, sizeof(stress_cg));
 	for (i = 0; i < nr_threads; i++) {
 		th[i].id = i;
 		/* The last @softirq threads share CPUs 0.. with the first. */
@@ -371,6 +379,18 @@ static int stress_run(enum tdx_pamt_mode mode, bool arena,
 		printf("  FAIL: %llu chunks held after a drain, no slot installed\n",
 		       (unsigned long long)v[TDX_PAMT_STAT_ARENA_CHUNKS]);
 		failed = 1;
+	}
+	/* Reserves freed: each charge is an installed range's, with its ref. */
+	for (i = 0; i < 2; i++) {
+		c = atomic_long_read(&stress_cg[i].charged) / (2 * PAGE_SIZE);
+		if (c > (long)v[TDX_PAMT_STAT_INSTALLED] ||
+		    c != atomic_long_read(&stress_cg[i].refs) ||
+		    !atomic_long_read(&stress_cg[i].total)) {
+			printf("  FAIL: memcg %u: %ld pairs charged, %ld refs, %llu installed\n",
+			       i, c, atomic_long_read(&stress_cg[i].refs),
+			       (unsigned long long)v[TDX_PAMT_STAT_INSTALLED]);
+			failed = 1;
+		}
 	}
 	for (slot = 0; slot < STRESS_SLOTS; slot++) {
 		if (pamt_slot_refs(pfn_word(stress_slot_pfn(slot, 0)))) {

@@ -13,6 +13,8 @@
 #include <linux/gfp.h>
 #include <linux/types.h>
 
+struct obj_cgroup;
+
 /*
  * TDX module status codes used by PAMT.ADD/PAMT.REMOVE.  Bits 63:32 carry
  * the status; the low bits carry an operand id and are masked off before
@@ -100,9 +102,9 @@ enum tdx_pamt_mode {
  *	the depot and magazines); 0 picks the default (a quarter of all
  *	slots)
  * @ops: the platform backend; must outlive the cache
- * @arena: carve pairs out of 2M chunks that hold only pair pages, charged
- *	to no memcg; false: two order-0 pages per pair, charged as the
- *	caller's gfp says
+ * @arena: carve pairs out of 2M chunks that hold only pair pages; false:
+ *	two order-0 pages per pair.  Either way a pair is charged to a memcg
+ *	only through a reserve (struct tdx_pamt_cache)
  */
 struct tdx_pamt_config {
 	enum tdx_pamt_mode mode;
@@ -117,6 +119,9 @@ struct tdx_pamt_config {
 /**
  * struct tdx_pamt_cache - pairs set aside for use in atomic context
  * @nr: pairs held
+ * @charged: pairs' worth of memory the top-up charged to @objcg; a get
+ *	that installs a pair moves one charge to the range
+ * @objcg: the memcg the charges are against, with a reference, or NULL
  * @pairs: the pairs; only @pairs[0..@nr) are valid
  *
  * Owned by one caller (KVM: one per vCPU, topped up before mmu_lock);
@@ -125,6 +130,8 @@ struct tdx_pamt_config {
  */
 struct tdx_pamt_cache {
 	unsigned int nr;
+	unsigned int charged;
+	struct obj_cgroup *objcg;
 	struct tdx_pamt_pair pairs[TDX_PAMT_CACHE_MAX];
 };
 
@@ -175,6 +182,8 @@ void tdx_pamt_exit(void);
 static inline void tdx_init_pamt_cache(struct tdx_pamt_cache *cache)
 {
 	cache->nr = 0;
+	cache->charged = 0;
+	cache->objcg = NULL;
 }
 
 int __tdx_topup_pamt_cache(struct tdx_pamt_cache *cache, unsigned int nr,

@@ -13,6 +13,13 @@
  *
  * magazine-far: magazine, on a slot of a far block (a second range at pfn
  * 2^40, outside the flat window): the cost of a sparse table's far path.
+ *
+ * slow, slow-memcg: magazine, the slow path instead, collected in
+ * insn_slow(): a vCPU's top-up of its reserve (GFP_KERNEL_ACCOUNT), a get
+ * that ADDs (its pair from the magazines), the put that leaves the range
+ * idle and the evict that REMOVEs it; slow-memcg with the task in a
+ * memcg, so that the top-up charges, the get moves a charge to the range
+ * and the REMOVE drops it (the shim's objcg calls, not the kernel's).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +37,37 @@ __attribute__((__noinline__)) void insn_pair(const struct strat_ops *ops,
 	ops->put(pfn);
 }
 
+__attribute__((__noinline__)) void insn_slow(unsigned long pfn,
+					 struct tdx_pamt_cache *res)
+{
+	__tdx_topup_pamt_cache(res, 1, GFP_KERNEL_ACCOUNT);
+	tdx_pamt_get(pfn, res);
+	tdx_pamt_put(pfn);
+	tdx_pamt_evict(pfn);
+}
+
+/* The slow path N times on one slot; 0, or 1 if it did not go the slow way. */
+static int insn_slow_run(unsigned long n, bool memcg)
+{
+	static struct obj_cgroup cg;
+	struct tdx_pamt_cache res;
+	unsigned long i, pfn = INSN_BASE_PFN + 5 * TDX_PAMT_PAGES_PER_SLOT;
+
+	tdx_init_pamt_cache(&res);
+	if (memcg)
+		pamt_sim_objcg = &cg;
+	for (i = 0; i < n; i++)
+		insn_slow(pfn, &res);
+	tdx_free_pamt_cache(&res);
+	pamt_sim_objcg = NULL;
+	if (atomic_long_read(&cg.charged) || atomic_long_read(&cg.refs) ||
+	    atomic64_read(&pamt_fake.pairs)) {
+		fprintf(stderr, "pamt_insn: the slow path left a charge or a pair\n");
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct tdx_pamt_range range = {
@@ -45,18 +83,20 @@ int main(int argc, char **argv)
 	const struct strat_ops *ops = NULL;
 	unsigned long n, i, pfn;
 	struct page *held;
-	bool far;
+	bool far, slow;
 	int s;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: pamt_insn lock|atomic|eager|magazine|magazine-far N\n");
+		fprintf(stderr, "usage: pamt_insn lock|atomic|eager|magazine|magazine-far N\n"
+			"       pamt_insn slow|slow-memcg N\n");
 		return 2;
 	}
 	for (s = 0; s < S_NR; s++)
 		if (!strcmp(argv[1], strat_names[s]))
 			ops = &strat_ops[s];
 	far = !strcmp(argv[1], "magazine-far");
-	if (far)
+	slow = !strncmp(argv[1], "slow", 4);
+	if (far || slow)
 		ops = &strat_ops[S_MAG];
 	n = strtoul(argv[2], NULL, 0);
 	if (!ops || !n)
@@ -74,6 +114,15 @@ int main(int argc, char **argv)
 		tdx_pamt_exit();
 		if (tdx_pamt_init(two, 2, &cfg) || pamt.nr_flat != INSN_PAGES / 512)
 			return 1;
+	}
+	if (slow) {
+		if (insn_slow_run(n, !strcmp(argv[1], "slow-memcg")))
+			return 1;
+		ops->exit();
+		pamt_fake_exit();
+		pamt_sim_mem_exit();
+		printf("%s %lu\n", argv[1], n);
+		return 0;
 	}
 	/* A TD page in the allocator's first slot, installed and active. */
 	held = alloc_page(GFP_KERNEL);

@@ -34,3 +34,15 @@ awk -v m="$per_magazine" -v a="$per_atomic" 'BEGIN {
 	printf "target: magazine <= 1.1x atomic: %.2fx: %s\n", r, (r <= 1.1 ? "met" : "MISSED")
 	printf "target: magazine <= 60 per pair: %.1f: %s\n", m, (m <= 60 ? "met" : "MISSED")
 }'
+# The slow path (magazine): a top-up, a get that ADDs, the put, an evict
+# that REMOVEs; with the task in a memcg, the charge, its move to the
+# range and the uncharge come on top (the shim's objcg calls).
+ns=$((n / 100))
+for s in slow slow-memcg; do
+	valgrind --tool=callgrind --toggle-collect=insn_slow \
+		--callgrind-out-file="$out/callgrind.$s" "$bin" $s "$ns" \
+		>/dev/null 2>"$out/callgrind.$s.log"
+	tot=$(awk '/^(summary|totals):/ { print $2; exit }' "$out/callgrind.$s")
+	per=$(awk -v t="$tot" -v n="$ns" 'BEGIN { printf "%.1f", t / n }')
+	printf "%-10s %12s %10s  (top-up, ADD, put, REMOVE, per cycle)\n" $s "$tot" "$per"
+done

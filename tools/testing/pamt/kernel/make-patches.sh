@@ -209,8 +209,10 @@ all CPUs is taken at most once per magazine and a pair almost never
 comes from the page allocator: a pair REMOVE hands back, or that a
 failed ADD did not use, waits in a magazine for the next ADD.  A caller
 that cannot sleep (KVM under mmu_lock) fills a struct tdx_pamt_cache
-beforehand with tdx_topup_pamt_cache().  Control pages are allocated
-with GFP_KERNEL_ACCOUNT.
+beforehand with tdx_topup_pamt_cache(), which charges the caller's
+memcg for the reserve's pairs; a get that installs a pair moves one
+charge to the range, until the module hands the pair back.  Control
+pages are allocated with GFP_KERNEL_ACCOUNT.
 
 This replaces the magazine stand-ins of the first patch.  Until the
 arena, pairs are still two order-0 pages; until the shrink layer, no cap
@@ -231,9 +233,9 @@ Carve pairs out of order-9, 2M-aligned chunks that hold only pair pages,
 256 pairs each, handed out from the fullest chunk so that sparse ones
 drain; give a chunk back once all its pairs are free.  Where no 2M block
 can be had, a pair is one order-1 page, then two order-0 pages.  Chunks
-serve every TD and are charged to no memcg, as the static PAMT was.
-tdx_pamt.arena=0 keeps two order-0 pages per pair, charged to the
-caller.  This replaces the pair stand-ins of the first patch."
+serve every TD: their pages are charged to no memcg, the ranges that
+use them are (previous patch).  tdx_pamt.arena=0 keeps two order-0
+pages per pair.  This replaces the pair stand-ins of the first patch."
 kunit_here
 
 copy $TDX/pamt_shrink.c $TDX/pamt_kunit_shrink.c

@@ -505,6 +505,72 @@ void *pamt_sim_kmalloc(size_t size, gfp_t gfp, bool zero);
 	} while (0)
 #define kvfree(p)		kfree(p)
 
+/*
+ * ---- memcg: the objcg API, a byte counter per cgroup ----
+ * A test makes a cgroup and sets pamt_sim_objcg, the current task's.
+ * Charging may reclaim (it sleeps with a blocking gfp); charging and
+ * uncharging take the per-CPU stock's local lock, which sleeps on RT.
+ */
+struct obj_cgroup {
+	atomic_long_t charged;	/* bytes */
+	atomic_long_t total;	/* bytes ever charged */
+	atomic_long_t refs;	/* obj_cgroup_get() not yet put */
+	long limit;		/* charges past it fail; 0: none */
+	bool root;		/* the root memcg: never charged */
+};
+
+extern __thread struct obj_cgroup *pamt_sim_objcg;
+
+#define memcg_kmem_online()	true
+#define current_obj_cgroup()	pamt_sim_objcg
+
+static inline bool obj_cgroup_is_root(const struct obj_cgroup *objcg)
+{
+	return objcg->root;
+}
+
+static inline void obj_cgroup_get(struct obj_cgroup *objcg)
+{
+	atomic_long_inc(&objcg->refs);
+}
+
+#define obj_cgroup_put(objcg)						\
+	do {								\
+		if (atomic_long_dec_return(&(objcg)->refs) < 0)		\
+			pamt_sim_fatal("obj_cgroup_put() without a reference", \
+				       __FILE__, __LINE__);		\
+	} while (0)
+
+#define obj_cgroup_charge(objcg, gfp, size)				\
+	({								\
+		struct obj_cgroup *__o = (objcg);			\
+		long __n = (size);					\
+		int __ret = 0;						\
+									\
+		might_alloc(gfp);					\
+		pamt_sim_rt_sleeps("memcg charge", __FILE__, __LINE__);	\
+		if (__o->root)						\
+			pamt_sim_fatal("charge of the root memcg",	\
+				       __FILE__, __LINE__);		\
+		if (__o->limit &&					\
+		    atomic_long_read(&__o->charged) + __n > __o->limit)	\
+			__ret = -ENOMEM;				\
+		else {							\
+			atomic_long_add(__n, &__o->charged);		\
+			atomic_long_add(__n, &__o->total);		\
+		}							\
+		__ret;							\
+	})
+
+#define obj_cgroup_uncharge(objcg, size)				\
+	do {								\
+		pamt_sim_rt_sleeps("memcg uncharge", __FILE__, __LINE__); \
+		atomic_long_add(-(long)(size), &(objcg)->charged);	\
+		if (atomic_long_read(&(objcg)->charged) < 0)		\
+			pamt_sim_fatal("memcg uncharged below zero",	\
+				       __FILE__, __LINE__);		\
+	} while (0)
+
 /* ---- time ---- */
 u64 ktime_get_ns(void);
 void ndelay(unsigned long ns);

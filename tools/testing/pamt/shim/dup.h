@@ -187,6 +187,9 @@ static inline void bitmap_fill(unsigned long *dst, unsigned long nbits)
 		__set_bit(i, dst);
 }
 
+#define PAGE_SHIFT		12
+#define PAGE_SIZE		(1UL << PAGE_SHIFT)
+
 /* Allocation flags: only what the cache looks at. */
 #define __GFP_HIGH		0x20u
 #define __GFP_IO		0x40u

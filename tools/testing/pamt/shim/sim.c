@@ -17,6 +17,7 @@ __thread int pamt_sim_raw_depth;
 __thread int pamt_sim_irq_depth;
 __thread int pamt_sim_irqoff_seamcalls;
 __thread int pamt_sim_in_seamcall;
+__thread struct obj_cgroup *pamt_sim_objcg;
 int pamt_sim_quiet;
 long pamt_sim_mb_word;
 atomic_long_t pamt_sim_warnings;
@@ -699,7 +700,7 @@ struct page *pamt_sim_alloc_pfn(unsigned long pfn)
 void pamt_sim_free_pages(struct page *page, unsigned int order,
 			 const char *file, int line)
 {
-	unsigned long idx = page - pamt_sim_pages;
+	unsigned long idx = page - pamt_sim_pages, i;
 
 	pamt_sim_rt_sleeps("page free", file, line);
 	if (page < pamt_sim_pages || page >= pamt_sim_pages + pamt_sim_nr_pages)
@@ -713,6 +714,14 @@ void pamt_sim_free_pages(struct page *page, unsigned int order,
 		pthread_mutex_unlock(&mem_lock);
 		pamt_sim_fatal("free with an order the block was not allocated with",
 			       file, line);
+	}
+	/* As the kernel's check of tail pages; here of every page. */
+	for (i = idx; i < idx + (1UL << order); i++) {
+		if (pamt_sim_pages[i].private) {
+			pthread_mutex_unlock(&mem_lock);
+			pamt_sim_fatal("free of a page with page_private() set",
+				       file, line);
+		}
 	}
 	free_block(idx, order);
 	pthread_mutex_unlock(&mem_lock);

@@ -1,102 +1,309 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Memory accounting, as the Documentation states it ("Memory
- * accounting"): which pages are allocated with __GFP_ACCOUNT, as the
- * shim's page allocator records it.  Control pages are charged to the
- * caller either way.  With the arena no pair page is, whatever the caller
- * passes; without it, the pairs a top-up or a control page takes from the
- * page allocator are, and those of a get without a reserve are not.
+ * accounting"): a VM's memcg pays for the pairs of its reserve and for
+ * each range whose pair a get with that reserve installed, until the
+ * module hands the pair back.  The shim's objcg API keeps a byte counter
+ * per cgroup (pamt_sim_objcg is the current task's); no pair page is ever
+ * charged as a page, with the arena or without it.
  */
 #include "../harness.h"
 
-/* Pair pages in the module; *@charged of them allocated with __GFP_ACCOUNT. */
-static unsigned long module_pair_pages(unsigned long *charged)
+#define PAIR_BYTES	(2 * PAGE_SIZE)
+
+static struct obj_cgroup cg_a, cg_b;
+
+/* Pairs' worth of memory charged to @cg. */
+static long charged(struct obj_cgroup *cg)
+{
+	long bytes = atomic_long_read(&cg->charged);
+
+	EXPECT_EQ(bytes % PAIR_BYTES, 0);
+	return bytes / PAIR_BYTES;
+}
+
+static long refs(struct obj_cgroup *cg)
+{
+	return atomic_long_read(&cg->refs);
+}
+
+/* Pair pages in the module, or anywhere: none allocated __GFP_ACCOUNT. */
+static unsigned long pages_accounted(void)
 {
 	unsigned long pfn, n = 0;
 
-	*charged = 0;
-	for (pfn = pamt_sim_base_pfn; pfn < pamt_sim_base_pfn + pamt_sim_nr_pages; pfn++) {
-		if (!pamt_fake_is_pamt_page(pfn))
-			continue;
-		n++;
-		if (pamt_sim_pfn_accounted(pfn))
-			(*charged)++;
-	}
+	for (pfn = pamt_sim_base_pfn; pfn < pamt_sim_base_pfn + pamt_sim_nr_pages; pfn++)
+		if (pamt_fake_is_pamt_page(pfn) && pamt_sim_pfn_accounted(pfn))
+			n++;
 	return n;
 }
 
-/* Pages of the pairs in @c allocated with __GFP_ACCOUNT. */
-static unsigned int cache_charged(const struct tdx_pamt_cache *c)
-{
-	unsigned int i, k, n = 0;
-
-	for (i = 0; i < c->nr; i++)
-		for (k = 0; k < 2; k++)
-			n += pamt_sim_pfn_accounted(c->pairs[i].pfn[k]);
-	return n;
-}
-
-static void memcg_policy(bool arena)
+static void memcg_up(enum tdx_pamt_mode mode, bool arena)
 {
 	struct pamt_env_opts o = {
-		.mode = TDX_PAMT_MODE_MAGAZINE, .idle_cap = 100000, .arena = arena,
+		.mode = mode, .idle_cap = 100000, .arena = arena,
 	};
+
+	memset(&cg_a, 0, sizeof(cg_a));
+	memset(&cg_b, 0, sizeof(cg_b));
+	if (pamt_env_up(&o))
+		pamt_sim_fatal("environment", __FILE__, __LINE__);
+}
+
+/* A fault of the VM in @cg: top up (task context), then get under a lock. */
+static int fault(struct obj_cgroup *cg, struct tdx_pamt_cache *c,
+		 unsigned long pfn)
+{
+	int ret;
+
+	pamt_sim_objcg = cg;
+	ret = tdx_topup_pamt_cache(c, 4);
+	env.held_pairs = c->nr;
+	if (ret)
+		return ret;
+	/* mmu_lock held for read: atomic, but a sleeping lock on RT. */
+	pamt_sim_enter_atomic();
+	ret = tdx_pamt_get(pfn, c);
+	pamt_sim_exit_atomic();
+	env.held_pairs = c->nr;
+	return ret;
+}
+
+static void vm_teardown(struct tdx_pamt_cache *c)
+{
+	tdx_free_pamt_cache(c);
+	env.held_pairs = 0;
+}
+
+/*
+ * The charge follows the range: a top-up charges the reserve, a get that
+ * installs a pair moves one charge to the range, a get on an installed
+ * or idle range charges nothing, a put leaves the idle range charged, and
+ * reclaim drops the charge when the pair leaves.
+ */
+static void charge_follows_range(bool arena)
+{
 	struct tdx_pamt_cache c;
-	unsigned long n, charged, pfn;
+
+	memcg_up(TDX_PAMT_MODE_MAGAZINE, arena);
+	tdx_init_pamt_cache(&c);
+
+	EXPECT_EQ(fault(&cg_a, &c, slot_pfn(7, 0)), 0);
+	/* Four charged by the top-up: one moved to the range. */
+	EXPECT_EQ(charged(&cg_a), 3 + 1);
+	EXPECT_EQ(refs(&cg_a), 2);	/* the reserve's and the range's */
+
+	/* The next top-up charges the reserve again; a fast get nothing. */
+	EXPECT_EQ(fault(&cg_a, &c, slot_pfn(7, 1)), 0);
+	EXPECT_EQ(charged(&cg_a), 4 + 1);
+	EXPECT_EQ(fault(&cg_a, &c, slot_pfn(8, 0)), 0);
+	EXPECT_EQ(charged(&cg_a), 3 + 2);
+	EXPECT_EQ(refs(&cg_a), 3);
+
+	/* VM teardown: the reserve's charges go at once, the ranges' stay. */
+	vm_teardown(&c);
+	EXPECT_EQ(charged(&cg_a), 2);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(7, 0)), 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(7, 1)), 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(8, 0)), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 2);
+	EXPECT_EQ(charged(&cg_a), 2);
+
+	/* Another VM revives an idle range: no SEAMCALL, no new charge. */
+	EXPECT_EQ(fault(&cg_b, &c, slot_pfn(7, 3)), 0);
+	EXPECT_EQ(charged(&cg_b), 4);
+	EXPECT_EQ(charged(&cg_a), 2);
+	vm_teardown(&c);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(7, 3)), 0);
+	EXPECT_EQ(charged(&cg_b), 0);
+
+	EXPECT_EQ(pages_accounted(), 0);
+	/* Reclaim: every pair leaves its range, every charge goes. */
+	tdx_pamt_drain();
+	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 0);
+	EXPECT_EQ(charged(&cg_a), 0);
+	EXPECT_EQ(refs(&cg_a), 0);
+	EXPECT_EQ(refs(&cg_b), 0);
+}
+
+PAMT_TEST(memcg_charge_follows_range_arena)
+{
+	charge_follows_range(true);
+}
+
+PAMT_TEST(memcg_charge_follows_range_no_arena)
+{
+	charge_follows_range(false);
+}
+
+/* Install @n ranges from slot @first for @cg, leave them idle. */
+static void idle_ranges(struct obj_cgroup *cg, unsigned long first,
+			unsigned long n)
+{
+	struct tdx_pamt_cache c;
+	unsigned long s;
+
+	tdx_init_pamt_cache(&c);
+	for (s = first; s < first + n; s++)
+		EXPECT_EQ(fault(cg, &c, slot_pfn(s, 0)), 0);
+	vm_teardown(&c);
+	for (s = first; s < first + n; s++)
+		EXPECT_EQ(tdx_pamt_put(slot_pfn(s, 0)), 0);
+	EXPECT_EQ(charged(cg), n);
+}
+
+/* Each way a pair leaves its range drops the charge, with or without arena. */
+static void uncharge_paths(bool arena)
+{
+	unsigned long scanned, tries;
+
+	memcg_up(TDX_PAMT_MODE_MAGAZINE, arena);
+	idle_ranges(&cg_a, 0, 3);
+	EXPECT_EQ(tdx_pamt_evict(slot_pfn(1, 0)), 0);
+	EXPECT_EQ(charged(&cg_a), 2);
+
+	/* The shrinker, in the kernel's batches, until nothing is idle. */
+	for (tries = 0; stat(TDX_PAMT_STAT_IDLE_SLOTS) && tries < 16; tries++)
+		tdx_pamt_shrink_scan(128, &scanned);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 0);
+	EXPECT_EQ(charged(&cg_a), 0);
+
+	/* The idle cap. */
+	idle_ranges(&cg_a, 4, 4);
+	tdx_pamt_set_idle_cap(1);
+	run_deferred();
+	EXPECT(stat(TDX_PAMT_STAT_IDLE_SLOTS) <= 1);
+	EXPECT_EQ(charged(&cg_a), stat(TDX_PAMT_STAT_IDLE_SLOTS));
+	tdx_pamt_set_idle_cap(100000);
+
+	/* A full drain, as at exit. */
+	tdx_pamt_drain();
+	EXPECT_EQ(charged(&cg_a), 0);
+	EXPECT_EQ(refs(&cg_a), 0);
+}
+
+PAMT_TEST(memcg_uncharge_on_evict_shrink_cap_drain_arena)
+{
+	uncharge_paths(true);
+}
+
+PAMT_TEST(memcg_uncharge_on_evict_shrink_cap_drain_no_arena)
+{
+	uncharge_paths(false);
+}
+
+/* Eager mode: the 1->0 put REMOVEs, and uncharges, as upstream does. */
+PAMT_TEST(memcg_eager_put_uncharges)
+{
+	struct tdx_pamt_cache c;
+
+	memcg_up(TDX_PAMT_MODE_EAGER, true);
+	tdx_init_pamt_cache(&c);
+	EXPECT_EQ(fault(&cg_a, &c, slot_pfn(3, 0)), 0);
+	vm_teardown(&c);
+	EXPECT_EQ(charged(&cg_a), 1);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(3, 0)), 0);
+	EXPECT_EQ(charged(&cg_a), 0);
+	EXPECT_EQ(refs(&cg_a), 0);
+}
+
+static u64 split_demote(const struct tdx_pamt_pair *pair, void *arg)
+{
+	return pamt_fake_page_demote(*(unsigned long *)arg, pair);
+}
+
+static u64 split_promote(struct tdx_pamt_pair *pair, void *arg)
+{
+	return pamt_fake_page_promote(*(unsigned long *)arg, pair);
+}
+
+/* DEMOTE installs a pair as a get does; PROMOTE hands it back. */
+PAMT_TEST(memcg_demote_charges_promote_uncharges)
+{
+	struct tdx_pamt_cache c;
+	unsigned long base;
+
+	memcg_up(TDX_PAMT_MODE_MAGAZINE, true);
+	base = slot_pfn(5, 0);
+	EXPECT_EQ(pamt_fake_page_aug_2m(base), TDX_PAMT_SUCCESS);
+	tdx_init_pamt_cache(&c);
+	pamt_sim_objcg = &cg_a;
+	ASSERT(!tdx_topup_pamt_cache(&c, 1));
+	EXPECT_EQ(tdx_pamt_demote(base, &c, split_demote, &base), 0);
+	tdx_free_pamt_cache(&c);
+	EXPECT_EQ(charged(&cg_a), 1);
+	EXPECT_EQ(tdx_pamt_promote(base, split_promote, &base), 0);
+	EXPECT_EQ(charged(&cg_a), 0);
+	EXPECT_EQ(refs(&cg_a), 0);
+	EXPECT_EQ(pamt_fake_page_remove_2m(base), TDX_PAMT_SUCCESS);
+}
+
+/*
+ * What is not charged: a get without a reserve, a reserve topped up
+ * without __GFP_ACCOUNT, the root memcg.  A reserve charged to a VM whose
+ * task moved is charged again to the new memcg, and over a memcg's limit
+ * the top-up fails, taking nothing.
+ */
+PAMT_TEST(memcg_what_is_not_charged_and_limits)
+{
+	struct tdx_pamt_cache c;
+	struct obj_cgroup root = { .root = true };
+
+	memcg_up(TDX_PAMT_MODE_MAGAZINE, true);
+	tdx_init_pamt_cache(&c);
+	pamt_sim_objcg = &cg_a;
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(1, 0), NULL), 0);
+	EXPECT_EQ(__tdx_topup_pamt_cache(&c, 2, GFP_KERNEL), 0);
+	env.held_pairs = c.nr;
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(2, 0), &c), 0);
+	EXPECT_EQ(charged(&cg_a), 0);
+	pamt_sim_objcg = &root;
+	EXPECT_EQ(fault(&root, &c, slot_pfn(3, 0)), 0);
+	EXPECT_EQ(refs(&root), 0);
+
+	/* The task moves from A to B: B pays for the reserve. */
+	EXPECT_EQ(fault(&cg_a, &c, slot_pfn(1, 1)), 0);
+	EXPECT_EQ(charged(&cg_a), 4);
+	EXPECT_EQ(fault(&cg_b, &c, slot_pfn(1, 2)), 0);
+	EXPECT_EQ(charged(&cg_a), 0);
+	EXPECT_EQ(charged(&cg_b), 4);
+	EXPECT_EQ(refs(&cg_a), 0);
+
+	/* At B's limit: -ENOMEM, the reserve as it was. */
+	vm_teardown(&c);
+	cg_b.limit = 3 * PAIR_BYTES;
+	EXPECT_EQ(fault(&cg_b, &c, slot_pfn(4, 0)), -ENOMEM);
+	EXPECT_EQ(c.nr, 0);
+	EXPECT_EQ(charged(&cg_b), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_INSTALLED), 3);
+	vm_teardown(&c);
+	EXPECT_EQ(refs(&cg_b), 0);
+
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(1, 0)), 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(1, 1)), 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(1, 2)), 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(2, 0)), 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(3, 0)), 0);
+}
+
+/* TD control pages are charged as pages; their range as a fault's is. */
+PAMT_TEST(memcg_control_page_charges_page_and_range)
+{
 	struct page *page;
 
-	ASSERT(!pamt_env_up(&o));
-
-	/* A control page, and the pair its range needed. */
+	memcg_up(TDX_PAMT_MODE_MAGAZINE, false);
+	pamt_sim_objcg = &cg_a;
 	page = tdx_alloc_control_page();
 	ASSERT(page);
 	env.held_pages++;
 	EXPECT(pamt_sim_pfn_accounted(page_to_pfn(page)));
-	n = module_pair_pages(&charged);
-	EXPECT_EQ(n, 2);
-	EXPECT_EQ(charged, arena ? 0 : 2);
-
-	/* A top-up: GFP_KERNEL_ACCOUNT, dropped by the arena. */
-	tdx_init_pamt_cache(&c);
-	EXPECT_EQ(tdx_topup_pamt_cache(&c, 4), 0);
-	EXPECT_EQ(c.nr, 4);
-	env.held_pairs += c.nr;
-	EXPECT_EQ(cache_charged(&c), arena ? 0 : 8);
-
-	/* A get from the reserve installs one of its pairs, as charged. */
-	pfn = slot_pfn(7, 0);
-	EXPECT_EQ(tdx_pamt_get(pfn, &c), 0);
-	env.held_pairs = c.nr;
-	n = module_pair_pages(&charged);
-	EXPECT_EQ(n, 4);
-	EXPECT_EQ(charged, arena ? 0 : 4);
-	tdx_free_pamt_cache(&c);
-	env.held_pairs = 0;
-
-	/*
-	 * A get without a reserve, the magazines emptied first: GFP_NOWAIT,
-	 * charged to nobody.
-	 */
-	tdx_pamt_drain();
-	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 0);
-	EXPECT_EQ(tdx_pamt_get(slot_pfn(9, 0), NULL), 0);
-	n = module_pair_pages(&charged);
-	EXPECT_EQ(n, 6);
-	EXPECT_EQ(charged, arena ? 0 : 4);
-
-	EXPECT_EQ(tdx_pamt_put(slot_pfn(9, 0)), 0);
-	EXPECT_EQ(tdx_pamt_put(pfn), 0);
+	EXPECT_EQ(pages_accounted(), 0);
+	EXPECT_EQ(charged(&cg_a), 1);
+	EXPECT_EQ(refs(&cg_a), 1);
 	tdx_free_control_page(page);
 	env.held_pages--;
-	EXPECT(pamt_accounting_ok());
-}
-
-PAMT_TEST(memcg_arena_charges_no_pair)
-{
-	memcg_policy(true);
-}
-
-PAMT_TEST(memcg_without_arena_charges_topup_pairs)
-{
-	memcg_policy(false);
+	EXPECT_EQ(charged(&cg_a), 1);
+	tdx_pamt_drain();
+	EXPECT_EQ(charged(&cg_a), 0);
+	EXPECT_EQ(refs(&cg_a), 0);
 }

@@ -537,10 +537,11 @@ struct page *__tdx_alloc_control_page(gfp_t gfp)
 		return NULL;
 
 	/*
-	 * The pair the range may need: from the magazines or, allocated with
-	 * @gfp (so charged as the page is, without the arena), from the page
-	 * allocator.  If the range has a pair already, it goes back to the
-	 * magazines.  Should the top-up fail, the get still tries GFP_NOWAIT.
+	 * The pair the range may need: from the magazines or the page
+	 * allocator, with @gfp; with __GFP_ACCOUNT, the memcg that pays for
+	 * the page pays for the range if the get installs a pair, and the
+	 * unused charge goes back with the reserve.  Should the top-up fail,
+	 * the get still tries GFP_NOWAIT, uncharged.
 	 */
 	__tdx_topup_pamt_cache(&res, 1, gfp);
 	ret = tdx_pamt_get(page_to_pfn(page), &res);

@@ -409,6 +409,15 @@ unsigned long pamt_depot_pairs(void);
 unsigned long pamt_depot_shrink(unsigned long nr);
 unsigned long pamt_mag_shrink_local(unsigned long nr);
 void pamt_depot_free_empty(void);
+#ifdef CONFIG_MEMCG
+void pamt_pair_charge(const struct tdx_pamt_pair *pair,
+		      struct tdx_pamt_cache *res);
+void pamt_pair_uncharge(const struct tdx_pamt_pair *pair);
+#else
+static inline void pamt_pair_charge(const struct tdx_pamt_pair *pair,
+				    struct tdx_pamt_cache *res) { }
+static inline void pamt_pair_uncharge(const struct tdx_pamt_pair *pair) { }
+#endif
 
 /* pamt_shrink.c */
 int pamt_shrink_init(unsigned long nr_slots);

@@ -22,6 +22,7 @@
 #include <linux/export.h>
 #include <linux/kvm_types.h>
 #include <linux/gfp.h>
+#include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/sched.h>
@@ -485,16 +486,127 @@ void pamt_mag_exit(void)
 	pamt.pcpu = NULL;
 }
 
+/*
+ * Memory accounting (Documentation/arch/x86/tdx-dpamt.rst): a pair's pages
+ * are charged to no memcg as pages.  A top-up with __GFP_ACCOUNT charges
+ * the caller's memcg for up to @nr pairs in the reserve, in task context;
+ * a get with that reserve that installs a pair moves one charge to the
+ * range, whatever pair it used, and names the memcg in page_private() of
+ * the pair's upper page (the lower one may carry the arena's tag).  The
+ * charge is dropped when the module hands the pair back.
+ */
+#define PAMT_PAIR_BYTES		(2 * PAGE_SIZE)
+
+#ifdef CONFIG_MEMCG
+static struct page *pamt_pair_charge_page(const struct tdx_pamt_pair *pair)
+{
+	return pfn_to_page(max(pair->pfn[0], pair->pfn[1]));
+}
+
+/* Drop every charge @res holds, and its memcg. */
+static void pamt_cache_uncharge(struct tdx_pamt_cache *res)
+{
+	if (!res->objcg)
+		return;
+	if (res->charged)
+		obj_cgroup_uncharge(res->objcg, res->charged * PAMT_PAIR_BYTES);
+	obj_cgroup_put(res->objcg);
+	res->objcg = NULL;
+	res->charged = 0;
+}
+
+/*
+ * Charge the caller's memcg for @nr pairs in @res.  Before any lock: the
+ * charge may reclaim, and fails as an allocation would.  A reserve
+ * charged to another memcg (its task moved) is uncharged first.
+ */
+static int pamt_cache_charge(struct tdx_pamt_cache *res, unsigned int nr,
+			     gfp_t gfp)
+{
+	struct obj_cgroup *objcg;
+
+	if (!(gfp & __GFP_ACCOUNT) || !memcg_kmem_online())
+		return 0;
+	objcg = current_obj_cgroup();
+	if (objcg && obj_cgroup_is_root(objcg))
+		objcg = NULL;
+	if (objcg != res->objcg) {
+		pamt_cache_uncharge(res);
+		if (objcg)
+			obj_cgroup_get(objcg);
+		res->objcg = objcg;
+	}
+	if (!objcg || res->charged >= nr)
+		return 0;
+	if (obj_cgroup_charge(objcg, gfp, (nr - res->charged) * PAMT_PAIR_BYTES))
+		return -ENOMEM;
+	res->charged = nr;
+	return 0;
+}
+
+/**
+ * pamt_pair_charge() - charge the range that @pair was just installed for
+ * @pair: the pair, in the module
+ * @res: the reserve of the get, or NULL
+ *
+ * Moves one of @res's charges to the range.  Outside the transition.
+ *
+ * Context: any but hardirq; never sleeps.
+ */
+void pamt_pair_charge(const struct tdx_pamt_pair *pair,
+		      struct tdx_pamt_cache *res)
+{
+	if (!res || !res->charged)
+		return;
+	res->charged--;
+	obj_cgroup_get(res->objcg);
+	set_page_private(pamt_pair_charge_page(pair),
+			 (unsigned long)res->objcg);
+}
+
+/**
+ * pamt_pair_uncharge() - drop the charge of a pair the module handed back
+ * @pair: the pair
+ *
+ * Context: any but hardirq, outside any transition; never sleeps.
+ */
+void pamt_pair_uncharge(const struct tdx_pamt_pair *pair)
+{
+	struct obj_cgroup *objcg;
+	struct page *page;
+
+	if (!memcg_kmem_online())
+		return;
+	page = pamt_pair_charge_page(pair);
+	objcg = (struct obj_cgroup *)page_private(page);
+	if (!objcg)
+		return;
+	set_page_private(page, 0);
+	obj_cgroup_uncharge(objcg, PAMT_PAIR_BYTES);
+	obj_cgroup_put(objcg);
+}
+#else
+static inline void pamt_cache_uncharge(struct tdx_pamt_cache *res) { }
+
+static inline int pamt_cache_charge(struct tdx_pamt_cache *res,
+				    unsigned int nr, gfp_t gfp)
+{
+	return 0;
+}
+#endif
+
 /**
  * __tdx_topup_pamt_cache() - fill @res up to @nr pairs
  * @res: the caller's reserve
  * @nr: pairs wanted, at most TDX_PAMT_CACHE_MAX
- * @gfp: allocation flags for when the magazines run dry
+ * @gfp: allocation flags for when the magazines run dry; with
+ *	__GFP_ACCOUNT, the caller's memcg is charged for @nr pairs, which
+ *	gets with @res that install a pair move to their ranges
  *
  * Context: as @gfp allows; GFP_KERNEL may sleep.
  *
- * Return: 0; -EINVAL if @nr is too large; -ENOMEM if the page allocator
- * failed, in which case @res keeps what it got.
+ * Return: 0; -EINVAL if @nr is too large; -ENOMEM if the memcg charge or
+ * the page allocator failed, in which case @res keeps what it got.
  */
 int __tdx_topup_pamt_cache(struct tdx_pamt_cache *res, unsigned int nr,
 			   gfp_t gfp)
@@ -506,6 +618,10 @@ int __tdx_topup_pamt_cache(struct tdx_pamt_cache *res, unsigned int nr,
 		return -EINVAL;
 	if (!pamt.enabled)
 		return 0;
+	if (pamt_cache_charge(res, nr, gfp))
+		return -ENOMEM;
+	/* Charged above, per range: the pages themselves are not. */
+	gfp &= ~__GFP_ACCOUNT;
 	while (res->nr < nr) {
 		if (pamt_mag_pop(&res->pairs[res->nr])) {
 			res->nr++;
@@ -526,9 +642,9 @@ int __tdx_topup_pamt_cache(struct tdx_pamt_cache *res, unsigned int nr,
  * @cache: the vCPU's cache
  * @nr: pairs wanted, at most TDX_PAMT_CACHE_MAX
  *
- * As __tdx_topup_pamt_cache() with GFP_KERNEL_ACCOUNT: without the
- * arena, a pair allocated here is charged to the caller's memcg; with it,
- * to none (Documentation/arch/x86/tdx-dpamt.rst, "Memory accounting").
+ * As __tdx_topup_pamt_cache() with GFP_KERNEL_ACCOUNT: the caller's memcg
+ * pays for the reserve's pairs and for each range a fault installs
+ * (Documentation/arch/x86/tdx-dpamt.rst, "Memory accounting").
  *
  * Context: process context; may sleep.
  *
@@ -542,10 +658,11 @@ EXPORT_SYMBOL_FOR_KVM(tdx_topup_pamt_cache);
 
 /**
  * tdx_free_pamt_cache() - give every pair of @res back to the cache
- * @res: the reserve; empty on return
+ * @res: the reserve; empty and uncharged on return
  */
 void tdx_free_pamt_cache(struct tdx_pamt_cache *res)
 {
+	pamt_cache_uncharge(res);
 	/* A reserve stays empty while the cache is off. */
 	if (WARN_ON_ONCE(!pamt.enabled && res->nr))
 		return;
@@ -578,7 +695,8 @@ int tdx_pamt_pair_take(struct tdx_pamt_pair *pair,
 		*pair = res->pairs[--res->nr];
 		return 0;
 	}
-	return pamt_pair_alloc_bulk(pair, 1, gfp) ? 0 : -ENOMEM;
+	/* A pair outside any range is charged to no memcg. */
+	return pamt_pair_alloc_bulk(pair, 1, gfp & ~__GFP_ACCOUNT) ? 0 : -ENOMEM;
 }
 EXPORT_SYMBOL_FOR_KVM(tdx_pamt_pair_take);
 

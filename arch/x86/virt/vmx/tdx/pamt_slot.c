@@ -288,6 +288,8 @@ static int pamt_slot_add(atomic_t *slot, unsigned long idx,
 void pamt_pair_release(const struct tdx_pamt_pair *pair,
 		       enum pamt_pair_dest dest)
 {
+	/* The range no longer holds it: its memcg stops paying. */
+	pamt_pair_uncharge(pair);
 	if (dest == PAMT_PAIR_TO_MAG)
 		pamt_mag_push(pair);
 	else
@@ -562,10 +564,12 @@ static noinline int pamt_slot_get_slow(atomic_t *slot,
 			old = atomic_read(slot);
 			continue;
 		}
-		if (!ret)
+		if (!ret) {
 			src = PAMT_PAIR_NONE;	/* the module holds it */
-		else
+			pamt_pair_charge(&pair, res);
+		} else {
 			pamt_stat_inc(ADD_FAILED);
+		}
 		break;
 	}
 
@@ -866,6 +870,8 @@ int tdx_pamt_demote(unsigned long pfn, struct tdx_pamt_cache *res,
 	pamt_transit_end();
 	if (ret)
 		pamt_slot_pair_put(&pair, src, res);
+	else
+		pamt_pair_charge(&pair, res);
 	return ret;
 }
 EXPORT_SYMBOL_FOR_KVM(tdx_pamt_demote);

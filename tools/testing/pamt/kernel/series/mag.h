@@ -64,3 +64,7 @@ static inline void tdx_free_pamt_cache(struct tdx_pamt_cache *res)
 	res->nr = 0;
 }
 
+/* No reserve is charged to a memcg: no range is either. */
+static inline void pamt_pair_charge(const struct tdx_pamt_pair *pair,
+				    struct tdx_pamt_cache *res) { }
+static inline void pamt_pair_uncharge(const struct tdx_pamt_pair *pair) { }

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit: memory accounting with a real memcg.  The test makes a cgroup
+ * with the memory controller on, charges as KVM's vCPU thread would
+ * (set_active_memcg() in this kthread), and reads the memcg's "kernel"
+ * statistic (MEMCG_KMEM): a top-up charges its reserve, a get under a
+ * spinlock moves a charge to the range, freeing the reserve and reclaim
+ * give every charge back.  Documentation/arch/x86/tdx-dpamt.rst, "Memory
+ * accounting".
+ */
+#include <linux/cgroup.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/memcontrol.h>
+#include <linux/mount.h>
+#include <linux/namei.h>
+#include <linux/sched/mm.h>
+#include <linux/spinlock.h>
+#include "pamt_kunit.h"
+
+#define PK_MEMCG_NAME	"tdx_pamt_kunit"
+/* Pages charged per pair. */
+#define PK_PAIR_PAGES	2
+
+static DEFINE_SPINLOCK(pk_lock);
+
+/**
+ * struct pk_memcg - a cgroup this test made
+ * @mnt: a kernel-internal mount of cgroup2
+ * @made: the cgroup's directory exists
+ * @css: its memory css, with a reference
+ * @memcg: its memcg
+ */
+struct pk_memcg {
+	struct vfsmount *mnt;
+	bool made;
+	struct cgroup_subsys_state *css;
+	struct mem_cgroup *memcg;
+};
+
+/* Turn the memory controller on for the root's children, make a child. */
+static int pk_memcg_make(struct pk_memcg *m)
+{
+	struct file_system_type *fs = get_fs_type("cgroup2");
+	struct dentry *root, *d;
+	struct cgroup *cgrp;
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t n;
+
+	if (!fs)
+		return -ENODEV;
+	m->mnt = kern_mount(fs);
+	put_filesystem(fs);
+	if (IS_ERR(m->mnt))
+		return PTR_ERR(m->mnt);
+	f = file_open_root_mnt(m->mnt, "cgroup.subtree_control", O_WRONLY, 0);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	n = kernel_write(f, "+memory", 7, &pos);
+	fput(f);
+	if (n != 7)
+		return n < 0 ? n : -EIO;
+
+	root = m->mnt->mnt_root;
+	d = start_creating_noperm(root, &QSTR(PK_MEMCG_NAME));
+	if (IS_ERR(d))
+		return PTR_ERR(d);
+	d = vfs_mkdir(&nop_mnt_idmap, d_inode(root), d, 0755, NULL);
+	if (IS_ERR(d))
+		return PTR_ERR(d);
+	end_creating(d);
+	m->made = true;
+
+	cgrp = cgroup_get_from_path("/" PK_MEMCG_NAME);
+	if (IS_ERR(cgrp))
+		return PTR_ERR(cgrp);
+	m->css = cgroup_get_e_css(cgrp, &memory_cgrp_subsys);
+	cgroup_put(cgrp);
+	m->memcg = mem_cgroup_from_css(m->css);
+	return mem_cgroup_is_root(m->memcg) ? -EINVAL : 0;
+}
+
+static void pk_memcg_remove(struct pk_memcg *m)
+{
+	struct dentry *root, *d;
+
+	if (m->css)
+		css_put(m->css);
+	if (m->made) {
+		root = m->mnt->mnt_root;
+		d = start_removing_noperm(root, &QSTR(PK_MEMCG_NAME));
+		if (!IS_ERR(d)) {
+			vfs_rmdir(&nop_mnt_idmap, d_inode(root), d, NULL);
+			end_removing(d);
+		}
+	}
+	if (!IS_ERR_OR_NULL(m->mnt))
+		kern_unmount(m->mnt);
+}
+
+/* Kernel memory charged to @memcg, in pages, exact: the stats flushed. */
+static unsigned long pk_kmem(struct mem_cgroup *memcg)
+{
+	css_rstat_flush(&memcg->css);
+	return memcg_page_state(memcg, MEMCG_KMEM);
+}
+
+/*
+ * A VM's fault in @memcg: the top-up charges the reserve; a get under a
+ * spinlock (KVM's mmu_lock) installs a pair and moves one charge to the
+ * range; a second fault on the range charges nothing more.  Freeing the
+ * reserve (vCPU teardown) drops its charges; the idle range stays
+ * charged until reclaim removes its pair.
+ */
+static void pk_memcg_charge(struct kunit *test)
+{
+	struct tdx_pamt_cache res;
+	struct mem_cgroup *old;
+	struct pk_memcg m = { };
+	unsigned long base, pfn;
+	int ret;
+
+	ret = pk_memcg_make(&m);
+	if (ret) {
+		pk_memcg_remove(&m);
+		KUNIT_FAIL(test, "cannot make a memcg: %d", ret);
+		return;
+	}
+	pfn = pk_slot_pfn(test, 11);
+	tdx_init_pamt_cache(&res);
+	base = pk_kmem(m.memcg);
+
+	old = set_active_memcg(m.memcg);
+	KUNIT_EXPECT_EQ(test, tdx_topup_pamt_cache(&res, 4), 0);
+	KUNIT_EXPECT_EQ(test, pk_kmem(m.memcg), base + 4 * PK_PAIR_PAGES);
+	spin_lock(&pk_lock);
+	ret = tdx_pamt_get(pfn, &res);
+	spin_unlock(&pk_lock);
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	KUNIT_EXPECT_EQ(test, pk_kmem(m.memcg), base + 4 * PK_PAIR_PAGES);
+	KUNIT_EXPECT_EQ(test, tdx_topup_pamt_cache(&res, 4), 0);
+	KUNIT_EXPECT_EQ(test, pk_kmem(m.memcg), base + 5 * PK_PAIR_PAGES);
+	spin_lock(&pk_lock);
+	ret = tdx_pamt_get(pfn + 1, &res);
+	spin_unlock(&pk_lock);
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	KUNIT_EXPECT_EQ(test, pk_kmem(m.memcg), base + 5 * PK_PAIR_PAGES);
+	set_active_memcg(old);
+	pk_check_accounting(test, res.nr);
+
+	tdx_free_pamt_cache(&res);
+	KUNIT_EXPECT_EQ(test, pk_kmem(m.memcg), base + PK_PAIR_PAGES);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_put(pfn), 0);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_put(pfn + 1), 0);
+	KUNIT_EXPECT_EQ(test, pk_kmem(m.memcg), base + PK_PAIR_PAGES);
+	tdx_pamt_drain();
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_INSTALLED), 0ULL);
+	KUNIT_EXPECT_EQ(test, pk_kmem(m.memcg), base);
+	pk_check_accounting(test, 0);
+	pk_memcg_remove(&m);
+}
+
+static void pk_memcg_charge_arena(struct kunit *test)
+{
+	pk_arena_up(test, TDX_PAMT_MODE_MAGAZINE, 0);
+	pk_memcg_charge(test);
+}
+
+static void pk_memcg_charge_no_arena(struct kunit *test)
+{
+	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_memcg_charge(test);
+}
+
+static struct kunit_case pk_memcg_cases[] = {
+	KUNIT_CASE(pk_memcg_charge_arena),
+	KUNIT_CASE(pk_memcg_charge_no_arena),
+	KUNIT_CASE(pk_suite_leak_check),
+	{}
+};
+
+static struct kunit_suite pk_memcg_suite = {
+	.name = "tdx_pamt_memcg",
+	.init = pk_test_init,
+	.exit = pk_test_exit,
+	.test_cases = pk_memcg_cases,
+};
+
+kunit_test_suite(pk_memcg_suite);
