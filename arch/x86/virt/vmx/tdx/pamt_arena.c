@@ -47,13 +47,23 @@
  * @list: on pamt_arena.bucket[@nr_free]
  * @base_pfn: first pfn, 2M aligned; pair i is @base_pfn + 2i and + 2i + 1
  * @nr_free: pairs in @free
+ * @gen: pamt_arena.gen when this chunk was asked for (see pamt_arena_grow())
+ * @isolated: off the buckets while reclaim empties it; nobody carves from
+ *	it, and its last pair back does not release it
+ * @tried: pamt_arena.scan of the last reclaim pass that looked at it
  * @free: one bit per pair, set while the pair is in the chunk
+ * @owner: per pair, 1 + the slot index it was last installed in, 0 while
+ *	it is not in the module; a hint, written inside the transition
  */
 struct pamt_arena_chunk {
 	struct list_head list;
 	unsigned long base_pfn;
 	unsigned int nr_free;
+	unsigned long gen;
+	bool isolated;
+	unsigned long tried;
 	DECLARE_BITMAP(free, PAMT_ARENA_PAIRS);
+	u32 owner[PAMT_ARENA_PAIRS];
 };
 
 /**
@@ -66,6 +76,10 @@ struct pamt_arena_chunk {
  *	chunk with a free pair is a find_next_bit() away
  * @nr_chunks: chunks held; read racily for the statistics
  * @nr_free: free pairs in chunks; read racily, also to skip the lock
+ * @gen: chunks ever linked: a miss that sees it move while it allocated
+ *	a chunk was served by another CPU's new chunk
+ * @scan: reclaim passes, to mark the chunks a pass has looked at
+ * @nr_loose: fallback pairs (order-1 or order-0) out of the page allocator
  */
 struct pamt_arena {
 	spinlock_t lock;	/* see @lock above */
@@ -73,6 +87,9 @@ struct pamt_arena {
 	DECLARE_BITMAP(nonempty, PAMT_ARENA_PAIRS);
 	unsigned long nr_chunks;
 	unsigned long nr_free;
+	unsigned long gen;
+	unsigned long scan;
+	atomic_long_t nr_loose;
 };
 
 static struct pamt_arena pamt_arena;
@@ -136,65 +153,93 @@ static unsigned int pamt_arena_carve(struct pamt_arena_chunk *c,
 		i = find_next_bit(c->free, PAMT_ARENA_PAIRS, i);
 		__clear_bit(i, c->free);
 		c->nr_free--;
+		WRITE_ONCE(c->owner[i], 0);
 		pamt_arena_pair_of(c, i, &pairs[got++]);
 	}
 	return got;
 }
 
+/* Serve @run from the fullest linked chunks; returns pairs taken. */
+static unsigned int pamt_arena_take_linked(struct pamt_pair_run *run,
+					   unsigned int got)
+{
+	struct pamt_arena_chunk *c;
+	unsigned int k, taken = 0;
+	unsigned long b;
+
+	while (got + taken < run->n) {
+		b = find_next_bit(pamt_arena.nonempty, PAMT_ARENA_PAIRS, 1);
+		if (b >= PAMT_ARENA_PAIRS)
+			break;
+		c = list_first_entry(&pamt_arena.bucket[b],
+				     struct pamt_arena_chunk, list);
+		pamt_arena_unlink(c);
+		k = pamt_arena_carve(c, run->pairs + got + taken,
+				     run->n - got - taken);
+		pamt_arena_link(c);
+		taken += k;
+	}
+	return taken;
+}
+
 /**
  * pamt_arena_take_runs() - free pairs for several runs in one lock hold
- * @v: the runs, filled in order; each @n becomes the pairs it got
+ * @v: the runs, filled in order; each @n becomes the pairs it got; @v[0]
+ *	is the caller's own, the others stock magazines
  * @nv: how many runs
- * @fresh: a chunk from pamt_arena_new_chunk(), or NULL
+ * @fresh: where a chunk from pamt_arena_new_chunk() is, or NULL
  *
- * A @fresh chunk, not linked yet, serves the runs first and is linked
- * in the same hold, so a new chunk costs no hold of its own; then the
- * fullest chunks serve what is left.  The magazine layer calls this with
- * this CPU's lock held: the one place another lock of the cache is held
- * around the arena lock (Documentation/arch/x86/tdx-dpamt.rst, "Lock
- * order and contexts").
+ * A fresh chunk, not linked yet, serves the runs first and is linked in
+ * the same hold, so a new chunk costs no hold of its own.  If another
+ * CPU linked a chunk while this one was allocating (a wave of misses),
+ * the linked chunks serve first and the fresh one only what @v[0] still
+ * lacks: one new chunk per wave.  A fresh chunk that served nothing stays
+ * in *@fresh for pamt_arena_drop_chunk(); one that did is linked and
+ * *@fresh set to NULL.  The magazine layer calls this with this CPU's
+ * lock held: the one place another lock of the cache is held around the
+ * arena lock (Documentation/arch/x86/tdx-dpamt.rst, "Lock order and
+ * contexts").
  *
  * Context: any but hardirq, outside any transition; never sleeps.
  *
  * Return: the pairs taken in all.
  */
 unsigned int pamt_arena_take_runs(struct pamt_pair_run *v, unsigned int nv,
-				  struct pamt_arena_chunk *fresh)
+				  struct pamt_arena_chunk **fresh)
 {
+	struct pamt_arena_chunk *f = fresh ? *fresh : NULL;
 	unsigned int r, k, got, total = 0, from_linked = 0;
-	struct pamt_arena_chunk *c;
-	unsigned long flags, b;
+	unsigned long flags;
+	bool stale;
 
 	/* Racy peek: no free pair in any chunk is not worth the lock. */
-	if (!fresh && !READ_ONCE(pamt_arena.nr_free)) {
+	if (!f && !READ_ONCE(pamt_arena.nr_free)) {
 		for (r = 0; r < nv; r++)
 			v[r].n = 0;
 		return 0;
 	}
 	pamt_arena_lock(&flags);
+	stale = f && f->gen != pamt_arena.gen;
 	for (r = 0; r < nv; r++) {
-		got = fresh ? pamt_arena_carve(fresh, v[r].pairs, v[r].n) : 0;
-		while (got < v[r].n) {
-			b = find_next_bit(pamt_arena.nonempty,
-					  PAMT_ARENA_PAIRS, 1);
-			if (b >= PAMT_ARENA_PAIRS)
-				break;
-			c = list_first_entry(&pamt_arena.bucket[b],
-					     struct pamt_arena_chunk, list);
-			pamt_arena_unlink(c);
-			k = pamt_arena_carve(c, v[r].pairs + got, v[r].n - got);
-			pamt_arena_link(c);
-			got += k;
-			from_linked += k;
-		}
+		got = 0;
+		if (f && !stale)
+			got = pamt_arena_carve(f, v[r].pairs, v[r].n);
+		k = pamt_arena_take_linked(&v[r], got);
+		from_linked += k;
+		got += k;
+		if (f && stale && !r)
+			got += pamt_arena_carve(f, v[r].pairs + got,
+						v[r].n - got);
 		v[r].n = got;
 		total += got;
 	}
-	if (fresh) {
-		pamt_arena_link(fresh);
+	if (f && f->nr_free < PAMT_ARENA_PAIRS) {
+		pamt_arena_link(f);
+		WRITE_ONCE(pamt_arena.gen, pamt_arena.gen + 1);
 		WRITE_ONCE(pamt_arena.nr_chunks, pamt_arena.nr_chunks + 1);
 		WRITE_ONCE(pamt_arena.nr_free, pamt_arena.nr_free +
-			   fresh->nr_free - from_linked);
+			   f->nr_free - from_linked);
+		*fresh = NULL;
 	} else {
 		WRITE_ONCE(pamt_arena.nr_free,
 			   pamt_arena.nr_free - from_linked);
@@ -227,7 +272,7 @@ static unsigned int pamt_arena_take(struct tdx_pamt_pair *pairs,
  * @gfp may reclaim, the allocation may compact once (__GFP_NORETRY) but
  * never retries hard nor OOM-kills: an order-1 page is a fine pair too.
  * The chunk must go to pamt_arena_take_runs() with at least one pair
- * wanted, which links it.
+ * wanted, which links it or leaves it to pamt_arena_drop_chunk().
  *
  * Context: as @gfp allows, outside any lock of the cache and any
  * transition.
@@ -238,8 +283,8 @@ struct pamt_arena_chunk *pamt_arena_new_chunk(gfp_t gfp)
 {
 	struct pamt_arena_chunk *c;
 	gfp_t chunk_gfp = gfp;
+	unsigned long i, gen = READ_ONCE(pamt_arena.gen);
 	struct page *page;
-	unsigned long i;
 
 	if (!gfpflags_allow_blocking(gfp))
 		chunk_gfp &= ~(__GFP_KSWAPD_RECLAIM | __GFP_HIGH);
@@ -259,7 +304,11 @@ struct pamt_arena_chunk *pamt_arena_new_chunk(gfp_t gfp)
 	}
 	INIT_LIST_HEAD(&c->list);
 	c->base_pfn = page_to_pfn(page);
+	c->gen = gen;
+	c->isolated = false;
+	c->tried = 0;
 	bitmap_fill(c->free, PAMT_ARENA_PAIRS);
+	memset(c->owner, 0, sizeof(c->owner));
 	for (i = 0; i < PAMT_ARENA_PAGES; i += 2)
 		set_page_private(pfn_to_page(c->base_pfn + i), (unsigned long)c);
 	c->nr_free = PAMT_ARENA_PAIRS;
@@ -283,6 +332,18 @@ static void pamt_arena_release(struct pamt_arena_chunk *c)
 	pamt_stat_inc(CHUNK_FREE);
 }
 
+/**
+ * pamt_arena_drop_chunk() - give back a fresh chunk that served no pair
+ * @c: what pamt_arena_take_runs() left in its @fresh, or NULL
+ *
+ * Context: outside any lock of the cache and any transition.
+ */
+void pamt_arena_drop_chunk(struct pamt_arena_chunk *c)
+{
+	if (c)
+		pamt_arena_release(c);
+}
+
 /*
  * Return a pair, already reset, to its chunk @c; @lo is its first pfn.
  * With the arena lock held.  Returns true when that was the chunk's last
@@ -302,6 +363,13 @@ static bool pamt_arena_put(struct pamt_arena_chunk *c, unsigned long lo,
 	if (WARN_ONCE(test_bit(off / 2, c->free),
 		      "tdx-pamt: pair %#lx freed twice\n", lo))
 		return false;
+	if (c->isolated) {
+		/* Reclaim owns it: it counts and releases, see below. */
+		__set_bit(off / 2, c->free);
+		c->nr_free++;
+		WRITE_ONCE(pamt_arena.nr_free, pamt_arena.nr_free + 1);
+		return false;
+	}
 	pamt_arena_unlink(c);
 	__set_bit(off / 2, c->free);
 	c->nr_free++;
@@ -351,6 +419,7 @@ static int pamt_arena_fallback(struct tdx_pamt_pair *pair, gfp_t gfp)
 		pair->pfn[1] = pair->pfn[0] + 1;
 		pamt_stat_add(PAGE_ALLOC, 2);
 		pamt_stat_inc(PAIR_ORDER1);
+		atomic_long_inc(&pamt_arena.nr_loose);
 		return 0;
 	}
 	if (pamt_arena_fails(0) || pamt_pair_alloc_pages(pair, gfp))
@@ -358,6 +427,7 @@ static int pamt_arena_fallback(struct tdx_pamt_pair *pair, gfp_t gfp)
 	set_page_private(pfn_to_page(pair->pfn[0]), 0);
 	set_page_private(pfn_to_page(pair->pfn[1]), 0);
 	pamt_stat_inc(PAIR_ORDER0);
+	atomic_long_inc(&pamt_arena.nr_loose);
 	return 0;
 }
 
@@ -390,8 +460,10 @@ int pamt_pair_alloc(struct tdx_pamt_pair *pair, gfp_t gfp)
 	if (fresh) {
 		run.pairs = pair;
 		run.n = 1;
-		pamt_arena_take_runs(&run, 1, fresh);
-		return 0;
+		pamt_arena_take_runs(&run, 1, &fresh);
+		pamt_arena_drop_chunk(fresh);
+		if (run.n)
+			return 0;
 	}
 	return pamt_arena_fallback(pair, gfp);
 }
@@ -433,8 +505,12 @@ unsigned int pamt_pair_alloc_bulk(struct tdx_pamt_pair *pairs, unsigned int n,
 	/* Shared by every TD: charged to none (see the Documentation). */
 	gfp &= ~__GFP_ACCOUNT;
 	fresh = pamt_arena_new_chunk(gfp);
-	if (fresh)
-		return pamt_mag_refill(pairs, n, fresh);
+	if (fresh) {
+		got = pamt_mag_refill(pairs, n, &fresh);
+		pamt_arena_drop_chunk(fresh);
+		if (got)
+			return got;
+	}
 	return pamt_arena_fallback(pairs, gfp) ? 0 : 1;
 }
 
@@ -470,11 +546,11 @@ static unsigned long pamt_pair_tag(const struct tdx_pamt_pair *pair)
 /* Pairs returned per hold of the arena lock by pamt_pair_free_bulk(). */
 #define PAMT_ARENA_BULK		64
 
-static void pamt_pair_free_some(const struct tdx_pamt_pair *pairs,
-				unsigned int n)
+static unsigned long pamt_pair_free_some(const struct tdx_pamt_pair *pairs,
+					 unsigned int n)
 {
+	unsigned long tag, flags, pages = 0;
 	struct pamt_arena_chunk *c, *tmp;
-	unsigned long tag, flags;
 	LIST_HEAD(released);
 	u64 chunked = 0;
 	unsigned int k;
@@ -488,13 +564,17 @@ static void pamt_pair_free_some(const struct tdx_pamt_pair *pairs,
 		pamt.ops->reset_page(pairs[k].pfn[0]);
 		pamt.ops->reset_page(pairs[k].pfn[1]);
 		tag = pamt_pair_tag(&pairs[k]);
-		if (tag && tag != PAMT_ARENA_ORDER1)
+		if (tag && tag != PAMT_ARENA_ORDER1) {
 			chunked |= BIT_ULL(k);
-		else
-			pamt_pair_free_pages(&pairs[k], tag);
+			continue;
+		}
+		pamt_pair_free_pages(&pairs[k], tag);
+		pages += 2;
+		if (pamt.arena)
+			atomic_long_dec(&pamt_arena.nr_loose);
 	}
 	if (!chunked)
-		return;
+		return pages;
 	pamt_arena_lock(&flags);
 	for (k = 0; k < n; k++) {
 		if (!(chunked & BIT_ULL(k)))
@@ -505,8 +585,11 @@ static void pamt_pair_free_some(const struct tdx_pamt_pair *pairs,
 			list_add(&c->list, &released);
 	}
 	pamt_arena_unlock(flags);
-	list_for_each_entry_safe(c, tmp, &released, list)
+	list_for_each_entry_safe(c, tmp, &released, list) {
 		pamt_arena_release(c);
+		pages += PAMT_ARENA_PAGES;
+	}
+	return pages;
 }
 
 /**
@@ -520,17 +603,22 @@ static void pamt_pair_free_some(const struct tdx_pamt_pair *pairs,
  * the pages of other pairs go back to the page allocator.
  *
  * Context: any but hardirq, outside any transition; never sleeps.
+ *
+ * Return: pages that went back to the page allocator.
  */
-void pamt_pair_free_bulk(const struct tdx_pamt_pair *pairs, unsigned int n)
+unsigned long pamt_pair_free_bulk(const struct tdx_pamt_pair *pairs,
+				  unsigned int n)
 {
+	unsigned long pages = 0;
 	unsigned int m;
 
 	while (n) {
 		m = min(n, PAMT_ARENA_BULK);
-		pamt_pair_free_some(pairs, m);
+		pages += pamt_pair_free_some(pairs, m);
 		pairs += m;
 		n -= m;
 	}
+	return pages;
 }
 
 /**
@@ -540,10 +628,249 @@ void pamt_pair_free_bulk(const struct tdx_pamt_pair *pairs, unsigned int n)
  * As pamt_pair_free_bulk() for one pair.
  *
  * Context: any but hardirq, outside any transition; never sleeps.
+ *
+ * Return: pages that went back to the page allocator.
  */
-void pamt_pair_free(const struct tdx_pamt_pair *pair)
+unsigned long pamt_pair_free(const struct tdx_pamt_pair *pair)
 {
-	pamt_pair_free_bulk(pair, 1);
+	return pamt_pair_free_bulk(pair, 1);
+}
+
+/* The owner entry of @pair in its chunk, or NULL for a fallback pair. */
+static u32 *pamt_arena_owner(const struct tdx_pamt_pair *pair)
+{
+	unsigned long tag = pamt_pair_tag(pair), off;
+	struct pamt_arena_chunk *c;
+
+	if (!tag || tag == PAMT_ARENA_ORDER1)
+		return NULL;
+	c = (struct pamt_arena_chunk *)tag;
+	off = min(pair->pfn[0], pair->pfn[1]) - c->base_pfn;
+	return off < PAMT_ARENA_PAGES ? &c->owner[off / 2] : NULL;
+}
+
+/**
+ * pamt_arena_note_owner() - record which slot holds a pair, for reclaim
+ * @pair: a pair of the cache
+ * @idx: the slot whose range the module now covers with it, or -1 once
+ *	the module handed it back
+ *
+ * Context: anywhere, inside a transition too: one store.
+ */
+void pamt_arena_note_owner(const struct tdx_pamt_pair *pair, long idx)
+{
+	u32 *owner = pamt_arena_owner(pair);
+
+	if (owner)
+		WRITE_ONCE(*owner, idx + 1);
+}
+
+/* Whether reclaim may REMOVE slot @owner - 1 (a hint: the REMOVE checks). */
+static bool pamt_arena_owner_idle(u32 owner)
+{
+	int word;
+
+	if (!owner || owner > pamt.nr_slots)
+		return false;
+	word = atomic_read(&pamt.slots[owner - 1]);
+	return pamt_slot_state(word) == PAMT_SLOT_IDLE &&
+	       !(word & PAMT_SLOT_LEAKED);
+}
+
+/*
+ * Whether all of @c's pairs that are out could come back now: each in an
+ * IDLE slot, or, while *@cached lasts, in no slot (a magazine, most
+ * likely; else a reserve).  Arena lock held.
+ */
+static bool pamt_arena_chunk_idle(const struct pamt_arena_chunk *c,
+				  long *cached)
+{
+	long unowned = 0;
+	unsigned int i;
+	u32 owner;
+
+	for_each_clear_bit(i, c->free, PAMT_ARENA_PAIRS) {
+		owner = READ_ONCE(c->owner[i]);
+		if (!owner)
+			unowned++;
+		else if (!pamt_arena_owner_idle(owner))
+			return false;
+	}
+	if (unowned > *cached)
+		return false;
+	*cached -= unowned;
+	return true;
+}
+
+/* Pairs of chunks a reclaim pass or a count looks at, at most. */
+#define PAMT_ARENA_SCAN_PAIRS	8192
+/* Failed REMOVE sequences before a reclaim pass stops. */
+#define PAMT_ARENA_MAX_FAILS	8
+
+/*
+ * The sparsest chunk that pass @pass has not looked at yet and whose
+ * every pair out is in an IDLE slot, taken off the buckets; NULL once
+ * *@budget pairs were looked at.  Arena lock held.
+ */
+static struct pamt_arena_chunk *pamt_arena_isolate(unsigned long pass,
+						   unsigned long *budget)
+{
+	struct pamt_arena_chunk *c;
+	long cached = 0;
+	int b;
+
+	for (b = PAMT_ARENA_PAIRS - 1; b >= 0; b--) {
+		if (!test_bit(b, pamt_arena.nonempty))
+			continue;
+		list_for_each_entry(c, &pamt_arena.bucket[b], list) {
+			if (c->tried == pass)
+				continue;
+			if (*budget < PAMT_ARENA_PAIRS - b)
+				return NULL;
+			*budget -= PAMT_ARENA_PAIRS - b;
+			c->tried = pass;
+			if (!pamt_arena_chunk_idle(c, &cached))
+				continue;
+			pamt_arena_unlink(c);
+			c->isolated = true;
+			return c;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * REMOVE the slots holding the pairs of chunk @c, isolated by
+ * pamt_arena_isolate(), and release it if all came back; else link it
+ * again.  Returns the pages given back.
+ */
+static unsigned long pamt_arena_empty(struct pamt_arena_chunk *c,
+				      unsigned int *fails)
+{
+	unsigned int i = 0;
+	unsigned long flags;
+	bool release;
+	u32 owner;
+	int ret;
+
+	for (;; i++) {
+		pamt_arena_lock(&flags);
+		i = find_next_zero_bit(c->free, PAMT_ARENA_PAIRS, i);
+		owner = i < PAMT_ARENA_PAIRS ? READ_ONCE(c->owner[i]) : 0;
+		pamt_arena_unlock(flags);
+		/* Done, or a pair not in a slot: it stays out. */
+		if (!owner)
+			break;
+		ret = pamt_shrink_reclaim_slot(owner - 1);
+		if (ret == 1) {
+			pamt_stat_inc(SHRINK);
+		} else {
+			/* In use again, or BUSY: the chunk stays. */
+			*fails += ret != -EAGAIN;
+			break;
+		}
+	}
+	pamt_arena_lock(&flags);
+	c->isolated = false;
+	release = c->nr_free == PAMT_ARENA_PAIRS;
+	if (release) {
+		WRITE_ONCE(pamt_arena.nr_chunks, pamt_arena.nr_chunks - 1);
+		WRITE_ONCE(pamt_arena.nr_free,
+			   pamt_arena.nr_free - PAMT_ARENA_PAIRS);
+	} else {
+		pamt_arena_link(c);
+	}
+	pamt_arena_unlock(flags);
+	if (!release)
+		return 0;
+	pamt_arena_release(c);
+	return PAMT_ARENA_PAGES;
+}
+
+/**
+ * pamt_arena_shrink() - give memory back chunk by chunk, sparsest first
+ * @nr: pairs' worth of memory wanted (two pages each)
+ *
+ * A pair freed into a chunk gives nothing back until the chunk's last
+ * one is.  So the free pairs of the depot and of this CPU's magazines go
+ * back to their chunks first (no SEAMCALL); then, sparsest first, each
+ * chunk whose every pair out is installed in an IDLE slot has those
+ * slots REMOVEd and is released.  A chunk with a pair in use, in a
+ * reserve or in another CPU's magazine is left alone.  Looks at most at
+ * PAMT_ARENA_SCAN_PAIRS pairs of chunks and stops after
+ * PAMT_ARENA_MAX_FAILS failed REMOVE sequences.
+ *
+ * Context: any but hardirq, outside any lock of the cache and any
+ * transition; never sleeps.
+ *
+ * Return: pairs' worth of memory that went back to the page allocator.
+ */
+unsigned long pamt_arena_shrink(unsigned long nr)
+{
+	unsigned long pages = 0, budget = PAMT_ARENA_SCAN_PAIRS, pass, flags;
+	struct tdx_pamt_pair batch[16];
+	struct pamt_arena_chunk *c;
+	unsigned int n, fails = 0;
+
+	while ((n = pamt_mag_take_free(batch, ARRAY_SIZE(batch))))
+		pages += pamt_pair_free_bulk(batch, n);
+	pamt_arena_lock(&flags);
+	pass = ++pamt_arena.scan;
+	pamt_arena_unlock(flags);
+	while (pages / 2 < nr && fails < PAMT_ARENA_MAX_FAILS) {
+		pamt_arena_lock(&flags);
+		c = pamt_arena_isolate(pass, &budget);
+		pamt_arena_unlock(flags);
+		if (!c)
+			break;
+		pages += pamt_arena_empty(c, &fails);
+	}
+	return pages / 2;
+}
+
+/**
+ * pamt_arena_reclaimable() - memory pamt_arena_shrink() could give back
+ *
+ * The chunks whose every pair out is in an IDLE slot or, up to the
+ * number of free pairs in magazines, in no slot; at most
+ * PAMT_ARENA_SCAN_PAIRS pairs looked at, sparsest chunks first.  Walks
+ * the chunks under the arena lock.
+ *
+ * Return: pairs' worth of memory (PAMT_ARENA_PAIRS per chunk).
+ */
+unsigned long pamt_arena_reclaimable(void)
+{
+	long cached = max(atomic_long_read(&pamt.free_pairs), 0L);
+	unsigned long budget = PAMT_ARENA_SCAN_PAIRS, flags, nr = 0;
+	struct pamt_arena_chunk *c;
+	int b;
+
+	pamt_arena_lock(&flags);
+	for (b = PAMT_ARENA_PAIRS - 1; b >= 0 && budget; b--) {
+		if (!test_bit(b, pamt_arena.nonempty))
+			continue;
+		list_for_each_entry(c, &pamt_arena.bucket[b], list) {
+			if (budget < PAMT_ARENA_PAIRS - b) {
+				budget = 0;
+				break;
+			}
+			budget -= PAMT_ARENA_PAIRS - b;
+			if (pamt_arena_chunk_idle(c, &cached))
+				nr += PAMT_ARENA_PAIRS;
+		}
+	}
+	pamt_arena_unlock(flags);
+	return nr;
+}
+
+/**
+ * pamt_arena_loose() - fallback pairs out of the page allocator
+ *
+ * Return: order-1 and order-0 pairs not freed yet; read racily.
+ */
+unsigned long pamt_arena_loose(void)
+{
+	return max(atomic_long_read(&pamt_arena.nr_loose), 0L);
 }
 
 /**
@@ -609,6 +936,9 @@ void pamt_arena_init(void)
 	bitmap_zero(pamt_arena.nonempty, PAMT_ARENA_PAIRS);
 	pamt_arena.nr_chunks = 0;
 	pamt_arena.nr_free = 0;
+	pamt_arena.gen = 0;
+	pamt_arena.scan = 0;
+	atomic_long_set(&pamt_arena.nr_loose, 0);
 }
 
 /*

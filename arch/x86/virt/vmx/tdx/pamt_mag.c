@@ -214,7 +214,8 @@ void pamt_mag_push(const struct tdx_pamt_pair *pair)
  * pamt_mag_refill() - pairs from the arena, and this CPU's magazines filled
  * @pairs: filled with the caller's pairs
  * @n: pairs the caller wants, at most TDX_PAMT_CACHE_MAX
- * @fresh: a new chunk for the arena to carve first and link, or NULL
+ * @fresh: where a new chunk for the arena is, or NULL; see
+ *	pamt_arena_take_runs()
  *
  * Under this CPU's lock, one hold of the arena lock gives the caller up
  * to @n pairs and fills this CPU's magazines: the previous one full and
@@ -230,10 +231,10 @@ void pamt_mag_push(const struct tdx_pamt_pair *pair)
  *
  * Context: any but hardirq, outside any transition; never sleeps.
  *
- * Return: pairs put in @pairs; with @fresh at least one.
+ * Return: pairs put in @pairs; with *@fresh at least one.
  */
 unsigned int pamt_mag_refill(struct tdx_pamt_pair *pairs, unsigned int n,
-			     struct pamt_arena_chunk *fresh)
+			     struct pamt_arena_chunk **fresh)
 {
 	unsigned int half = pamt.mag_size / 2, added;
 	unsigned long flags, room, reserved;
@@ -426,6 +427,60 @@ unsigned long pamt_mag_shrink_local(unsigned long nr)
 	local_unlock_irqrestore(&pamt.pcpu->lock, flags);
 	pamt_pair_free_bulk(batch, n);
 	return n;
+}
+
+/**
+ * pamt_mag_take_free() - take free pairs out of the depot or this CPU
+ * @batch: filled with the pairs; the caller frees them
+ * @n: most pairs to take
+ *
+ * The depot's pairs first, then this CPU's magazines'.  Any context but
+ * hardirq; never sleeps.
+ *
+ * Return: pairs taken; 0 once both are empty.
+ */
+unsigned int pamt_mag_take_free(struct tdx_pamt_pair *batch, unsigned int n)
+{
+	unsigned long flags;
+	struct pamt_pcpu *pc;
+	struct pamt_mag *mag;
+	unsigned int got = 0;
+
+	if (READ_ONCE(pamt.depot.nr_pairs)) {
+		pamt_depot_lock(&flags);
+		while (got < n) {
+			mag = list_first_entry_or_null(&pamt.depot.full,
+						       struct pamt_mag, list);
+			if (!mag)
+				break;
+			batch[got++] = mag->pairs[--mag->nr];
+			WRITE_ONCE(pamt.depot.nr_pairs, pamt.depot.nr_pairs - 1);
+			if (!mag->nr) {
+				list_del_init(&mag->list);
+				WRITE_ONCE(pamt.depot.nr_full,
+					   pamt.depot.nr_full - 1);
+				pamt_depot_park_empty(mag);
+			}
+		}
+		pamt_depot_unlock(flags);
+		if (got) {
+			pamt_free_pairs_add(-(long)got);
+			return got;
+		}
+	}
+	local_lock_irqsave(&pamt.pcpu->lock, flags);
+	pc = this_cpu_ptr(pamt.pcpu);
+	while (got < n) {
+		if (!pc->loaded->nr && pc->prev->nr)
+			swap(pc->loaded, pc->prev);
+		if (!pc->loaded->nr)
+			break;
+		batch[got++] = pc->loaded->pairs[--pc->loaded->nr];
+	}
+	if (got)
+		pamt_free_pairs_add(-(long)got);
+	local_unlock_irqrestore(&pamt.pcpu->lock, flags);
+	return got;
 }
 
 /**

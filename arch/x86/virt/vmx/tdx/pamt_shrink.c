@@ -278,6 +278,24 @@ static int pamt_reclaim_slot(unsigned long idx, bool second_chance)
 	}
 }
 
+/**
+ * pamt_shrink_reclaim_slot() - REMOVE an IDLE slot that reclaim chose
+ * @idx: the slot; a hint, checked with a compare-and-exchange
+ *
+ * No second chance.  The slot's entry, if queued, stays in the idle
+ * index and is dropped when reclaim reaches it.
+ *
+ * Context: any but hardirq, outside any lock of the cache and any
+ * transition; never sleeps.
+ *
+ * Return: 1 if its pair was freed; -EAGAIN if the slot was not IDLE; the
+ * error of the REMOVE sequence otherwise.
+ */
+int pamt_shrink_reclaim_slot(unsigned long idx)
+{
+	return pamt_reclaim_slot(idx, false);
+}
+
 /*
  * Take entries out of the index until one REMOVE sequence was attempted,
  * at most *@budget entries (decremented).  Never sleeps.
@@ -496,8 +514,9 @@ static void pamt_shrink_cap_trim(void)
 /**
  * pamt_shrink_deferred() - the work put and the shrinker left over
  *
- * Frees the magazine pairs of other CPUs the shrinker asked for, then
- * brings idle memory within the cap.
+ * Frees the magazine pairs of other CPUs the shrinker asked for (with
+ * the arena, and empties the chunks they kept), then brings idle memory
+ * within the cap.
  *
  * Context: process context; may sleep.  The kernel's glue runs it from a
  * work item (pamt_platform_defer()).
@@ -513,7 +532,11 @@ void pamt_shrink_deferred(void)
 		return;
 	if (nr && !pamt_depot_prefill_empty(2 * nr_cpu_ids)) {
 		pamt_platform_drain_cpus();
-		pamt_depot_shrink(nr);
+		/* With the arena, the chunks those pairs were keeping. */
+		if (pamt.arena)
+			pamt_arena_shrink(nr);
+		else
+			pamt_depot_shrink(nr);
 	}
 	pamt_shrink_cap_trim();
 }
@@ -561,16 +584,49 @@ unsigned long pamt_shrink_remove_all_idle(void)
 	return freed;
 }
 
+/*
+ * With the arena, memory goes back a chunk at a time (pamt_arena_shrink());
+ * the oldest idle slots are REMOVEd only while fallback pairs, pages of
+ * their own, are out, and count as what those gave back.
+ */
+static unsigned long pamt_shrink_scan_arena(unsigned long nr)
+{
+	unsigned long freed, budget, before, now, fails = 0;
+	int ret;
+
+	freed = pamt_arena_shrink(nr);
+	before = pamt_arena_loose();
+	if (freed >= nr || !before)
+		return freed;
+	budget = PAMT_SCAN_POPS + 2 * min(nr - freed, before);
+	do {
+		ret = pamt_reclaim_one(&budget, true);
+		if (ret == 1)
+			pamt_stat_inc(SHRINK);
+		else if (ret < 0)
+			fails++;
+		now = pamt_arena_loose();
+		freed += before - min(before, now);
+		before = now;
+	} while (ret && freed < nr && now && fails < PAMT_SHRINK_MAX_BUSY);
+	return freed;
+}
+
 /**
- * tdx_pamt_shrink_count() - idle pairs the shrinker could free
+ * tdx_pamt_shrink_count() - idle memory the shrinker could free
  *
- * Return: IDLE slots plus the free pairs in the depot and in every CPU's
- * magazines; 0 when disabled.
+ * Return: in pairs' worth of memory (two pages each): IDLE slots plus
+ * the free pairs in the depot and in every CPU's magazines; with the
+ * arena, the chunks that reclaim could empty (pamt_arena_reclaimable())
+ * plus, at most, the fallback pairs; 0 when disabled.
  */
 unsigned long tdx_pamt_shrink_count(void)
 {
 	if (!pamt.enabled)
 		return 0;
+	if (pamt.arena)
+		return pamt_arena_reclaimable() +
+		       min(pamt_arena_loose(), pamt_shrink_idle_memory());
 	return pamt_shrink_idle_memory();
 }
 
@@ -578,6 +634,9 @@ unsigned long tdx_pamt_shrink_count(void)
  * tdx_pamt_shrink_scan() - free up to @nr_to_scan idle pairs
  * @nr_to_scan: most pairs to free
  * @nr_scanned: set to the number of pairs freed
+ *
+ * With the arena, see pamt_shrink_scan_arena(): pairs freed are pairs'
+ * worth of memory given back to the page allocator, two pages each.
  *
  * IDLE slots go first, oldest first in the idle index, with a second
  * chance for those used since they were queued; then depot pairs; then
@@ -594,7 +653,15 @@ unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
 	unsigned long freed = 0, fails = 0, budget;
 	int ret;
 
-	if (pamt.enabled) {
+	if (pamt.enabled && pamt.arena) {
+		freed = pamt_shrink_scan_arena(nr_to_scan);
+		/* Chunks with pairs in other CPUs' magazines: the worker. */
+		if (freed < nr_to_scan && atomic_long_read(&pamt.free_pairs) > 0) {
+			atomic_long_add(nr_to_scan - freed, &pamt.defer_drain);
+			pamt_platform_defer();
+		}
+		trace_tdx_pamt_shrink(nr_to_scan, freed);
+	} else if (pamt.enabled) {
 		budget = PAMT_SCAN_POPS + 2 * min(nr_to_scan, pamt.nr_slots);
 		while (freed < nr_to_scan && fails < PAMT_SHRINK_MAX_BUSY) {
 			ret = pamt_reclaim_one(&budget, true);
