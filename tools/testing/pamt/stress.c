@@ -233,12 +233,16 @@ static void stress_one(struct stress_thread *t)
 	}
 }
 
+/* Two processes: with the arena, their top-ups carve from two homes. */
+static int stress_mm[2];
+
 static void *stress_thread_fn(void *arg)
 {
 	struct stress_thread *t = arg;
 	unsigned long i;
 
 	pamt_sim_set_cpu(t->cpu);
+	current->mm = (struct mm_struct *)&stress_mm[t->id % 2];
 	for (i = 0; i < t->nr_ops; i++)
 		stress_one(t);
 	while (t->nr_held)

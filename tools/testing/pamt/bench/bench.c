@@ -593,6 +593,8 @@ static void *worker_fn(void *arg)
 		for (i = wa->w; i < ph->nr; i += ph->nworkers) {
 			struct stream *st = &ph->s[i];
 
+			/* A TD is a process: its threads share one mm. */
+			current->mm = (struct mm_struct *)st->td;
 			for (k = 0; k < STEPS_PER_TURN && !st->done; k++)
 				st->done = !stream_step(st, r);
 			left += !st->done;

@@ -163,6 +163,12 @@ static inline unsigned long find_next_bit(const unsigned long *addr,
 
 #define find_first_bit(addr, size)	find_next_bit(addr, size, 0)
 
+/* A multiplicative hash of a pointer, in @bits bits. */
+static inline u32 hash_ptr(const void *ptr, unsigned int bits)
+{
+	return (u32)(((u64)(uintptr_t)ptr * 0x61C8864680B583EBULL) >> (64 - bits));
+}
+
 static inline unsigned long find_next_zero_bit(const unsigned long *addr,
 					       unsigned long size,
 					       unsigned long offset)

@@ -11,6 +11,7 @@
 
 unsigned int nr_cpu_ids = 4;
 __thread unsigned int pamt_sim_cpu;
+__thread struct task_struct pamt_sim_task;
 __thread unsigned long pamt_sim_pcpu_off;
 __thread int pamt_sim_atomic_depth;
 __thread int pamt_sim_raw_depth;

@@ -981,3 +981,43 @@ PAMT_TEST(arena_miss_wave_links_one_chunk)
 	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
 	EXPECT_EQ(pamt_sim_pages_in_use(), 0);
 }
+
+/*
+ * Two processes (two mms: two VMs) fault in turn on one CPU, topping up
+ * their reserves: each carves from a home chunk of its own, so when the
+ * first one's ranges all go idle the shrinker gives its chunk back while
+ * the second one's stays.
+ */
+PAMT_TEST(arena_home_keeps_processes_apart)
+{
+	static int vm[2];
+	struct tdx_pamt_cache res[2] = { { .nr = 0 }, { .nr = 0 } };
+	unsigned long scanned;
+	int i, p;
+
+	env_arena_wide();
+	for (i = 0; i < 200; i++) {
+		p = i % 2;
+		current->mm = (struct mm_struct *)&vm[p];
+		ASSERT(!__tdx_topup_pamt_cache(&res[p], 1, GFP_KERNEL));
+		ASSERT(!tdx_pamt_get(slot_pfn(i, 0), &res[p]));
+	}
+	current->mm = NULL;
+	for (i = 2; i < 200; i++)
+		EXPECT_EQ(chunk_of(pamt_fake.ranges[i].pair.pfn[0]),
+			  chunk_of(pamt_fake.ranges[i % 2].pair.pfn[0]));
+	EXPECT(chunk_of(pamt_fake.ranges[0].pair.pfn[0]) !=
+	       chunk_of(pamt_fake.ranges[1].pair.pfn[0]));
+	for (p = 0; p < 2; p++)
+		tdx_free_pamt_cache(&res[p]);
+	for (i = 0; i < 200; i += 2)
+		ASSERT(!tdx_pamt_put(slot_pfn(i, 0)));
+	EXPECT_EQ(tdx_pamt_shrink_scan(128, &scanned), CHUNK_PAIRS);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 1);
+	EXPECT(slot_word(1) & PAMT_SLOT_INSTALLED);
+	EXPECT_EQ(pamt_arena_check(), 0);
+	for (i = 1; i < 200; i += 2)
+		ASSERT(!tdx_pamt_put(slot_pfn(i, 0)));
+	tdx_pamt_drain();
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
+}

@@ -29,8 +29,10 @@
 #include <linux/bitmap.h>
 #include <linux/bitops.h>
 #include <linux/gfp.h>
+#include <linux/hash.h>
 #include <linux/list.h>
 #include <linux/mm.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include "pamt_internal.h"
@@ -48,8 +50,9 @@
  * @base_pfn: first pfn, 2M aligned; pair i is @base_pfn + 2i and + 2i + 1
  * @nr_free: pairs in @free
  * @gen: pamt_arena.gen when this chunk was asked for (see pamt_arena_grow())
- * @isolated: off the buckets while reclaim empties it; nobody carves from
- *	it, and its last pair back does not release it
+ * @off: off the buckets, on pamt_arena.off: a process's home chunk, or
+ *	one reclaim is emptying; carved only by its owner, and its last
+ *	pair back does not release it
  * @tried: pamt_arena.scan of the last reclaim pass that looked at it
  * @free: one bit per pair, set while the pair is in the chunk
  * @owner: per pair, 1 + the slot index it was last installed in, 0 while
@@ -60,10 +63,24 @@ struct pamt_arena_chunk {
 	unsigned long base_pfn;
 	unsigned int nr_free;
 	unsigned long gen;
-	bool isolated;
+	bool off;
 	unsigned long tried;
 	DECLARE_BITMAP(free, PAMT_ARENA_PAIRS);
 	u32 owner[PAMT_ARENA_PAIRS];
+};
+
+/* Processes with a home chunk at once, at most. */
+#define PAMT_ARENA_HOME_BITS	6
+#define PAMT_ARENA_HOMES	BIT(PAMT_ARENA_HOME_BITS)
+
+/**
+ * struct pamt_arena_home - the chunk a process's top-ups carve from
+ * @key: the process's mm (a VM's vCPU threads share it), or NULL
+ * @chunk: its home chunk, off the buckets, or NULL
+ */
+struct pamt_arena_home {
+	const void *key;
+	struct pamt_arena_chunk *chunk;
 };
 
 /**
@@ -80,6 +97,8 @@ struct pamt_arena_chunk {
  *	a chunk was served by another CPU's new chunk
  * @scan: reclaim passes, to mark the chunks a pass has looked at
  * @nr_loose: fallback pairs (order-1 or order-0) out of the page allocator
+ * @off: chunks off the buckets (struct pamt_arena_chunk, @off)
+ * @home: home chunks, by hash of the process's mm
  */
 struct pamt_arena {
 	spinlock_t lock;	/* see @lock above */
@@ -90,6 +109,8 @@ struct pamt_arena {
 	unsigned long gen;
 	unsigned long scan;
 	atomic_long_t nr_loose;
+	struct list_head off;
+	struct pamt_arena_home home[PAMT_ARENA_HOMES];
 };
 
 static struct pamt_arena pamt_arena;
@@ -134,6 +155,32 @@ static void pamt_arena_unlink(struct pamt_arena_chunk *c)
 	list_del_init(&c->list);
 	if (list_empty(&pamt_arena.bucket[c->nr_free]))
 		__clear_bit(c->nr_free, pamt_arena.nonempty);
+}
+
+/* Move @c from the buckets to pamt_arena.off; arena lock held. */
+static void pamt_arena_take_off(struct pamt_arena_chunk *c)
+{
+	pamt_arena_unlink(c);
+	list_add(&c->list, &pamt_arena.off);
+	c->off = true;
+}
+
+/*
+ * Put @c, off the buckets, back on them; or, if every pair is free,
+ * forget it and return true for the caller to release it after the lock.
+ */
+static bool pamt_arena_put_on(struct pamt_arena_chunk *c)
+{
+	lockdep_assert_held(&pamt_arena.lock);
+	list_del_init(&c->list);
+	c->off = false;
+	if (c->nr_free < PAMT_ARENA_PAIRS) {
+		pamt_arena_link(c);
+		return false;
+	}
+	WRITE_ONCE(pamt_arena.nr_chunks, pamt_arena.nr_chunks - 1);
+	WRITE_ONCE(pamt_arena.nr_free, pamt_arena.nr_free - PAMT_ARENA_PAIRS);
+	return true;
 }
 
 static void pamt_arena_pair_of(const struct pamt_arena_chunk *c,
@@ -305,7 +352,7 @@ struct pamt_arena_chunk *pamt_arena_new_chunk(gfp_t gfp)
 	INIT_LIST_HEAD(&c->list);
 	c->base_pfn = page_to_pfn(page);
 	c->gen = gen;
-	c->isolated = false;
+	c->off = false;
 	c->tried = 0;
 	bitmap_fill(c->free, PAMT_ARENA_PAIRS);
 	memset(c->owner, 0, sizeof(c->owner));
@@ -344,6 +391,76 @@ void pamt_arena_drop_chunk(struct pamt_arena_chunk *c)
 		pamt_arena_release(c);
 }
 
+/**
+ * pamt_arena_take_home() - pairs from the calling process's home chunk
+ * @pairs: filled with the pairs taken
+ * @n: most pairs to take
+ * @gfp: allocation flags for a new home chunk
+ *
+ * A process (its mm: a VM's vCPU threads share one) that tops up a
+ * reserve carves from a chunk of its own, off the buckets, so that the
+ * pairs of VMs that die at different times do not share chunks.  An
+ * exhausted home is replaced by a new chunk; a home slot that another
+ * process holds with pairs left is not taken from it (the caller then
+ * uses the shared chunks).  Of two threads that replace one home at
+ * once, the second carves from the first's chunk and gives back its own.
+ *
+ * Context: as @gfp allows, outside any lock of the cache and any
+ * transition.
+ *
+ * Return: pairs taken; 0 without the arena, from a kernel thread, or
+ * when no home can be had.
+ */
+unsigned int pamt_arena_take_home(struct tdx_pamt_pair *pairs, unsigned int n,
+				  gfp_t gfp)
+{
+	struct pamt_arena_chunk *fresh = NULL, *old = NULL;
+	const void *key = current->mm;
+	struct pamt_arena_home *h;
+	unsigned int got = 0;
+	unsigned long flags;
+
+	if (!pamt.arena || !key || !n)
+		return 0;
+	h = &pamt_arena.home[hash_ptr(key, PAMT_ARENA_HOME_BITS)];
+	for (;;) {
+		pamt_arena_lock(&flags);
+		/* Its own home with pairs, or another's: no new chunk. */
+		if (h->chunk && h->chunk->nr_free) {
+			if (h->key == key) {
+				got = pamt_arena_carve(h->chunk, pairs, n);
+				WRITE_ONCE(pamt_arena.nr_free,
+					   pamt_arena.nr_free - got);
+			}
+			break;
+		}
+		if (fresh) {
+			if (h->chunk && pamt_arena_put_on(h->chunk))
+				old = h->chunk;
+			h->key = key;
+			h->chunk = fresh;
+			list_add(&fresh->list, &pamt_arena.off);
+			fresh->off = true;
+			got = pamt_arena_carve(fresh, pairs, n);
+			WRITE_ONCE(pamt_arena.gen, pamt_arena.gen + 1);
+			WRITE_ONCE(pamt_arena.nr_chunks, pamt_arena.nr_chunks + 1);
+			WRITE_ONCE(pamt_arena.nr_free,
+				   pamt_arena.nr_free + fresh->nr_free);
+			fresh = NULL;
+			break;
+		}
+		pamt_arena_unlock(flags);
+		/* Shared by the VM's vCPUs: charged to none, as every chunk. */
+		fresh = pamt_arena_new_chunk(gfp & ~__GFP_ACCOUNT);
+		if (!fresh)
+			return 0;
+	}
+	pamt_arena_unlock(flags);
+	pamt_arena_drop_chunk(fresh);
+	pamt_arena_drop_chunk(old);
+	return got;
+}
+
 /*
  * Return a pair, already reset, to its chunk @c; @lo is its first pfn.
  * With the arena lock held.  Returns true when that was the chunk's last
@@ -363,8 +480,8 @@ static bool pamt_arena_put(struct pamt_arena_chunk *c, unsigned long lo,
 	if (WARN_ONCE(test_bit(off / 2, c->free),
 		      "tdx-pamt: pair %#lx freed twice\n", lo))
 		return false;
-	if (c->isolated) {
-		/* Reclaim owns it: it counts and releases, see below. */
+	if (c->off) {
+		/* Its owner puts it back, or releases it. */
 		__set_bit(off / 2, c->free);
 		c->nr_free++;
 		WRITE_ONCE(pamt_arena.nr_free, pamt_arena.nr_free + 1);
@@ -702,6 +819,43 @@ static bool pamt_arena_chunk_idle(const struct pamt_arena_chunk *c,
 	return true;
 }
 
+/**
+ * pamt_arena_unhome() - put home chunks back on the buckets
+ * @all: every one, for a drain; else those whose every pair out is in an
+ *	IDLE slot (a process gone, or idle), so that reclaim can empty them
+ *
+ * Context: any but hardirq, outside any lock of the cache and any
+ * transition.
+ *
+ * Return: pages given back: home chunks with every pair free.
+ */
+unsigned long pamt_arena_unhome(bool all)
+{
+	struct pamt_arena_chunk *c, *tmp;
+	struct pamt_arena_home *h;
+	unsigned long flags;
+	LIST_HEAD(released);
+	long cached = 0;
+	unsigned long pages = 0;
+
+	pamt_arena_lock(&flags);
+	for (h = pamt_arena.home; h < pamt_arena.home + PAMT_ARENA_HOMES; h++) {
+		c = h->chunk;
+		if (!c || (!all && !pamt_arena_chunk_idle(c, &cached)))
+			continue;
+		h->chunk = NULL;
+		h->key = NULL;
+		if (pamt_arena_put_on(c))
+			list_add(&c->list, &released);
+	}
+	pamt_arena_unlock(flags);
+	list_for_each_entry_safe(c, tmp, &released, list) {
+		pamt_arena_release(c);
+		pages += PAMT_ARENA_PAGES;
+	}
+	return pages;
+}
+
 /* Pairs of chunks a reclaim pass or a count looks at, at most. */
 #define PAMT_ARENA_SCAN_PAIRS	8192
 /* Failed REMOVE sequences before a reclaim pass stops. */
@@ -731,8 +885,7 @@ static struct pamt_arena_chunk *pamt_arena_isolate(unsigned long pass,
 			c->tried = pass;
 			if (!pamt_arena_chunk_idle(c, &cached))
 				continue;
-			pamt_arena_unlink(c);
-			c->isolated = true;
+			pamt_arena_take_off(c);
 			return c;
 		}
 	}
@@ -771,15 +924,7 @@ static unsigned long pamt_arena_empty(struct pamt_arena_chunk *c,
 		}
 	}
 	pamt_arena_lock(&flags);
-	c->isolated = false;
-	release = c->nr_free == PAMT_ARENA_PAIRS;
-	if (release) {
-		WRITE_ONCE(pamt_arena.nr_chunks, pamt_arena.nr_chunks - 1);
-		WRITE_ONCE(pamt_arena.nr_free,
-			   pamt_arena.nr_free - PAMT_ARENA_PAIRS);
-	} else {
-		pamt_arena_link(c);
-	}
+	release = pamt_arena_put_on(c);
 	pamt_arena_unlock(flags);
 	if (!release)
 		return 0;
@@ -793,7 +938,8 @@ static unsigned long pamt_arena_empty(struct pamt_arena_chunk *c,
  *
  * A pair freed into a chunk gives nothing back until the chunk's last
  * one is.  So the free pairs of the depot and of this CPU's magazines go
- * back to their chunks first (no SEAMCALL); then, sparsest first, each
+ * back to their chunks first (no SEAMCALL), and home chunks whose pairs
+ * are all idle go back on the buckets; then, sparsest first, each
  * chunk whose every pair out is installed in an IDLE slot has those
  * slots REMOVEd and is released.  A chunk with a pair in use, in a
  * reserve or in another CPU's magazine is left alone.  Looks at most at
@@ -814,6 +960,7 @@ unsigned long pamt_arena_shrink(unsigned long nr)
 
 	while ((n = pamt_mag_take_free(batch, ARRAY_SIZE(batch))))
 		pages += pamt_pair_free_bulk(batch, n);
+	pages += pamt_arena_unhome(false);
 	pamt_arena_lock(&flags);
 	pass = ++pamt_arena.scan;
 	pamt_arena_unlock(flags);
@@ -831,8 +978,8 @@ unsigned long pamt_arena_shrink(unsigned long nr)
 /**
  * pamt_arena_reclaimable() - memory pamt_arena_shrink() could give back
  *
- * The chunks whose every pair out is in an IDLE slot or, up to the
- * number of free pairs in magazines, in no slot; at most
+ * The chunks, homes included, whose every pair out is in an IDLE slot
+ * or, up to the number of free pairs in magazines, in no slot; at most
  * PAMT_ARENA_SCAN_PAIRS pairs looked at, sparsest chunks first.  Walks
  * the chunks under the arena lock.
  *
@@ -842,10 +989,14 @@ unsigned long pamt_arena_reclaimable(void)
 {
 	long cached = max(atomic_long_read(&pamt.free_pairs), 0L);
 	unsigned long budget = PAMT_ARENA_SCAN_PAIRS, flags, nr = 0;
+	struct pamt_arena_home *h;
 	struct pamt_arena_chunk *c;
 	int b;
 
 	pamt_arena_lock(&flags);
+	for (h = pamt_arena.home; h < pamt_arena.home + PAMT_ARENA_HOMES; h++)
+		if (h->chunk && pamt_arena_chunk_idle(h->chunk, &cached))
+			nr += PAMT_ARENA_PAIRS;
 	for (b = PAMT_ARENA_PAIRS - 1; b >= 0 && budget; b--) {
 		if (!test_bit(b, pamt_arena.nonempty))
 			continue;
@@ -886,8 +1037,9 @@ void pamt_arena_read_stats(u64 *vals)
 /**
  * pamt_arena_check() - check the arena's invariants, for the tests
  *
- * Every chunk is on the bucket of its free count, its count matches its
- * bitmap and is below PAMT_ARENA_PAIRS, the buckets' bits match their
+ * Every chunk is on the bucket of its free count, or off the buckets, its
+ * count matches its bitmap and, on a bucket, is below PAMT_ARENA_PAIRS,
+ * the buckets' bits match their
  * lists, the gauges match the chunks, and every pair page of a chunk names
  * its chunk.  Walks every chunk under the arena lock.
  *
@@ -917,6 +1069,13 @@ unsigned long pamt_arena_check(void)
 					bad++;
 		}
 	}
+	list_for_each_entry(c, &pamt_arena.off, list) {
+		chunks++;
+		nr_free += c->nr_free;
+		if (!c->off || c->nr_free > PAMT_ARENA_PAIRS ||
+		    bitmap_weight(c->free, PAMT_ARENA_PAIRS) != c->nr_free)
+			bad++;
+	}
 	if (chunks != pamt_arena.nr_chunks || nr_free != pamt_arena.nr_free)
 		bad++;
 	pamt_arena_unlock(flags);
@@ -934,6 +1093,8 @@ void pamt_arena_init(void)
 	for (n = 0; n < PAMT_ARENA_PAIRS; n++)
 		INIT_LIST_HEAD(&pamt_arena.bucket[n]);
 	bitmap_zero(pamt_arena.nonempty, PAMT_ARENA_PAIRS);
+	INIT_LIST_HEAD(&pamt_arena.off);
+	memset(pamt_arena.home, 0, sizeof(pamt_arena.home));
 	pamt_arena.nr_chunks = 0;
 	pamt_arena.nr_free = 0;
 	pamt_arena.gen = 0;
@@ -983,11 +1144,18 @@ unsigned long pamt_arena_exit(void)
 	pamt_arena_lock(&flags);
 	for (n = 0; n < PAMT_ARENA_PAIRS; n++)
 		list_splice_init(&pamt_arena.bucket[n], &victims);
+	list_splice_init(&pamt_arena.off, &victims);
+	memset(pamt_arena.home, 0, sizeof(pamt_arena.home));
 	bitmap_zero(pamt_arena.nonempty, PAMT_ARENA_PAIRS);
 	WRITE_ONCE(pamt_arena.nr_chunks, 0);
 	WRITE_ONCE(pamt_arena.nr_free, 0);
 	pamt_arena_unlock(flags);
 	list_for_each_entry_safe(c, tmp, &victims, list) {
+		/* A home whose pairs all came back: no pair is out. */
+		if (c->nr_free == PAMT_ARENA_PAIRS) {
+			pamt_arena_release(c);
+			continue;
+		}
 		pamt_arena_split(c);
 		split++;
 	}

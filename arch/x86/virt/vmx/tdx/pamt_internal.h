@@ -391,6 +391,9 @@ void pamt_arena_note_owner(const struct tdx_pamt_pair *pair, long idx);
 unsigned long pamt_arena_shrink(unsigned long nr);
 unsigned long pamt_arena_reclaimable(void);
 unsigned long pamt_arena_loose(void);
+unsigned int pamt_arena_take_home(struct tdx_pamt_pair *pairs, unsigned int n,
+				  gfp_t gfp);
+unsigned long pamt_arena_unhome(bool all);
 unsigned long pamt_arena_check(void);
 #if IS_ENABLED(CONFIG_INTEL_TDX_PAMT_KUNIT_TEST)
 extern unsigned long pamt_arena_fail_orders;

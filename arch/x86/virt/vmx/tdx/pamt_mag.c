@@ -571,6 +571,9 @@ void pamt_mag_exit(void)
  * @nr: pairs wanted, at most TDX_PAMT_CACHE_MAX
  * @gfp: allocation flags for when the magazines run dry
  *
+ * Pairs from the calling process's home chunk (pamt_arena_take_home())
+ * fill @res beyond @nr, up to TDX_PAMT_CACHE_MAX, in one lock hold.
+ *
  * Context: as @gfp allows; GFP_KERNEL may sleep.
  *
  * Return: 0; -EINVAL if @nr is too large; -ENOMEM if the page allocator
@@ -591,9 +594,13 @@ int __tdx_topup_pamt_cache(struct tdx_pamt_cache *res, unsigned int nr,
 			res->nr++;
 			continue;
 		}
-		/* With the arena, the rest and a refill in one hold. */
-		got = pamt_pair_alloc_bulk(&res->pairs[res->nr], nr - res->nr,
-					   gfp);
+		/* The process's home chunk, as many as @res holds. */
+		got = pamt_arena_take_home(&res->pairs[res->nr],
+					   TDX_PAMT_CACHE_MAX - res->nr, gfp);
+		/* Else, with the arena, the rest and a refill in one hold. */
+		if (!got)
+			got = pamt_pair_alloc_bulk(&res->pairs[res->nr],
+						   nr - res->nr, gfp);
 		if (!got)
 			return -ENOMEM;
 		res->nr += got;

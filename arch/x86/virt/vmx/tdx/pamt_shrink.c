@@ -712,6 +712,8 @@ unsigned long tdx_pamt_drain(void)
 		pamt_platform_drain_cpus();
 	freed += pamt_depot_shrink(ULONG_MAX);
 	pamt_depot_free_empty();
+	/* Home chunks of processes: back to the page allocator if empty. */
+	pamt_arena_unhome(true);
 	return freed;
 }
 

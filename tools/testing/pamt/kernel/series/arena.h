@@ -76,6 +76,13 @@ static inline unsigned long pamt_pair_free_bulk(const struct tdx_pamt_pair *pair
 	return pages;
 }
 
+/* No chunk: no process has a home. */
+static inline unsigned int pamt_arena_take_home(struct tdx_pamt_pair *pairs,
+						unsigned int n, gfp_t gfp)
+{
+	return 0;
+}
+
 /* No chunk: nothing to record. */
 static inline void pamt_arena_note_owner(const struct tdx_pamt_pair *pair,
 					 long idx) { }
