@@ -54,6 +54,7 @@
  *	one reclaim is emptying; carved only by its owner, and its last
  *	pair back does not release it
  * @tried: pamt_arena.scan of the last reclaim pass that looked at it
+ * @counted: pamt_arena.scan of the last count that looked at it
  * @free: one bit per pair, set while the pair is in the chunk
  * @owner: per pair, 1 + the slot index it was last installed in, 0 while
  *	it is not in the module; a hint, written inside the transition
@@ -65,6 +66,7 @@ struct pamt_arena_chunk {
 	unsigned long gen;
 	bool off;
 	unsigned long tried;
+	unsigned long counted;
 	DECLARE_BITMAP(free, PAMT_ARENA_PAIRS);
 	u32 owner[PAMT_ARENA_PAIRS];
 };
@@ -95,7 +97,7 @@ struct pamt_arena_home {
  * @nr_free: free pairs in chunks; read racily, also to skip the lock
  * @gen: chunks ever linked: a miss that sees it move while it allocated
  *	a chunk was served by another CPU's new chunk
- * @scan: reclaim passes, to mark the chunks a pass has looked at
+ * @scan: reclaim passes and counts, to mark the chunks each looked at
  * @nr_loose: fallback pairs (order-1 or order-0) out of the page allocator
  * @off: chunks off the buckets (struct pamt_arena_chunk, @off)
  * @home: home chunks, by hash of the process's mm
@@ -354,6 +356,7 @@ struct pamt_arena_chunk *pamt_arena_new_chunk(gfp_t gfp)
 	c->gen = gen;
 	c->off = false;
 	c->tried = 0;
+	c->counted = 0;
 	bitmap_fill(c->free, PAMT_ARENA_PAIRS);
 	memset(c->owner, 0, sizeof(c->owner));
 	for (i = 0; i < PAMT_ARENA_PAGES; i += 2)
@@ -838,17 +841,17 @@ unsigned long pamt_arena_unhome(bool all)
 	long cached = 0;
 	unsigned long pages = 0;
 
-	pamt_arena_lock(&flags);
 	for (h = pamt_arena.home; h < pamt_arena.home + PAMT_ARENA_HOMES; h++) {
+		pamt_arena_lock(&flags);
 		c = h->chunk;
-		if (!c || (!all && !pamt_arena_chunk_idle(c, &cached)))
-			continue;
-		h->chunk = NULL;
-		h->key = NULL;
-		if (pamt_arena_put_on(c))
-			list_add(&c->list, &released);
+		if (c && (all || pamt_arena_chunk_idle(c, &cached))) {
+			h->chunk = NULL;
+			h->key = NULL;
+			if (pamt_arena_put_on(c))
+				list_add(&c->list, &released);
+		}
+		pamt_arena_unlock(flags);
 	}
-	pamt_arena_unlock(flags);
 	list_for_each_entry_safe(c, tmp, &released, list) {
 		pamt_arena_release(c);
 		pages += PAMT_ARENA_PAGES;
@@ -856,38 +859,62 @@ unsigned long pamt_arena_unhome(bool all)
 	return pages;
 }
 
-/* Pairs of chunks a reclaim pass or a count looks at, at most. */
-#define PAMT_ARENA_SCAN_PAIRS	8192
+/* Chunks a reclaim pass or a count looks at, at most. */
+#define PAMT_ARENA_SCAN_CHUNKS	64
 /* Failed REMOVE sequences before a reclaim pass stops. */
 #define PAMT_ARENA_MAX_FAILS	8
 
 /*
- * The sparsest chunk that pass @pass has not looked at yet and whose
- * every pair out is in an IDLE slot, taken off the buckets; NULL once
- * *@budget pairs were looked at.  Arena lock held.
+ * The sparsest chunk on the buckets that the walk @stamp (a count, or a
+ * reclaim pass) has not looked at yet, now marked; NULL if none.  Arena
+ * lock held, for one chunk at a time: a walk takes the lock once per
+ * chunk it looks at.
  */
-static struct pamt_arena_chunk *pamt_arena_isolate(unsigned long pass,
-						   unsigned long *budget)
+static struct pamt_arena_chunk *
+pamt_arena_next_sparse(unsigned long stamp, bool count)
 {
 	struct pamt_arena_chunk *c;
-	long cached = 0;
+	unsigned long *m;
 	int b;
 
+	lockdep_assert_held(&pamt_arena.lock);
 	for (b = PAMT_ARENA_PAIRS - 1; b >= 0; b--) {
 		if (!test_bit(b, pamt_arena.nonempty))
 			continue;
 		list_for_each_entry(c, &pamt_arena.bucket[b], list) {
-			if (c->tried == pass)
-				continue;
-			if (*budget < PAMT_ARENA_PAIRS - b)
-				return NULL;
-			*budget -= PAMT_ARENA_PAIRS - b;
-			c->tried = pass;
-			if (!pamt_arena_chunk_idle(c, &cached))
-				continue;
-			pamt_arena_take_off(c);
-			return c;
+			m = count ? &c->counted : &c->tried;
+			if (*m != stamp) {
+				*m = stamp;
+				return c;
+			}
 		}
+	}
+	return NULL;
+}
+
+/*
+ * The next chunk, sparsest first, that pass @pass has not looked at and
+ * whose every pair out is in an IDLE slot, taken off the buckets; NULL
+ * once none is left or *@budget chunks were looked at.
+ */
+static struct pamt_arena_chunk *pamt_arena_isolate(unsigned long pass,
+						   unsigned int *budget)
+{
+	struct pamt_arena_chunk *c;
+	unsigned long flags;
+	long cached = 0;
+	bool idle;
+
+	while (*budget) {
+		(*budget)--;
+		pamt_arena_lock(&flags);
+		c = pamt_arena_next_sparse(pass, false);
+		idle = c && pamt_arena_chunk_idle(c, &cached);
+		if (idle)
+			pamt_arena_take_off(c);
+		pamt_arena_unlock(flags);
+		if (!c || idle)
+			return c;
 	}
 	return NULL;
 }
@@ -943,8 +970,8 @@ static unsigned long pamt_arena_empty(struct pamt_arena_chunk *c,
  * chunk whose every pair out is installed in an IDLE slot has those
  * slots REMOVEd and is released.  A chunk with a pair in use, in a
  * reserve or in another CPU's magazine is left alone.  Looks at most at
- * PAMT_ARENA_SCAN_PAIRS pairs of chunks and stops after
- * PAMT_ARENA_MAX_FAILS failed REMOVE sequences.
+ * PAMT_ARENA_SCAN_CHUNKS chunks, one per hold of the arena lock, and
+ * stops after PAMT_ARENA_MAX_FAILS failed REMOVE sequences.
  *
  * Context: any but hardirq, outside any lock of the cache and any
  * transition; never sleeps.
@@ -953,10 +980,10 @@ static unsigned long pamt_arena_empty(struct pamt_arena_chunk *c,
  */
 unsigned long pamt_arena_shrink(unsigned long nr)
 {
-	unsigned long pages = 0, budget = PAMT_ARENA_SCAN_PAIRS, pass, flags;
+	unsigned int n, fails = 0, budget = PAMT_ARENA_SCAN_CHUNKS;
+	unsigned long pages = 0, pass, flags;
 	struct tdx_pamt_pair batch[16];
 	struct pamt_arena_chunk *c;
-	unsigned int n, fails = 0;
 
 	while ((n = pamt_mag_take_free(batch, ARRAY_SIZE(batch))))
 		pages += pamt_pair_free_bulk(batch, n);
@@ -965,9 +992,7 @@ unsigned long pamt_arena_shrink(unsigned long nr)
 	pass = ++pamt_arena.scan;
 	pamt_arena_unlock(flags);
 	while (pages / 2 < nr && fails < PAMT_ARENA_MAX_FAILS) {
-		pamt_arena_lock(&flags);
 		c = pamt_arena_isolate(pass, &budget);
-		pamt_arena_unlock(flags);
 		if (!c)
 			break;
 		pages += pamt_arena_empty(c, &fails);
@@ -980,37 +1005,37 @@ unsigned long pamt_arena_shrink(unsigned long nr)
  *
  * The chunks, homes included, whose every pair out is in an IDLE slot
  * or, up to the number of free pairs in magazines, in no slot; at most
- * PAMT_ARENA_SCAN_PAIRS pairs looked at, sparsest chunks first.  Walks
- * the chunks under the arena lock.
+ * PAMT_ARENA_SCAN_CHUNKS chunks on the buckets looked at, sparsest
+ * first, one per hold of the arena lock.
  *
  * Return: pairs' worth of memory (PAMT_ARENA_PAIRS per chunk).
  */
 unsigned long pamt_arena_reclaimable(void)
 {
 	long cached = max(atomic_long_read(&pamt.free_pairs), 0L);
-	unsigned long budget = PAMT_ARENA_SCAN_PAIRS, flags, nr = 0;
+	unsigned long flags, nr = 0, stamp;
 	struct pamt_arena_home *h;
 	struct pamt_arena_chunk *c;
-	int b;
+	unsigned int i;
 
 	pamt_arena_lock(&flags);
-	for (h = pamt_arena.home; h < pamt_arena.home + PAMT_ARENA_HOMES; h++)
+	stamp = ++pamt_arena.scan;
+	pamt_arena_unlock(flags);
+	for (h = pamt_arena.home; h < pamt_arena.home + PAMT_ARENA_HOMES; h++) {
+		pamt_arena_lock(&flags);
 		if (h->chunk && pamt_arena_chunk_idle(h->chunk, &cached))
 			nr += PAMT_ARENA_PAIRS;
-	for (b = PAMT_ARENA_PAIRS - 1; b >= 0 && budget; b--) {
-		if (!test_bit(b, pamt_arena.nonempty))
-			continue;
-		list_for_each_entry(c, &pamt_arena.bucket[b], list) {
-			if (budget < PAMT_ARENA_PAIRS - b) {
-				budget = 0;
-				break;
-			}
-			budget -= PAMT_ARENA_PAIRS - b;
-			if (pamt_arena_chunk_idle(c, &cached))
-				nr += PAMT_ARENA_PAIRS;
-		}
+		pamt_arena_unlock(flags);
 	}
-	pamt_arena_unlock(flags);
+	for (i = 0; i < PAMT_ARENA_SCAN_CHUNKS; i++) {
+		pamt_arena_lock(&flags);
+		c = pamt_arena_next_sparse(stamp, true);
+		if (c && pamt_arena_chunk_idle(c, &cached))
+			nr += PAMT_ARENA_PAIRS;
+		pamt_arena_unlock(flags);
+		if (!c)
+			break;
+	}
 	return nr;
 }
 
