@@ -472,7 +472,8 @@ static void print_reclaim(const struct bench_result *br)
 	unsigned int ncpu = br->nworkers + 1, m;
 	int s;
 
-	printf("\nreclaim: the shrinker run to exhaustion in batches of 128, shared memory\n");
+	printf("\nreclaim: the shrinker run to exhaustion in batches of 128, %s\n",
+	       bo.split_pool ? "split pool" : "shared memory");
 	printf("  bound: 1.2 x kept pair memory + one 2 MiB chunk per CPU (%u CPUs)\n",
 	       ncpu);
 	for (m = 0; m < 2; m++) {
