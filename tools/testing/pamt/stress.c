@@ -236,6 +236,8 @@ static void stress_one(struct stress_thread *t)
 }
 
 static struct obj_cgroup stress_cg[2];
+/* Two processes: with the arena, their top-ups carve from two homes. */
+static int stress_mm[2];
 
 static void *stress_thread_fn(void *arg)
 {
@@ -245,6 +247,7 @@ static void *stress_thread_fn(void *arg)
 	pamt_sim_set_cpu(t->cpu);
 	/* Two VMs' memcgs: their charges move between threads' ranges. */
 	pamt_sim_objcg = &stress_cg[t->id % 2];
+	current->mm = (struct mm_struct *)&stress_mm[t->id % 2];
 	for (i = 0; i < t->nr_ops; i++)
 		stress_one(t);
 	while (t->nr_held)

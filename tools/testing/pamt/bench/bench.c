@@ -156,6 +156,8 @@ static void mem_snapshot(void)
 	}
 }
 
+struct td;
+
 /* Workers, then the softirq thread, then the storm. */
 #define REC_SOFTIRQ(w)	(w)
 #define REC_STORM(w)	((w) + 1)
@@ -167,6 +169,7 @@ static struct {
 	struct rec *recs;		/* nworkers + 2 */
 	volatile int stop_aux;
 	bool scan;			/* take mem_snapshot() after each boot */
+	void (*after_boot)(struct td *tds, unsigned int nr);
 	/* softirq queue */
 	pthread_mutex_t sq_lock;
 	unsigned long *sq;
@@ -591,6 +594,8 @@ static void *worker_fn(void *arg)
 		for (i = wa->w; i < ph->nr; i += ph->nworkers) {
 			struct stream *st = &ph->s[i];
 
+			/* A TD is a process: its threads share one mm. */
+			current->mm = (struct mm_struct *)st->td;
 			for (k = 0; k < STEPS_PER_TURN && !st->done; k++)
 				st->done = !stream_step(st, r);
 			left += !st->done;
@@ -656,6 +661,8 @@ static void tds_cycle(struct td *tds, unsigned int nr, unsigned int nworkers,
 	progress("%s: boot: %.2fs", what, bench_now() - t);
 	if (run.scan)
 		mem_snapshot();
+	if (run.after_boot)
+		run.after_boot(tds, nr);
 
 	for (i = 0; i < nv; i++) {
 		s[i].kind = ST_TEARDOWN;
@@ -1036,12 +1043,126 @@ static void run_convert(int s, struct sresult *sr)
 	}
 }
 
+/*
+ * ---- reclaim: what the shrinker gives back once TDs are gone ----
+ *
+ * Five TDs boot at once; then a set of ranges keeps one reference each
+ * (KEEP_TD0: every range of TD 0, the survivor of four teardowns;
+ * KEEP_1PCT: 1% of all the TDs' ranges, at random), every TD is torn
+ * down, and the shrinker runs to exhaustion in the kernel's batches of
+ * 128.  What the cache still holds is then set against the kept ranges'
+ * pair memory.
+ */
+enum { KEEP_TD0, KEEP_1PCT, KEEP_NR };
+
+static struct {
+	unsigned int mode;
+	unsigned long *pfn, nr, cap;
+	unsigned long *seen;
+	u64 rng;
+} keep;
+
+static void keep_range(unsigned long pfn)
+{
+	unsigned long slot = (pfn - HOST_BASE_PFN) / TDX_PAMT_PAGES_PER_SLOT;
+
+	if (test_bit(slot, keep.seen))
+		return;
+	__set_bit(slot, keep.seen);
+	if (keep.mode == KEEP_1PCT && bench_rng(&keep.rng) % 100)
+		return;
+	if (keep.nr == keep.cap) {
+		keep.cap = keep.cap ? 2 * keep.cap : 4096;
+		keep.pfn = realloc(keep.pfn, keep.cap * sizeof(*keep.pfn));
+	}
+	pfn -= (pfn - HOST_BASE_PFN) % TDX_PAMT_PAGES_PER_SLOT;
+	keep.pfn[keep.nr++] = pfn;
+	if (run.ops->get(pfn, NULL))
+		pamt_sim_fatal("keeping a range", __FILE__, __LINE__);
+}
+
+static void keep_after_boot(struct td *tds, unsigned int nr)
+{
+	unsigned int t, v, i;
+	unsigned long p;
+
+	keep.seen = calloc(BITS_TO_LONGS(host_pages() / TDX_PAMT_PAGES_PER_SLOT),
+			   sizeof(long));
+	keep.rng = bench_mix(bo.seed, 0x4ee9);
+	keep.nr = 0;
+	for (t = 0; t < nr; t++) {
+		if (keep.mode == KEEP_TD0 && t)
+			break;
+		for (i = 0; i < tds[t].nr_ctl; i++)
+			if (tds[t].ctl[i])
+				keep_range(page_to_pfn(tds[t].ctl[i]));
+		for (v = 0; v < tds[t].nr_vcpus; v++)
+			for (p = 0; p < tds[t].vcpus[v].nr_pages; p++)
+				if (!(tds[t].vcpus[v].pages[p] & HUGE_FLAG))
+					keep_range(tds[t].vcpus[v].pages[p] &
+						   ~SEPT_FLAG);
+	}
+	free(keep.seen);
+	keep.seen = NULL;
+}
+
+static void run_reclaim(int s, struct sresult *sr)
+{
+	unsigned long scanned, got, i;
+	struct strat_ctrs c;
+	unsigned int m, nr = 5, idle;
+	struct td tds[5];
+	pthread_t samp;
+
+	for (m = 0; m < KEEP_NR; m++) {
+		struct sresult tmp;
+		struct sresult *d = m ? &tmp : sr;
+
+		memset(&tmp, 0, sizeof(tmp));
+		env_up(s, nr);
+		run.nr_samples = 0;
+		pthread_create(&samp, NULL, sampler_fn, NULL);
+		for (i = 0; i < nr; i++)
+			td_setup(&tds[i], i, bo.pages_per_td, 0);
+		keep.mode = m;
+		run.after_boot = keep_after_boot;
+		tds_cycle(tds, nr, run.nworkers, m ? "reclaim (1%)" :
+						     "reclaim (4 of 5)");
+		run.after_boot = NULL;
+		run.sampler_stop = 1;
+		pthread_join(samp, NULL);
+		/* Batches of 128 until 64 in a row free nothing. */
+		pamt_sim_set_cpu(0);
+		for (idle = 0; idle < 64 && tdx_pamt_shrink_count(); ) {
+			got = tdx_pamt_shrink_scan(128, &scanned);
+			if (atomic_long_xchg(&pamt_sim_deferred, 0))
+				pamt_shrink_deferred();
+			idle = got ? 0 : idle + 1;
+		}
+		run.ops->ctrs(&c);
+		sr->keep_ranges[m] = keep.nr;
+		sr->keep_held_pages[m] = c.pamt_pages;
+		for (i = 0; i < keep.nr; i++)
+			run.ops->put(keep.pfn[i]);
+		for (i = 0; i < nr; i++)
+			td_free(&tds[i]);
+		collect(d, 1, false);
+		d->ncycles = 1;
+		env_down(d, s);
+		if (m)
+			sr->ok = sr->ok && tmp.ok;
+	}
+	free(keep.pfn);
+	keep.pfn = NULL;
+	keep.cap = 0;
+}
+
 /* ---- options ---- */
 static void usage(void)
 {
 	fprintf(stderr,
 "usage: pamt_bench [options]\n"
-"  --scenario 1td|5td|churn|convert|pressure|frag\n"
+"  --scenario 1td|5td|churn|convert|pressure|frag|reclaim\n"
 "  --strategy lock|atomic|eager|magazine|all   (comma-separated list allowed)\n"
 "  --tds N --vcpus N --mem-gib N --pages-per-td N --cycles N\n"
 "  --threads-per-cpu N --run-pages N --frag PCT --seed S\n"
@@ -1157,6 +1278,12 @@ int bench_main(int argc, char **argv, struct bench_result *out)
 	} else if (!strcmp(bo.scenario, "convert")) {
 		nr_tds = 1;
 		ncycles = 1;
+	} else if (!strcmp(bo.scenario, "reclaim")) {
+		/* Five TDs; magazine with and without the arena. */
+		nr_tds = 5;
+		ncycles = 1;
+		if (bo.strat_mask == (1u << S_NR) - 1)
+			bo.strat_mask = (1u << S_MAG) | (1u << S_MAG_ARENA);
 	} else {
 		usage();
 	}
@@ -1216,6 +1343,8 @@ int bench_main(int argc, char **argv, struct bench_result *out)
 		progress("strategy %s", strat_names[s]);
 		if (!strcmp(bo.scenario, "convert"))
 			run_convert(s, sr);
+		else if (!strcmp(bo.scenario, "reclaim"))
+			run_reclaim(s, sr);
 		else
 			run_tds(s, sr, nr_tds, ncycles);
 		if (!sr->ok)

@@ -458,6 +458,48 @@ static void print_arena_targets(const struct bench_result *br)
 	       verdict(!x->chunks_after_drain));
 }
 
+/*
+ * The reclaim targets (issue 16): after the shrinker ran to exhaustion,
+ * what the cache holds against the kept ranges' pair memory (8 KiB each);
+ * the bound is 1.2 times that plus one chunk (2 MiB) per CPU.
+ */
+static void print_reclaim(const struct bench_result *br)
+{
+	static const char * const what[2] = {
+		"(a) 4 of 5 TDs torn down (TD 0's ranges kept)",
+		"(b) 1% of all ranges kept at random",
+	};
+	unsigned int ncpu = br->nworkers + 1, m;
+	int s;
+
+	printf("\nreclaim: the shrinker run to exhaustion in batches of 128, %s\n",
+	       bo.split_pool ? "split pool" : "shared memory");
+	printf("  bound: 1.2 x kept pair memory + one 2 MiB chunk per CPU (%u CPUs)\n",
+	       ncpu);
+	for (m = 0; m < 2; m++) {
+		printf("  %s\n", what[m]);
+		printf("    %-14s %8s %11s %10s %10s %7s\n", "strategy", "kept",
+		       "kept MiB", "held MiB", "bound MiB", "held/kept");
+		for (s = 0; s < S_NR; s++) {
+			const struct sresult *r = &br->s[s];
+			double kept = r->keep_ranges[m] * 8.0 / 1024;
+			double held = r->keep_held_pages[m] * 4.0 / 1024;
+			double bound = 1.2 * kept + 2.0 * ncpu;
+
+			if (!r->ran)
+				continue;
+			printf("    %-14s %8llu %11.1f %10.1f %10.1f %6.2fx",
+			       strat_names[s],
+			       (unsigned long long)r->keep_ranges[m], kept,
+			       held, bound, kept ? held / kept : 0);
+			if (s == S_MAG_ARENA)
+				printf("  %s", m ? (held <= bound ? "(within)" : "(over)") :
+				       verdict(held <= bound));
+			printf("\n");
+		}
+	}
+}
+
 void report_print(const struct bench_result *br)
 {
 	char title[256];
@@ -488,6 +530,8 @@ void report_print(const struct bench_result *br)
 		print_convert(br);
 	if (!strcmp(bo.scenario, "pressure"))
 		print_pressure(br);
+	if (!strcmp(bo.scenario, "reclaim"))
+		print_reclaim(br);
 	print_targets(br);
 	print_arena_targets(br);
 	fflush(stdout);

@@ -90,6 +90,8 @@ struct sresult {
 	/* pressure */
 	u64 reclaim_scans, reclaim_freed, reclaim_removes;
 	u64 full_before, full_after, full_installed_after;
+	/* reclaim: (a) TD 0's ranges kept, (b) 1% kept; after the shrinker */
+	u64 keep_ranges[2], keep_held_pages[2];
 	struct sample *samples;
 	unsigned int nr_samples;
 };

@@ -9,6 +9,8 @@
  *   leaked and the core's installed count equal to the module's;
  * - the pressure target's shape: one direct-reclaim attempt (do_shrink_slab()
  *   replayed, priorities 12..0) leaves <= 1%;
+ * - the reclaim target: four of five TDs torn down, the arena holds at
+ *   most 1.2 x the survivor's pair memory plus one chunk per CPU;
  * - the memory columns: a pair page in a TD block counts as poisoned, a
  *   block wholly of pair pages does not; shared memory poisons the tiny
  *   TD's blocks, a split pool and the arena none; --huge counts every
@@ -331,6 +333,31 @@ static void test_convert_small(void)
 	}
 }
 
+/*
+ * Four of five TDs torn down, each TD's memory in ranges of its own (a
+ * split pool), the shrinker run to exhaustion: the arena holds at most
+ * 1.2 times the survivor's pair memory plus one chunk per CPU.
+ */
+static void test_reclaim_4_of_5(void)
+{
+	const struct sresult *r = &br.s[S_MAG_ARENA];
+	u64 bound;
+
+	CHECK(!run_args(SMALL "--scenario reclaim --pages-per-td 200000 --split-pool"),
+	      "run");
+	check_all_ok();
+	CHECK(br.s[S_MAG].ran && r->ran, "magazine and magazine+arena");
+	/* Pages: a kept range's pair is 2, a chunk 512. */
+	bound = r->keep_ranges[0] * 2 * 12 / 10 + (br.nworkers + 1) * 512;
+	CHECK(r->keep_held_pages[0] <= bound, "held %llu pages, bound %llu",
+	      (unsigned long long)r->keep_held_pages[0],
+	      (unsigned long long)bound);
+	CHECK(br.s[S_MAG].keep_held_pages[0] == 2 * br.s[S_MAG].keep_ranges[0],
+	      "magazine: held %llu pages for %llu kept ranges",
+	      (unsigned long long)br.s[S_MAG].keep_held_pages[0],
+	      (unsigned long long)br.s[S_MAG].keep_ranges[0]);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -344,6 +371,7 @@ static const struct {
 	{ "frag_small", test_frag_small },
 	{ "pressure_small", test_pressure_small },
 	{ "convert_small", test_convert_small },
+	{ "reclaim_4_of_5", test_reclaim_4_of_5 },
 };
 
 int bench_selftest(void)

@@ -68,6 +68,18 @@ extern __thread int pamt_sim_in_seamcall;
 extern __thread int pamt_sim_softirq;
 
 void pamt_sim_set_cpu(unsigned int cpu);
+
+/*
+ * The running task, for its mm only: NULL (a kernel thread) unless a test
+ * or the bench sets one per simulated process.
+ */
+struct mm_struct;
+struct task_struct {
+	struct mm_struct *mm;
+};
+
+extern __thread struct task_struct pamt_sim_task;
+#define current	(&pamt_sim_task)
 void pamt_sim_fatal(const char *what, const char *file, int line)
 	__attribute__((noreturn));
 

@@ -163,6 +163,34 @@ static inline unsigned long find_next_bit(const unsigned long *addr,
 
 #define find_first_bit(addr, size)	find_next_bit(addr, size, 0)
 
+/* A multiplicative hash of a pointer, in @bits bits. */
+static inline u32 hash_ptr(const void *ptr, unsigned int bits)
+{
+	return (u32)(((u64)(uintptr_t)ptr * 0x61C8864680B583EBULL) >> (64 - bits));
+}
+
+static inline unsigned long find_next_zero_bit(const unsigned long *addr,
+					       unsigned long size,
+					       unsigned long offset)
+{
+	unsigned long w;
+
+	while (offset < size) {
+		w = ~addr[offset / BITS_PER_LONG] >> (offset % BITS_PER_LONG);
+		if (w) {
+			offset += __builtin_ctzl(w);
+			return offset < size ? offset : size;
+		}
+		offset = (offset / BITS_PER_LONG + 1) * BITS_PER_LONG;
+	}
+	return size;
+}
+
+#define for_each_clear_bit(bit, addr, size)				\
+	for ((bit) = find_next_zero_bit((addr), (size), 0);		\
+	     (bit) < (size);						\
+	     (bit) = find_next_zero_bit((addr), (size), (bit) + 1))
+
 static inline unsigned long bitmap_weight(const unsigned long *src,
 					  unsigned long nbits)
 {

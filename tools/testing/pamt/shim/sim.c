@@ -11,6 +11,7 @@
 
 unsigned int nr_cpu_ids = 4;
 __thread unsigned int pamt_sim_cpu;
+__thread struct task_struct pamt_sim_task;
 __thread unsigned long pamt_sim_pcpu_off;
 __thread int pamt_sim_atomic_depth;
 __thread int pamt_sim_raw_depth;
@@ -562,6 +563,7 @@ int pamt_sim_mem_init(unsigned long base_pfn, unsigned long nr_pages)
 
 void pamt_sim_mem_exit(void)
 {
+	pamt_sim_alloc_hook = NULL;
 	free(pamt_sim_pages);
 	free(blocks);
 	pamt_sim_pages = NULL;
@@ -610,12 +612,18 @@ bool pamt_sim_pfn_accounted(unsigned long pfn)
 	return __atomic_load_n(&pfn_to_page(pfn)->accounted, __ATOMIC_RELAXED);
 }
 
+void (*pamt_sim_alloc_hook)(unsigned int order);
+
 struct page *pamt_sim_alloc_pages(gfp_t gfp, unsigned int order,
 				  const char *file, int line)
 {
+	void (*hook)(unsigned int order);
 	unsigned long idx = NO_PAGE;
 	unsigned int o;
 
+	hook = __atomic_load_n(&pamt_sim_alloc_hook, __ATOMIC_ACQUIRE);
+	if (hook)
+		hook(order);
 	if (order > PAMT_SIM_MAX_ORDER)
 		pamt_sim_fatal("page allocation above the largest order",
 			       file, line);

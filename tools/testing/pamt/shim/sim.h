@@ -28,6 +28,8 @@ struct pamt_sim_fail {
 extern struct pamt_sim_fail pamt_sim_fail_page;
 extern struct pamt_sim_fail pamt_sim_fail_order[PAMT_SIM_MAX_ORDER + 1];
 extern struct pamt_sim_fail pamt_sim_fail_kmalloc;
+/* Called first by every page allocation, for tests that stage races. */
+extern void (*pamt_sim_alloc_hook)(unsigned int order);
 extern unsigned long pamt_sim_kmalloc_bytes;
 
 void pamt_sim_fail_set(struct pamt_sim_fail *f, long after, unsigned int rate_ppm);

@@ -803,3 +803,221 @@ PAMT_TEST(arena_refill_reserves_cap_room)
 	EXPECT_EQ(atomic_long_read(&pamt.free_pairs), 0);
 	EXPECT_EQ(pamt_shrink_reserve(0), 0);
 }
+
+/* Reclaim, chunk by chunk: 2,048 ranges, eight chunks of pairs. */
+#define WIDE_SLOTS	2048
+
+static void env_arena_wide(void)
+{
+	struct pamt_env_opts o = {
+		.mode = TDX_PAMT_MODE_MAGAZINE, .mag_size = 4,
+		.idle_cap = 100000, .arena = true, .nr_slots = WIDE_SLOTS,
+		.mem_slots = 64,
+	};
+
+	if (pamt_env_up(&o))
+		pamt_sim_fatal("environment", __FILE__, __LINE__);
+}
+
+/*
+ * The kernel's batches of 128 while the shrinker counts something, until
+ * 64 calls in a row free nothing.
+ */
+static unsigned long shrink_to_exhaustion(void)
+{
+	unsigned long total = 0, got, scanned;
+	int idle = 0, rounds = 0;
+
+	while (tdx_pamt_shrink_count() && idle < 64 && rounds++ < 10000) {
+		got = tdx_pamt_shrink_scan(128, &scanned);
+		idle = got ? 0 : idle + 1;
+		total += got;
+	}
+	return total;
+}
+
+/*
+ * Every other range idle: each chunk holds pairs in use, so no REMOVE
+ * gives memory back.  The shrinker says what went back to the page
+ * allocator (pairs' worth: two pages each), and issues no REMOVE.
+ */
+PAMT_TEST(arena_shrink_returns_pages_given_back)
+{
+	unsigned long before, freed, i;
+	u64 removes;
+
+	env_arena_wide();
+	for (i = 0; i < WIDE_SLOTS; i++)
+		ASSERT(!tdx_pamt_get(slot_pfn(i, 0), NULL));
+	for (i = 0; i < WIDE_SLOTS; i += 2)
+		ASSERT(!tdx_pamt_put(slot_pfn(i, 0)));
+	before = pamt_sim_pages_in_use();
+	removes = stat(TDX_PAMT_STAT_REMOVE);
+	freed = shrink_to_exhaustion();
+	EXPECT_EQ(2 * freed, before - pamt_sim_pages_in_use());
+	EXPECT_EQ(stat(TDX_PAMT_STAT_REMOVE), removes);
+	EXPECT(stat(TDX_PAMT_STAT_ARENA_CHUNKS) >= WIDE_SLOTS / 2 / CHUNK_PAIRS);
+	EXPECT(pamt_accounting_ok());
+	for (i = 1; i < WIDE_SLOTS; i += 2)
+		ASSERT(!tdx_pamt_put(slot_pfn(i, 0)));
+}
+
+/* The second half idle: whole chunks go back, and the return says so. */
+PAMT_TEST(arena_shrink_gives_back_idle_chunks)
+{
+	unsigned long before, freed, i;
+
+	env_arena_wide();
+	for (i = 0; i < WIDE_SLOTS; i++)
+		ASSERT(!tdx_pamt_get(slot_pfn(i, 0), NULL));
+	for (i = WIDE_SLOTS / 2; i < WIDE_SLOTS; i++)
+		ASSERT(!tdx_pamt_put(slot_pfn(i, 0)));
+	before = pamt_sim_pages_in_use();
+	EXPECT(tdx_pamt_shrink_count() >= 3 * CHUNK_PAIRS);
+	freed = shrink_to_exhaustion();
+	EXPECT_EQ(2 * freed, before - pamt_sim_pages_in_use());
+	EXPECT(freed >= 3 * CHUNK_PAIRS);
+	/* What is left: the chunks of the ranges in use, one shared. */
+	EXPECT(stat(TDX_PAMT_STAT_ARENA_CHUNKS) <= WIDE_SLOTS / 2 / CHUNK_PAIRS + 1);
+	EXPECT_EQ(tdx_pamt_shrink_count(), 0);
+	EXPECT(pamt_accounting_ok());
+	for (i = 0; i < WIDE_SLOTS / 2; i++)
+		ASSERT(!tdx_pamt_put(slot_pfn(i, 0)));
+}
+
+/*
+ * Two chunks, every pair idle, the full one's slots the oldest in the
+ * idle index: one small scan empties the sparse chunk, not the oldest
+ * slots.
+ */
+PAMT_TEST(arena_shrink_empties_the_sparsest_chunk_first)
+{
+	unsigned long scanned;
+	u64 chunk0;
+	int i;
+
+	env_arena_wide();
+	for (i = 0; i < 300; i++)
+		ASSERT(!tdx_pamt_get(slot_pfn(i, 0), NULL));
+	chunk0 = chunk_of(pamt_fake.ranges[0].pair.pfn[0]);
+	EXPECT(chunk_of(pamt_fake.ranges[299].pair.pfn[0]) != chunk0);
+	for (i = 0; i < 300; i++)
+		ASSERT(!tdx_pamt_put(slot_pfn(i, 0)));
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 2);
+	EXPECT_EQ(tdx_pamt_shrink_scan(1, &scanned), CHUNK_PAIRS);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 1);
+	EXPECT(stat(TDX_PAMT_STAT_SHRINK) < 100);
+	/* The full chunk stays, its oldest slot still installed. */
+	EXPECT_EQ(chunk_of(pamt_fake.ranges[0].pair.pfn[0]), chunk0);
+	EXPECT(slot_word(0) & PAMT_SLOT_INSTALLED);
+	EXPECT(pamt_accounting_ok());
+}
+
+/*
+ * Eight CPUs miss on an empty arena at once, all allocating a chunk
+ * (staged: each waits in the order-9 allocation for the others): the
+ * first chunk linked serves them all, the others go back.  Half take one
+ * pair, half top up a reserve, which also refills their magazines.
+ */
+#define WAVE_CPUS	8
+
+static pthread_barrier_t wave_barrier;
+static struct tdx_pamt_pair wave_pair[WAVE_CPUS];
+static struct tdx_pamt_cache wave_res[WAVE_CPUS];
+
+static void wave_hook(unsigned int order)
+{
+	if (order == 9)
+		pthread_barrier_wait(&wave_barrier);
+}
+
+static void *wave_thread(void *arg)
+{
+	unsigned long cpu = (unsigned long)arg;
+
+	pamt_sim_set_cpu(cpu);
+	if (cpu % 2)
+		EXPECT_EQ(__tdx_topup_pamt_cache(&wave_res[cpu], 2, GFP_KERNEL), 0);
+	else
+		EXPECT_EQ(pamt_pair_alloc(&wave_pair[cpu], GFP_KERNEL), 0);
+	return NULL;
+}
+
+PAMT_TEST(arena_miss_wave_links_one_chunk)
+{
+	struct pamt_env_opts o = {
+		.mode = TDX_PAMT_MODE_MAGAZINE, .mag_size = 4,
+		.idle_cap = 100000, .arena = true, .nr_cpus = WAVE_CPUS,
+	};
+	pthread_t t[WAVE_CPUS];
+	unsigned long i;
+
+	if (pamt_env_up(&o))
+		pamt_sim_fatal("environment", __FILE__, __LINE__);
+	pthread_barrier_init(&wave_barrier, NULL, WAVE_CPUS);
+	__atomic_store_n(&pamt_sim_alloc_hook, wave_hook, __ATOMIC_RELEASE);
+	for (i = 0; i < WAVE_CPUS; i++)
+		pthread_create(&t[i], NULL, wave_thread, (void *)i);
+	for (i = 0; i < WAVE_CPUS; i++)
+		pthread_join(t[i], NULL);
+	__atomic_store_n(&pamt_sim_alloc_hook, NULL, __ATOMIC_RELEASE);
+	pthread_barrier_destroy(&wave_barrier);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CHUNK_ALLOC), WAVE_CPUS);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CHUNK_FREE), WAVE_CPUS - 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAIR_ORDER1) + stat(TDX_PAMT_STAT_PAIR_ORDER0), 0);
+	EXPECT_EQ(pamt_arena_check(), 0);
+	for (i = 0; i < WAVE_CPUS; i++) {
+		pamt_sim_set_cpu(i);
+		if (i % 2) {
+			EXPECT_EQ(wave_res[i].nr, 2);
+			tdx_free_pamt_cache(&wave_res[i]);
+		} else {
+			pamt_pair_free(&wave_pair[i]);
+		}
+	}
+	pamt_sim_set_cpu(0);
+	tdx_pamt_drain();
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
+	EXPECT_EQ(pamt_sim_pages_in_use(), 0);
+}
+
+/*
+ * Two processes (two mms: two VMs) fault in turn on one CPU, topping up
+ * their reserves: each carves from a home chunk of its own, so when the
+ * first one's ranges all go idle the shrinker gives its chunk back while
+ * the second one's stays.
+ */
+PAMT_TEST(arena_home_keeps_processes_apart)
+{
+	static int vm[2];
+	struct tdx_pamt_cache res[2] = { { .nr = 0 }, { .nr = 0 } };
+	unsigned long scanned;
+	int i, p;
+
+	env_arena_wide();
+	for (i = 0; i < 200; i++) {
+		p = i % 2;
+		current->mm = (struct mm_struct *)&vm[p];
+		ASSERT(!__tdx_topup_pamt_cache(&res[p], 1, GFP_KERNEL));
+		ASSERT(!tdx_pamt_get(slot_pfn(i, 0), &res[p]));
+	}
+	current->mm = NULL;
+	for (i = 2; i < 200; i++)
+		EXPECT_EQ(chunk_of(pamt_fake.ranges[i].pair.pfn[0]),
+			  chunk_of(pamt_fake.ranges[i % 2].pair.pfn[0]));
+	EXPECT(chunk_of(pamt_fake.ranges[0].pair.pfn[0]) !=
+	       chunk_of(pamt_fake.ranges[1].pair.pfn[0]));
+	for (p = 0; p < 2; p++)
+		tdx_free_pamt_cache(&res[p]);
+	for (i = 0; i < 200; i += 2)
+		ASSERT(!tdx_pamt_put(slot_pfn(i, 0)));
+	EXPECT_EQ(tdx_pamt_shrink_scan(128, &scanned), CHUNK_PAIRS);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 1);
+	EXPECT(slot_word(1) & PAMT_SLOT_INSTALLED);
+	EXPECT_EQ(pamt_arena_check(), 0);
+	for (i = 1; i < 200; i += 2)
+		ASSERT(!tdx_pamt_put(slot_pfn(i, 0)));
+	tdx_pamt_drain();
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
+}

@@ -29,8 +29,10 @@
 #include <linux/bitmap.h>
 #include <linux/bitops.h>
 #include <linux/gfp.h>
+#include <linux/hash.h>
 #include <linux/list.h>
 #include <linux/mm.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/swap.h>
@@ -48,13 +50,40 @@
  * @list: on pamt_arena.bucket[@nr_free]
  * @base_pfn: first pfn, 2M aligned; pair i is @base_pfn + 2i and + 2i + 1
  * @nr_free: pairs in @free
+ * @gen: pamt_arena.gen when this chunk was asked for (see pamt_arena_grow())
+ * @off: off the buckets, on pamt_arena.off: a process's home chunk, or
+ *	one reclaim is emptying; carved only by its owner, and its last
+ *	pair back does not release it
+ * @tried: pamt_arena.scan of the last reclaim pass that looked at it
+ * @counted: pamt_arena.scan of the last count that looked at it
  * @free: one bit per pair, set while the pair is in the chunk
+ * @owner: per pair, 1 + the slot index it was last installed in, 0 while
+ *	it is not in the module; a hint, written inside the transition
  */
 struct pamt_arena_chunk {
 	struct list_head list;
 	unsigned long base_pfn;
 	unsigned int nr_free;
+	unsigned long gen;
+	bool off;
+	unsigned long tried;
+	unsigned long counted;
 	DECLARE_BITMAP(free, PAMT_ARENA_PAIRS);
+	u32 owner[PAMT_ARENA_PAIRS];
+};
+
+/* Processes with a home chunk at once, at most. */
+#define PAMT_ARENA_HOME_BITS	6
+#define PAMT_ARENA_HOMES	BIT(PAMT_ARENA_HOME_BITS)
+
+/**
+ * struct pamt_arena_home - the chunk a process's top-ups carve from
+ * @key: the process's mm (a VM's vCPU threads share it), or NULL
+ * @chunk: its home chunk, off the buckets, or NULL
+ */
+struct pamt_arena_home {
+	const void *key;
+	struct pamt_arena_chunk *chunk;
 };
 
 /**
@@ -67,6 +96,12 @@ struct pamt_arena_chunk {
  *	chunk with a free pair is a find_next_bit() away
  * @nr_chunks: chunks held; read racily for the statistics
  * @nr_free: free pairs in chunks; read racily, also to skip the lock
+ * @gen: chunks ever linked: a miss that sees it move while it allocated
+ *	a chunk was served by another CPU's new chunk
+ * @scan: reclaim passes and counts, to mark the chunks each looked at
+ * @nr_loose: fallback pairs (order-1 or order-0) out of the page allocator
+ * @off: chunks off the buckets (struct pamt_arena_chunk, @off)
+ * @home: home chunks, by hash of the process's mm
  */
 struct pamt_arena {
 	spinlock_t lock;	/* see @lock above */
@@ -74,6 +109,11 @@ struct pamt_arena {
 	DECLARE_BITMAP(nonempty, PAMT_ARENA_PAIRS);
 	unsigned long nr_chunks;
 	unsigned long nr_free;
+	unsigned long gen;
+	unsigned long scan;
+	atomic_long_t nr_loose;
+	struct list_head off;
+	struct pamt_arena_home home[PAMT_ARENA_HOMES];
 };
 
 static struct pamt_arena pamt_arena;
@@ -120,6 +160,32 @@ static void pamt_arena_unlink(struct pamt_arena_chunk *c)
 		__clear_bit(c->nr_free, pamt_arena.nonempty);
 }
 
+/* Move @c from the buckets to pamt_arena.off; arena lock held. */
+static void pamt_arena_take_off(struct pamt_arena_chunk *c)
+{
+	pamt_arena_unlink(c);
+	list_add(&c->list, &pamt_arena.off);
+	c->off = true;
+}
+
+/*
+ * Put @c, off the buckets, back on them; or, if every pair is free,
+ * forget it and return true for the caller to release it after the lock.
+ */
+static bool pamt_arena_put_on(struct pamt_arena_chunk *c)
+{
+	lockdep_assert_held(&pamt_arena.lock);
+	list_del_init(&c->list);
+	c->off = false;
+	if (c->nr_free < PAMT_ARENA_PAIRS) {
+		pamt_arena_link(c);
+		return false;
+	}
+	WRITE_ONCE(pamt_arena.nr_chunks, pamt_arena.nr_chunks - 1);
+	WRITE_ONCE(pamt_arena.nr_free, pamt_arena.nr_free - PAMT_ARENA_PAIRS);
+	return true;
+}
+
 static void pamt_arena_pair_of(const struct pamt_arena_chunk *c,
 			       unsigned int i, struct tdx_pamt_pair *pair)
 {
@@ -137,65 +203,93 @@ static unsigned int pamt_arena_carve(struct pamt_arena_chunk *c,
 		i = find_next_bit(c->free, PAMT_ARENA_PAIRS, i);
 		__clear_bit(i, c->free);
 		c->nr_free--;
+		WRITE_ONCE(c->owner[i], 0);
 		pamt_arena_pair_of(c, i, &pairs[got++]);
 	}
 	return got;
 }
 
+/* Serve @run from the fullest linked chunks; returns pairs taken. */
+static unsigned int pamt_arena_take_linked(struct pamt_pair_run *run,
+					   unsigned int got)
+{
+	struct pamt_arena_chunk *c;
+	unsigned int k, taken = 0;
+	unsigned long b;
+
+	while (got + taken < run->n) {
+		b = find_next_bit(pamt_arena.nonempty, PAMT_ARENA_PAIRS, 1);
+		if (b >= PAMT_ARENA_PAIRS)
+			break;
+		c = list_first_entry(&pamt_arena.bucket[b],
+				     struct pamt_arena_chunk, list);
+		pamt_arena_unlink(c);
+		k = pamt_arena_carve(c, run->pairs + got + taken,
+				     run->n - got - taken);
+		pamt_arena_link(c);
+		taken += k;
+	}
+	return taken;
+}
+
 /**
  * pamt_arena_take_runs() - free pairs for several runs in one lock hold
- * @v: the runs, filled in order; each @n becomes the pairs it got
+ * @v: the runs, filled in order; each @n becomes the pairs it got; @v[0]
+ *	is the caller's own, the others stock magazines
  * @nv: how many runs
- * @fresh: a chunk from pamt_arena_new_chunk(), or NULL
+ * @fresh: where a chunk from pamt_arena_new_chunk() is, or NULL
  *
- * A @fresh chunk, not linked yet, serves the runs first and is linked
- * in the same hold, so a new chunk costs no hold of its own; then the
- * fullest chunks serve what is left.  The magazine layer calls this with
- * this CPU's lock held: the one place another lock of the cache is held
- * around the arena lock (Documentation/arch/x86/tdx-dpamt.rst, "Lock
- * order and contexts").
+ * A fresh chunk, not linked yet, serves the runs first and is linked in
+ * the same hold, so a new chunk costs no hold of its own.  If another
+ * CPU linked a chunk while this one was allocating (a wave of misses),
+ * the linked chunks serve first and the fresh one only what @v[0] still
+ * lacks: one new chunk per wave.  A fresh chunk that served nothing stays
+ * in *@fresh for pamt_arena_drop_chunk(); one that did is linked and
+ * *@fresh set to NULL.  The magazine layer calls this with this CPU's
+ * lock held: the one place another lock of the cache is held around the
+ * arena lock (Documentation/arch/x86/tdx-dpamt.rst, "Lock order and
+ * contexts").
  *
  * Context: any but hardirq, outside any transition; never sleeps.
  *
  * Return: the pairs taken in all.
  */
 unsigned int pamt_arena_take_runs(struct pamt_pair_run *v, unsigned int nv,
-				  struct pamt_arena_chunk *fresh)
+				  struct pamt_arena_chunk **fresh)
 {
+	struct pamt_arena_chunk *f = fresh ? *fresh : NULL;
 	unsigned int r, k, got, total = 0, from_linked = 0;
-	struct pamt_arena_chunk *c;
-	unsigned long flags, b;
+	unsigned long flags;
+	bool stale;
 
 	/* Racy peek: no free pair in any chunk is not worth the lock. */
-	if (!fresh && !READ_ONCE(pamt_arena.nr_free)) {
+	if (!f && !READ_ONCE(pamt_arena.nr_free)) {
 		for (r = 0; r < nv; r++)
 			v[r].n = 0;
 		return 0;
 	}
 	pamt_arena_lock(&flags);
+	stale = f && f->gen != pamt_arena.gen;
 	for (r = 0; r < nv; r++) {
-		got = fresh ? pamt_arena_carve(fresh, v[r].pairs, v[r].n) : 0;
-		while (got < v[r].n) {
-			b = find_next_bit(pamt_arena.nonempty,
-					  PAMT_ARENA_PAIRS, 1);
-			if (b >= PAMT_ARENA_PAIRS)
-				break;
-			c = list_first_entry(&pamt_arena.bucket[b],
-					     struct pamt_arena_chunk, list);
-			pamt_arena_unlink(c);
-			k = pamt_arena_carve(c, v[r].pairs + got, v[r].n - got);
-			pamt_arena_link(c);
-			got += k;
-			from_linked += k;
-		}
+		got = 0;
+		if (f && !stale)
+			got = pamt_arena_carve(f, v[r].pairs, v[r].n);
+		k = pamt_arena_take_linked(&v[r], got);
+		from_linked += k;
+		got += k;
+		if (f && stale && !r)
+			got += pamt_arena_carve(f, v[r].pairs + got,
+						v[r].n - got);
 		v[r].n = got;
 		total += got;
 	}
-	if (fresh) {
-		pamt_arena_link(fresh);
+	if (f && f->nr_free < PAMT_ARENA_PAIRS) {
+		pamt_arena_link(f);
+		WRITE_ONCE(pamt_arena.gen, pamt_arena.gen + 1);
 		WRITE_ONCE(pamt_arena.nr_chunks, pamt_arena.nr_chunks + 1);
 		WRITE_ONCE(pamt_arena.nr_free, pamt_arena.nr_free +
-			   fresh->nr_free - from_linked);
+			   f->nr_free - from_linked);
+		*fresh = NULL;
 	} else {
 		WRITE_ONCE(pamt_arena.nr_free,
 			   pamt_arena.nr_free - from_linked);
@@ -228,7 +322,7 @@ static unsigned int pamt_arena_take(struct tdx_pamt_pair *pairs,
  * @gfp may reclaim, the allocation may compact once (__GFP_NORETRY) but
  * never retries hard nor OOM-kills: an order-1 page is a fine pair too.
  * The chunk must go to pamt_arena_take_runs() with at least one pair
- * wanted, which links it.
+ * wanted, which links it or leaves it to pamt_arena_drop_chunk().
  *
  * Context: as @gfp allows, outside any lock of the cache and any
  * transition.
@@ -239,8 +333,8 @@ struct pamt_arena_chunk *pamt_arena_new_chunk(gfp_t gfp)
 {
 	struct pamt_arena_chunk *c;
 	gfp_t chunk_gfp = gfp;
+	unsigned long i, gen = READ_ONCE(pamt_arena.gen);
 	struct page *page;
-	unsigned long i;
 
 	if (!gfpflags_allow_blocking(gfp))
 		chunk_gfp &= ~(__GFP_KSWAPD_RECLAIM | __GFP_HIGH);
@@ -260,7 +354,12 @@ struct pamt_arena_chunk *pamt_arena_new_chunk(gfp_t gfp)
 	}
 	INIT_LIST_HEAD(&c->list);
 	c->base_pfn = page_to_pfn(page);
+	c->gen = gen;
+	c->off = false;
+	c->tried = 0;
+	c->counted = 0;
 	bitmap_fill(c->free, PAMT_ARENA_PAIRS);
+	memset(c->owner, 0, sizeof(c->owner));
 	for (i = 0; i < PAMT_ARENA_PAGES; i += 2)
 		set_page_private(pfn_to_page(c->base_pfn + i), (unsigned long)c);
 	c->nr_free = PAMT_ARENA_PAIRS;
@@ -285,6 +384,88 @@ static void pamt_arena_release(struct pamt_arena_chunk *c)
 	pamt_stat_inc(CHUNK_FREE);
 }
 
+/**
+ * pamt_arena_drop_chunk() - give back a fresh chunk that served no pair
+ * @c: what pamt_arena_take_runs() left in its @fresh, or NULL
+ *
+ * Context: outside any lock of the cache and any transition.
+ */
+void pamt_arena_drop_chunk(struct pamt_arena_chunk *c)
+{
+	if (c)
+		pamt_arena_release(c);
+}
+
+/**
+ * pamt_arena_take_home() - pairs from the calling process's home chunk
+ * @pairs: filled with the pairs taken
+ * @n: most pairs to take
+ * @gfp: allocation flags for a new home chunk
+ *
+ * A process (its mm: a VM's vCPU threads share one) that tops up a
+ * reserve carves from a chunk of its own, off the buckets, so that the
+ * pairs of VMs that die at different times do not share chunks.  An
+ * exhausted home is replaced by a new chunk; a home slot that another
+ * process holds with pairs left is not taken from it (the caller then
+ * uses the shared chunks).  Of two threads that replace one home at
+ * once, the second carves from the first's chunk and gives back its own.
+ *
+ * Context: as @gfp allows, outside any lock of the cache and any
+ * transition.
+ *
+ * Return: pairs taken; 0 without the arena, from a kernel thread, or
+ * when no home can be had.
+ */
+unsigned int pamt_arena_take_home(struct tdx_pamt_pair *pairs, unsigned int n,
+				  gfp_t gfp)
+{
+	struct pamt_arena_chunk *fresh = NULL, *old = NULL;
+	const void *key = current->mm;
+	struct pamt_arena_home *h;
+	unsigned int got = 0;
+	unsigned long flags;
+
+	if (!pamt.arena || !key || !n)
+		return 0;
+	h = &pamt_arena.home[hash_ptr(key, PAMT_ARENA_HOME_BITS)];
+	for (;;) {
+		pamt_arena_lock(&flags);
+		/* Its own home with pairs, or another's: no new chunk. */
+		if (h->chunk && h->chunk->nr_free) {
+			if (h->key == key) {
+				got = pamt_arena_carve(h->chunk, pairs, n);
+				WRITE_ONCE(pamt_arena.nr_free,
+					   pamt_arena.nr_free - got);
+			}
+			break;
+		}
+		if (fresh) {
+			if (h->chunk && pamt_arena_put_on(h->chunk))
+				old = h->chunk;
+			h->key = key;
+			h->chunk = fresh;
+			list_add(&fresh->list, &pamt_arena.off);
+			fresh->off = true;
+			got = pamt_arena_carve(fresh, pairs, n);
+			WRITE_ONCE(pamt_arena.gen, pamt_arena.gen + 1);
+			WRITE_ONCE(pamt_arena.nr_chunks, pamt_arena.nr_chunks + 1);
+			WRITE_ONCE(pamt_arena.nr_free,
+				   pamt_arena.nr_free + fresh->nr_free);
+			fresh = NULL;
+			break;
+		}
+		pamt_arena_unlock(flags);
+		/* Shared by the VM's vCPUs: charged to none, as every chunk. */
+		fresh = pamt_arena_new_chunk(gfp & ~__GFP_ACCOUNT);
+		if (!fresh)
+			return 0;
+	}
+	pamt_arena_unlock(flags);
+	pamt_arena_drop_chunk(fresh);
+	pamt_arena_drop_chunk(old);
+	return got;
+}
+
 /*
  * Return a pair, already reset, to its chunk @c; @lo is its first pfn.
  * With the arena lock held.  Returns true when that was the chunk's last
@@ -304,6 +485,13 @@ static bool pamt_arena_put(struct pamt_arena_chunk *c, unsigned long lo,
 	if (WARN_ONCE(test_bit(off / 2, c->free),
 		      "tdx-pamt: pair %#lx freed twice\n", lo))
 		return false;
+	if (c->off) {
+		/* Its owner puts it back, or releases it. */
+		__set_bit(off / 2, c->free);
+		c->nr_free++;
+		WRITE_ONCE(pamt_arena.nr_free, pamt_arena.nr_free + 1);
+		return false;
+	}
 	pamt_arena_unlink(c);
 	__set_bit(off / 2, c->free);
 	c->nr_free++;
@@ -353,6 +541,7 @@ static int pamt_arena_fallback(struct tdx_pamt_pair *pair, gfp_t gfp)
 		pair->pfn[1] = pair->pfn[0] + 1;
 		pamt_stat_add(PAGE_ALLOC, 2);
 		pamt_stat_inc(PAIR_ORDER1);
+		atomic_long_inc(&pamt_arena.nr_loose);
 		return 0;
 	}
 	if (pamt_arena_fails(0) || pamt_pair_alloc_pages(pair, gfp))
@@ -360,6 +549,7 @@ static int pamt_arena_fallback(struct tdx_pamt_pair *pair, gfp_t gfp)
 	set_page_private(pfn_to_page(pair->pfn[0]), 0);
 	set_page_private(pfn_to_page(pair->pfn[1]), 0);
 	pamt_stat_inc(PAIR_ORDER0);
+	atomic_long_inc(&pamt_arena.nr_loose);
 	return 0;
 }
 
@@ -392,8 +582,10 @@ int pamt_pair_alloc(struct tdx_pamt_pair *pair, gfp_t gfp)
 	if (fresh) {
 		run.pairs = pair;
 		run.n = 1;
-		pamt_arena_take_runs(&run, 1, fresh);
-		return 0;
+		pamt_arena_take_runs(&run, 1, &fresh);
+		pamt_arena_drop_chunk(fresh);
+		if (run.n)
+			return 0;
 	}
 	return pamt_arena_fallback(pair, gfp);
 }
@@ -435,8 +627,12 @@ unsigned int pamt_pair_alloc_bulk(struct tdx_pamt_pair *pairs, unsigned int n,
 	/* Shared by every TD: charged to none (see the Documentation). */
 	gfp &= ~__GFP_ACCOUNT;
 	fresh = pamt_arena_new_chunk(gfp);
-	if (fresh)
-		return pamt_mag_refill(pairs, n, fresh);
+	if (fresh) {
+		got = pamt_mag_refill(pairs, n, &fresh);
+		pamt_arena_drop_chunk(fresh);
+		if (got)
+			return got;
+	}
 	return pamt_arena_fallback(pairs, gfp) ? 0 : 1;
 }
 
@@ -479,11 +675,11 @@ static unsigned long pamt_pair_tag(const struct tdx_pamt_pair *pair)
 /* Pairs returned per hold of the arena lock by pamt_pair_free_bulk(). */
 #define PAMT_ARENA_BULK		64
 
-static void pamt_pair_free_some(const struct tdx_pamt_pair *pairs,
-				unsigned int n)
+static unsigned long pamt_pair_free_some(const struct tdx_pamt_pair *pairs,
+					 unsigned int n)
 {
+	unsigned long tag, flags, pages = 0;
 	struct pamt_arena_chunk *c, *tmp;
-	unsigned long tag, flags;
 	LIST_HEAD(released);
 	u64 chunked = 0;
 	unsigned int k;
@@ -497,13 +693,17 @@ static void pamt_pair_free_some(const struct tdx_pamt_pair *pairs,
 		pamt.ops->reset_page(pairs[k].pfn[0]);
 		pamt.ops->reset_page(pairs[k].pfn[1]);
 		tag = pamt_pair_tag(&pairs[k]);
-		if (tag && tag != PAMT_ARENA_ORDER1)
+		if (tag && tag != PAMT_ARENA_ORDER1) {
 			chunked |= BIT_ULL(k);
-		else
-			pamt_pair_free_pages(&pairs[k], tag);
+			continue;
+		}
+		pamt_pair_free_pages(&pairs[k], tag);
+		pages += 2;
+		if (pamt.arena)
+			atomic_long_dec(&pamt_arena.nr_loose);
 	}
 	if (!chunked)
-		return;
+		return pages;
 	pamt_arena_lock(&flags);
 	for (k = 0; k < n; k++) {
 		if (!(chunked & BIT_ULL(k)))
@@ -514,8 +714,11 @@ static void pamt_pair_free_some(const struct tdx_pamt_pair *pairs,
 			list_add(&c->list, &released);
 	}
 	pamt_arena_unlock(flags);
-	list_for_each_entry_safe(c, tmp, &released, list)
+	list_for_each_entry_safe(c, tmp, &released, list) {
 		pamt_arena_release(c);
+		pages += PAMT_ARENA_PAGES;
+	}
+	return pages;
 }
 
 /**
@@ -529,17 +732,22 @@ static void pamt_pair_free_some(const struct tdx_pamt_pair *pairs,
  * the pages of other pairs go back to the page allocator.
  *
  * Context: any but hardirq, outside any transition; never sleeps.
+ *
+ * Return: pages that went back to the page allocator.
  */
-void pamt_pair_free_bulk(const struct tdx_pamt_pair *pairs, unsigned int n)
+unsigned long pamt_pair_free_bulk(const struct tdx_pamt_pair *pairs,
+				  unsigned int n)
 {
+	unsigned long pages = 0;
 	unsigned int m;
 
 	while (n) {
 		m = min(n, PAMT_ARENA_BULK);
-		pamt_pair_free_some(pairs, m);
+		pages += pamt_pair_free_some(pairs, m);
 		pairs += m;
 		n -= m;
 	}
+	return pages;
 }
 
 /**
@@ -549,10 +757,305 @@ void pamt_pair_free_bulk(const struct tdx_pamt_pair *pairs, unsigned int n)
  * As pamt_pair_free_bulk() for one pair.
  *
  * Context: any but hardirq, outside any transition; never sleeps.
+ *
+ * Return: pages that went back to the page allocator.
  */
-void pamt_pair_free(const struct tdx_pamt_pair *pair)
+unsigned long pamt_pair_free(const struct tdx_pamt_pair *pair)
 {
-	pamt_pair_free_bulk(pair, 1);
+	return pamt_pair_free_bulk(pair, 1);
+}
+
+/* The owner entry of @pair in its chunk, or NULL for a fallback pair. */
+static u32 *pamt_arena_owner(const struct tdx_pamt_pair *pair)
+{
+	unsigned long tag = pamt_pair_tag(pair), off;
+	struct pamt_arena_chunk *c;
+
+	if (!tag || tag == PAMT_ARENA_ORDER1)
+		return NULL;
+	c = (struct pamt_arena_chunk *)tag;
+	off = min(pair->pfn[0], pair->pfn[1]) - c->base_pfn;
+	return off < PAMT_ARENA_PAGES ? &c->owner[off / 2] : NULL;
+}
+
+/**
+ * pamt_arena_note_owner() - record which slot holds a pair, for reclaim
+ * @pair: a pair of the cache
+ * @idx: the slot whose range the module now covers with it, or -1 once
+ *	the module handed it back
+ *
+ * Context: anywhere, inside a transition too: one store.
+ */
+void pamt_arena_note_owner(const struct tdx_pamt_pair *pair, long idx)
+{
+	u32 *owner = pamt_arena_owner(pair);
+
+	if (owner)
+		WRITE_ONCE(*owner, idx + 1);
+}
+
+/* Whether reclaim may REMOVE slot @owner - 1 (a hint: the REMOVE checks). */
+static bool pamt_arena_owner_idle(u32 owner)
+{
+	int word;
+
+	if (!owner || owner > pamt.nr_slots)
+		return false;
+	word = atomic_read(&pamt.slots[owner - 1]);
+	return pamt_slot_state(word) == PAMT_SLOT_IDLE &&
+	       !(word & PAMT_SLOT_LEAKED);
+}
+
+/*
+ * Whether all of @c's pairs that are out could come back now: each in an
+ * IDLE slot, or, while *@cached lasts, in no slot (a magazine, most
+ * likely; else a reserve).  Arena lock held.
+ */
+static bool pamt_arena_chunk_idle(const struct pamt_arena_chunk *c,
+				  long *cached)
+{
+	long unowned = 0;
+	unsigned int i;
+	u32 owner;
+
+	for_each_clear_bit(i, c->free, PAMT_ARENA_PAIRS) {
+		owner = READ_ONCE(c->owner[i]);
+		if (!owner)
+			unowned++;
+		else if (!pamt_arena_owner_idle(owner))
+			return false;
+	}
+	if (unowned > *cached)
+		return false;
+	*cached -= unowned;
+	return true;
+}
+
+/**
+ * pamt_arena_unhome() - put home chunks back on the buckets
+ * @all: every one, for a drain; else those whose every pair out is in an
+ *	IDLE slot (a process gone, or idle), so that reclaim can empty them
+ *
+ * Context: any but hardirq, outside any lock of the cache and any
+ * transition.
+ *
+ * Return: pages given back: home chunks with every pair free.
+ */
+unsigned long pamt_arena_unhome(bool all)
+{
+	struct pamt_arena_chunk *c, *tmp;
+	struct pamt_arena_home *h;
+	unsigned long flags;
+	LIST_HEAD(released);
+	long cached = 0;
+	unsigned long pages = 0;
+
+	for (h = pamt_arena.home; h < pamt_arena.home + PAMT_ARENA_HOMES; h++) {
+		pamt_arena_lock(&flags);
+		c = h->chunk;
+		if (c && (all || pamt_arena_chunk_idle(c, &cached))) {
+			h->chunk = NULL;
+			h->key = NULL;
+			if (pamt_arena_put_on(c))
+				list_add(&c->list, &released);
+		}
+		pamt_arena_unlock(flags);
+	}
+	list_for_each_entry_safe(c, tmp, &released, list) {
+		pamt_arena_release(c);
+		pages += PAMT_ARENA_PAGES;
+	}
+	return pages;
+}
+
+/* Chunks a reclaim pass or a count looks at, at most. */
+#define PAMT_ARENA_SCAN_CHUNKS	64
+/* Failed REMOVE sequences before a reclaim pass stops. */
+#define PAMT_ARENA_MAX_FAILS	8
+
+/*
+ * The sparsest chunk on the buckets that the walk @stamp (a count, or a
+ * reclaim pass) has not looked at yet, now marked; NULL if none.  Arena
+ * lock held, for one chunk at a time: a walk takes the lock once per
+ * chunk it looks at.
+ */
+static struct pamt_arena_chunk *
+pamt_arena_next_sparse(unsigned long stamp, bool count)
+{
+	struct pamt_arena_chunk *c;
+	unsigned long *m;
+	int b;
+
+	lockdep_assert_held(&pamt_arena.lock);
+	for (b = PAMT_ARENA_PAIRS - 1; b >= 0; b--) {
+		if (!test_bit(b, pamt_arena.nonempty))
+			continue;
+		list_for_each_entry(c, &pamt_arena.bucket[b], list) {
+			m = count ? &c->counted : &c->tried;
+			if (*m != stamp) {
+				*m = stamp;
+				return c;
+			}
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The next chunk, sparsest first, that pass @pass has not looked at and
+ * whose every pair out is in an IDLE slot, taken off the buckets; NULL
+ * once none is left or *@budget chunks were looked at.
+ */
+static struct pamt_arena_chunk *pamt_arena_isolate(unsigned long pass,
+						   unsigned int *budget)
+{
+	struct pamt_arena_chunk *c;
+	unsigned long flags;
+	long cached = 0;
+	bool idle;
+
+	while (*budget) {
+		(*budget)--;
+		pamt_arena_lock(&flags);
+		c = pamt_arena_next_sparse(pass, false);
+		idle = c && pamt_arena_chunk_idle(c, &cached);
+		if (idle)
+			pamt_arena_take_off(c);
+		pamt_arena_unlock(flags);
+		if (!c || idle)
+			return c;
+	}
+	return NULL;
+}
+
+/*
+ * REMOVE the slots holding the pairs of chunk @c, isolated by
+ * pamt_arena_isolate(), and release it if all came back; else link it
+ * again.  Returns the pages given back.
+ */
+static unsigned long pamt_arena_empty(struct pamt_arena_chunk *c,
+				      unsigned int *fails)
+{
+	unsigned int i = 0;
+	unsigned long flags;
+	bool release;
+	u32 owner;
+	int ret;
+
+	for (;; i++) {
+		pamt_arena_lock(&flags);
+		i = find_next_zero_bit(c->free, PAMT_ARENA_PAIRS, i);
+		owner = i < PAMT_ARENA_PAIRS ? READ_ONCE(c->owner[i]) : 0;
+		pamt_arena_unlock(flags);
+		/* Done, or a pair not in a slot: it stays out. */
+		if (!owner)
+			break;
+		ret = pamt_shrink_reclaim_slot(owner - 1);
+		if (ret == 1) {
+			pamt_stat_inc(SHRINK);
+		} else {
+			/* In use again, or BUSY: the chunk stays. */
+			*fails += ret != -EAGAIN;
+			break;
+		}
+	}
+	pamt_arena_lock(&flags);
+	release = pamt_arena_put_on(c);
+	pamt_arena_unlock(flags);
+	if (!release)
+		return 0;
+	pamt_arena_release(c);
+	return PAMT_ARENA_PAGES;
+}
+
+/**
+ * pamt_arena_shrink() - give memory back chunk by chunk, sparsest first
+ * @nr: pairs' worth of memory wanted (two pages each)
+ *
+ * A pair freed into a chunk gives nothing back until the chunk's last
+ * one is.  So the free pairs of the depot and of this CPU's magazines go
+ * back to their chunks first (no SEAMCALL), and home chunks whose pairs
+ * are all idle go back on the buckets; then, sparsest first, each
+ * chunk whose every pair out is installed in an IDLE slot has those
+ * slots REMOVEd and is released.  A chunk with a pair in use, in a
+ * reserve or in another CPU's magazine is left alone.  Looks at most at
+ * PAMT_ARENA_SCAN_CHUNKS chunks, one per hold of the arena lock, and
+ * stops after PAMT_ARENA_MAX_FAILS failed REMOVE sequences.
+ *
+ * Context: any but hardirq, outside any lock of the cache and any
+ * transition; never sleeps.
+ *
+ * Return: pairs' worth of memory that went back to the page allocator.
+ */
+unsigned long pamt_arena_shrink(unsigned long nr)
+{
+	unsigned int n, fails = 0, budget = PAMT_ARENA_SCAN_CHUNKS;
+	unsigned long pages = 0, pass, flags;
+	struct tdx_pamt_pair batch[16];
+	struct pamt_arena_chunk *c;
+
+	while ((n = pamt_mag_take_free(batch, ARRAY_SIZE(batch))))
+		pages += pamt_pair_free_bulk(batch, n);
+	pages += pamt_arena_unhome(false);
+	pamt_arena_lock(&flags);
+	pass = ++pamt_arena.scan;
+	pamt_arena_unlock(flags);
+	while (pages / 2 < nr && fails < PAMT_ARENA_MAX_FAILS) {
+		c = pamt_arena_isolate(pass, &budget);
+		if (!c)
+			break;
+		pages += pamt_arena_empty(c, &fails);
+	}
+	return pages / 2;
+}
+
+/**
+ * pamt_arena_reclaimable() - memory pamt_arena_shrink() could give back
+ *
+ * The chunks, homes included, whose every pair out is in an IDLE slot
+ * or, up to the number of free pairs in magazines, in no slot; at most
+ * PAMT_ARENA_SCAN_CHUNKS chunks on the buckets looked at, sparsest
+ * first, one per hold of the arena lock.
+ *
+ * Return: pairs' worth of memory (PAMT_ARENA_PAIRS per chunk).
+ */
+unsigned long pamt_arena_reclaimable(void)
+{
+	long cached = max(atomic_long_read(&pamt.free_pairs), 0L);
+	unsigned long flags, nr = 0, stamp;
+	struct pamt_arena_home *h;
+	struct pamt_arena_chunk *c;
+	unsigned int i;
+
+	pamt_arena_lock(&flags);
+	stamp = ++pamt_arena.scan;
+	pamt_arena_unlock(flags);
+	for (h = pamt_arena.home; h < pamt_arena.home + PAMT_ARENA_HOMES; h++) {
+		pamt_arena_lock(&flags);
+		if (h->chunk && pamt_arena_chunk_idle(h->chunk, &cached))
+			nr += PAMT_ARENA_PAIRS;
+		pamt_arena_unlock(flags);
+	}
+	for (i = 0; i < PAMT_ARENA_SCAN_CHUNKS; i++) {
+		pamt_arena_lock(&flags);
+		c = pamt_arena_next_sparse(stamp, true);
+		if (c && pamt_arena_chunk_idle(c, &cached))
+			nr += PAMT_ARENA_PAIRS;
+		pamt_arena_unlock(flags);
+		if (!c)
+			break;
+	}
+	return nr;
+}
+
+/**
+ * pamt_arena_loose() - fallback pairs out of the page allocator
+ *
+ * Return: order-1 and order-0 pairs not freed yet; read racily.
+ */
+unsigned long pamt_arena_loose(void)
+{
+	return max(atomic_long_read(&pamt_arena.nr_loose), 0L);
 }
 
 /**
@@ -568,8 +1071,9 @@ void pamt_arena_read_stats(u64 *vals)
 /**
  * pamt_arena_check() - check the arena's invariants, for the tests
  *
- * Every chunk is on the bucket of its free count, its count matches its
- * bitmap and is below PAMT_ARENA_PAIRS, the buckets' bits match their
+ * Every chunk is on the bucket of its free count, or off the buckets, its
+ * count matches its bitmap and, on a bucket, is below PAMT_ARENA_PAIRS,
+ * the buckets' bits match their
  * lists, the gauges match the chunks, and every pair page of a chunk names
  * its chunk.  Walks every chunk under the arena lock.
  *
@@ -599,6 +1103,13 @@ unsigned long pamt_arena_check(void)
 					bad++;
 		}
 	}
+	list_for_each_entry(c, &pamt_arena.off, list) {
+		chunks++;
+		nr_free += c->nr_free;
+		if (!c->off || c->nr_free > PAMT_ARENA_PAIRS ||
+		    bitmap_weight(c->free, PAMT_ARENA_PAIRS) != c->nr_free)
+			bad++;
+	}
 	if (chunks != pamt_arena.nr_chunks || nr_free != pamt_arena.nr_free)
 		bad++;
 	pamt_arena_unlock(flags);
@@ -616,8 +1127,13 @@ void pamt_arena_init(void)
 	for (n = 0; n < PAMT_ARENA_PAIRS; n++)
 		INIT_LIST_HEAD(&pamt_arena.bucket[n]);
 	bitmap_zero(pamt_arena.nonempty, PAMT_ARENA_PAIRS);
+	INIT_LIST_HEAD(&pamt_arena.off);
+	memset(pamt_arena.home, 0, sizeof(pamt_arena.home));
 	pamt_arena.nr_chunks = 0;
 	pamt_arena.nr_free = 0;
+	pamt_arena.gen = 0;
+	pamt_arena.scan = 0;
+	atomic_long_set(&pamt_arena.nr_loose, 0);
 }
 
 /*
@@ -662,11 +1178,18 @@ unsigned long pamt_arena_exit(void)
 	pamt_arena_lock(&flags);
 	for (n = 0; n < PAMT_ARENA_PAIRS; n++)
 		list_splice_init(&pamt_arena.bucket[n], &victims);
+	list_splice_init(&pamt_arena.off, &victims);
+	memset(pamt_arena.home, 0, sizeof(pamt_arena.home));
 	bitmap_zero(pamt_arena.nonempty, PAMT_ARENA_PAIRS);
 	WRITE_ONCE(pamt_arena.nr_chunks, 0);
 	WRITE_ONCE(pamt_arena.nr_free, 0);
 	pamt_arena_unlock(flags);
 	list_for_each_entry_safe(c, tmp, &victims, list) {
+		/* A home whose pairs all came back: no pair is out. */
+		if (c->nr_free == PAMT_ARENA_PAIRS) {
+			pamt_arena_release(c);
+			continue;
+		}
 		pamt_arena_split(c);
 		split++;
 	}

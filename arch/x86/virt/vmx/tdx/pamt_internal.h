@@ -382,15 +382,24 @@ struct pamt_pair_run {
 
 struct pamt_arena_chunk *pamt_arena_new_chunk(gfp_t gfp);
 unsigned int pamt_arena_take_runs(struct pamt_pair_run *v, unsigned int nv,
-				  struct pamt_arena_chunk *fresh);
+				  struct pamt_arena_chunk **fresh);
+void pamt_arena_drop_chunk(struct pamt_arena_chunk *c);
 int pamt_pair_alloc(struct tdx_pamt_pair *pair, gfp_t gfp);
 unsigned int pamt_pair_alloc_bulk(struct tdx_pamt_pair *pairs, unsigned int n,
 				  gfp_t gfp);
-void pamt_pair_free(const struct tdx_pamt_pair *pair);
-void pamt_pair_free_bulk(const struct tdx_pamt_pair *pairs, unsigned int n);
+unsigned long pamt_pair_free(const struct tdx_pamt_pair *pair);
+unsigned long pamt_pair_free_bulk(const struct tdx_pamt_pair *pairs,
+				  unsigned int n);
 void pamt_arena_init(void);
 unsigned long pamt_arena_exit(void);
 void pamt_arena_read_stats(u64 *vals);
+void pamt_arena_note_owner(const struct tdx_pamt_pair *pair, long idx);
+unsigned long pamt_arena_shrink(unsigned long nr);
+unsigned long pamt_arena_reclaimable(void);
+unsigned long pamt_arena_loose(void);
+unsigned int pamt_arena_take_home(struct tdx_pamt_pair *pairs, unsigned int n,
+				  gfp_t gfp);
+unsigned long pamt_arena_unhome(bool all);
 unsigned long pamt_arena_check(void);
 #if IS_ENABLED(CONFIG_INTEL_TDX_PAMT_KUNIT_TEST)
 extern unsigned long pamt_arena_fail_orders;
@@ -402,12 +411,13 @@ void pamt_mag_exit(void);
 bool pamt_mag_pop(struct tdx_pamt_pair *pair);
 void pamt_mag_push(const struct tdx_pamt_pair *pair);
 unsigned int pamt_mag_refill(struct tdx_pamt_pair *pairs, unsigned int n,
-			     struct pamt_arena_chunk *fresh);
+			     struct pamt_arena_chunk **fresh);
 void pamt_mag_drain_local(atomic_long_t *budget);
 void pamt_mag_drain_dead(unsigned int cpu);
 unsigned long pamt_depot_pairs(void);
 unsigned long pamt_depot_shrink(unsigned long nr);
 unsigned long pamt_mag_shrink_local(unsigned long nr);
+unsigned int pamt_mag_take_free(struct tdx_pamt_pair *batch, unsigned int n);
 void pamt_depot_free_empty(void);
 #ifdef CONFIG_MEMCG
 void pamt_pair_charge(const struct tdx_pamt_pair *pair,
@@ -448,6 +458,7 @@ static inline int pamt_shrink_recent(unsigned long idx)
 {
 	return test_bit(idx, pamt.idle_index.queued) ? PAMT_SLOT_RECENT : 0;
 }
+int pamt_shrink_reclaim_slot(unsigned long idx);
 
 /* pamt_glue.c: in the kernel; the harness's shims in userspace */
 

@@ -56,6 +56,69 @@ static void pk_arena_release_shrinker(struct kunit *test)
 	pk_check_accounting(test, 0);
 }
 
+/* scan_objects through the registered shrinker; SHRINK_STOP reads 0. */
+static unsigned long pk_release_scan(struct shrinker *s, unsigned long nr)
+{
+	struct shrink_control sc = { .gfp_mask = GFP_KERNEL, .nid = 0,
+				     .nr_to_scan = nr };
+	unsigned long ret = s->scan_objects(s, &sc);
+
+	return ret == SHRINK_STOP ? 0 : ret;
+}
+
+/*
+ * Every other slot of a chunk in use: no REMOVE would give anything
+ * back, so none is issued, and the shrinker says what went back (pairs'
+ * worth, two pages each).  Once the rest goes idle, the chunk goes back
+ * whole and the shrinker says 256.
+ */
+static void pk_arena_release_counts_pages(struct kunit *test)
+{
+	struct shrink_control sc = { .gfp_mask = GFP_KERNEL, .nid = 0 };
+	struct tdx_pamt_cache res = { .nr = 0 };
+	u64 removes, pages;
+	unsigned long freed = 0;
+	struct shrinker *s;
+	int i;
+
+	pk_arena_up(test, TDX_PAMT_MODE_MAGAZINE, 1);
+	KUNIT_ASSERT_EQ(test, pk_glue(test), 0);
+	s = pamt_glue_shrinker();
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	/* Free pairs stay in this CPU's magazines, where the scan looks. */
+	migrate_disable();
+	KUNIT_EXPECT_EQ(test, __tdx_topup_pamt_cache(&res, 1, GFP_KERNEL), 0);
+	if (!pk_stat(TDX_PAMT_STAT_CHUNK_ALLOC)) {
+		tdx_free_pamt_cache(&res);
+		migrate_enable();
+		kunit_skip(test, "no free 2M block on this machine");
+	}
+	for (i = 0; i < 24; i++)
+		KUNIT_EXPECT_EQ(test, tdx_pamt_get(pk_slot_pfn(test, 80 + i),
+						   &res), 0);
+	tdx_free_pamt_cache(&res);
+	for (i = 0; i < 24; i += 2)
+		tdx_pamt_put(pk_slot_pfn(test, 80 + i));
+	removes = pk_stat(TDX_PAMT_STAT_REMOVE);
+	pages = pk_stat(TDX_PAMT_STAT_PAGE_FREE);
+	KUNIT_EXPECT_EQ(test, s->count_objects(s, &sc), SHRINK_EMPTY);
+	for (i = 0; i < 16; i++)
+		freed += pk_release_scan(s, 128);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_REMOVE), removes);
+	KUNIT_EXPECT_EQ(test, 2 * freed, pk_stat(TDX_PAMT_STAT_PAGE_FREE) - pages);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_ARENA_CHUNKS), 1ULL);
+
+	for (i = 1; i < 24; i += 2)
+		tdx_pamt_put(pk_slot_pfn(test, 80 + i));
+	KUNIT_EXPECT_EQ(test, s->count_objects(s, &sc), 256UL);
+	pages = pk_stat(TDX_PAMT_STAT_PAGE_FREE);
+	KUNIT_EXPECT_EQ(test, pk_release_scan(s, 128), 256UL);
+	migrate_enable();
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_PAGE_FREE) - pages, 512ULL);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0ULL);
+	pk_check_accounting(test, 0);
+}
+
 /* A drain gives every chunk back. */
 static void pk_arena_release_drain(struct kunit *test)
 {
@@ -90,6 +153,7 @@ static void pk_arena_release_cap(struct kunit *test)
 
 static struct kunit_case pk_release_cases[] = {
 	KUNIT_CASE(pk_arena_release_shrinker),
+	KUNIT_CASE(pk_arena_release_counts_pages),
 	KUNIT_CASE(pk_arena_release_drain),
 	KUNIT_CASE(pk_arena_release_cap),
 	KUNIT_CASE(pk_suite_leak_check),

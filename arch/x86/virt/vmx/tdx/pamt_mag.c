@@ -216,7 +216,8 @@ void pamt_mag_push(const struct tdx_pamt_pair *pair)
  * pamt_mag_refill() - pairs from the arena, and this CPU's magazines filled
  * @pairs: filled with the caller's pairs
  * @n: pairs the caller wants, at most TDX_PAMT_CACHE_MAX
- * @fresh: a new chunk for the arena to carve first and link, or NULL
+ * @fresh: where a new chunk for the arena is, or NULL; see
+ *	pamt_arena_take_runs()
  *
  * Under this CPU's lock, one hold of the arena lock gives the caller up
  * to @n pairs and fills this CPU's magazines: the previous one full and
@@ -232,10 +233,10 @@ void pamt_mag_push(const struct tdx_pamt_pair *pair)
  *
  * Context: any but hardirq, outside any transition; never sleeps.
  *
- * Return: pairs put in @pairs; with @fresh at least one.
+ * Return: pairs put in @pairs; with *@fresh at least one.
  */
 unsigned int pamt_mag_refill(struct tdx_pamt_pair *pairs, unsigned int n,
-			     struct pamt_arena_chunk *fresh)
+			     struct pamt_arena_chunk **fresh)
 {
 	unsigned int half = pamt.mag_size / 2, added;
 	unsigned long flags, room, reserved;
@@ -402,6 +403,60 @@ unsigned long pamt_mag_shrink_local(unsigned long nr)
 	local_unlock_irqrestore(&pamt.pcpu->lock, flags);
 	pamt_pair_free_bulk(batch, n);
 	return n;
+}
+
+/**
+ * pamt_mag_take_free() - take free pairs out of the depot or this CPU
+ * @batch: filled with the pairs; the caller frees them
+ * @n: most pairs to take
+ *
+ * The depot's pairs first, then this CPU's magazines'.  Any context but
+ * hardirq; never sleeps.
+ *
+ * Return: pairs taken; 0 once both are empty.
+ */
+unsigned int pamt_mag_take_free(struct tdx_pamt_pair *batch, unsigned int n)
+{
+	unsigned long flags;
+	struct pamt_pcpu *pc;
+	struct pamt_mag *mag;
+	unsigned int got = 0;
+
+	if (READ_ONCE(pamt.depot.nr_pairs)) {
+		pamt_depot_lock(&flags);
+		while (got < n) {
+			mag = list_first_entry_or_null(&pamt.depot.full,
+						       struct pamt_mag, list);
+			if (!mag)
+				break;
+			batch[got++] = mag->pairs[--mag->nr];
+			WRITE_ONCE(pamt.depot.nr_pairs, pamt.depot.nr_pairs - 1);
+			if (!mag->nr) {
+				list_del_init(&mag->list);
+				WRITE_ONCE(pamt.depot.nr_full,
+					   pamt.depot.nr_full - 1);
+				pamt_depot_park_empty(mag);
+			}
+		}
+		pamt_depot_unlock(flags);
+		if (got) {
+			pamt_free_pairs_add(-(long)got);
+			return got;
+		}
+	}
+	local_lock_irqsave(&pamt.pcpu->lock, flags);
+	pc = this_cpu_ptr(pamt.pcpu);
+	while (got < n) {
+		if (!pc->loaded->nr && pc->prev->nr)
+			swap(pc->loaded, pc->prev);
+		if (!pc->loaded->nr)
+			break;
+		batch[got++] = pc->loaded->pairs[--pc->loaded->nr];
+	}
+	if (got)
+		pamt_free_pairs_add(-(long)got);
+	local_unlock_irqrestore(&pamt.pcpu->lock, flags);
+	return got;
 }
 
 /**
@@ -603,6 +658,9 @@ static inline int pamt_cache_charge(struct tdx_pamt_cache *res,
  *	__GFP_ACCOUNT, the caller's memcg is charged for @nr pairs, which
  *	gets with @res that install a pair move to their ranges
  *
+ * Pairs from the calling process's home chunk (pamt_arena_take_home())
+ * fill @res beyond @nr, up to TDX_PAMT_CACHE_MAX, in one lock hold.
+ *
  * Context: as @gfp allows; GFP_KERNEL may sleep.
  *
  * Return: 0; -EINVAL if @nr is too large; -ENOMEM if the memcg charge or
@@ -627,9 +685,13 @@ int __tdx_topup_pamt_cache(struct tdx_pamt_cache *res, unsigned int nr,
 			res->nr++;
 			continue;
 		}
-		/* With the arena, the rest and a refill in one hold. */
-		got = pamt_pair_alloc_bulk(&res->pairs[res->nr], nr - res->nr,
-					   gfp);
+		/* The process's home chunk, as many as @res holds. */
+		got = pamt_arena_take_home(&res->pairs[res->nr],
+					   TDX_PAMT_CACHE_MAX - res->nr, gfp);
+		/* Else, with the arena, the rest and a refill in one hold. */
+		if (!got)
+			got = pamt_pair_alloc_bulk(&res->pairs[res->nr],
+						   nr - res->nr, gfp);
 		if (!got)
 			return -ENOMEM;
 		res->nr += got;

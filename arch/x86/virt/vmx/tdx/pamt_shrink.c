@@ -273,6 +273,24 @@ static int pamt_reclaim_slot(unsigned long idx, bool second_chance)
 	}
 }
 
+/**
+ * pamt_shrink_reclaim_slot() - REMOVE an IDLE slot that reclaim chose
+ * @idx: the slot; a hint, checked with a compare-and-exchange
+ *
+ * No second chance.  The slot's entry, if queued, stays in the idle
+ * index and is dropped when reclaim reaches it.
+ *
+ * Context: any but hardirq, outside any lock of the cache and any
+ * transition; never sleeps.
+ *
+ * Return: 1 if its pair was freed; -EAGAIN if the slot was not IDLE; the
+ * error of the REMOVE sequence otherwise.
+ */
+int pamt_shrink_reclaim_slot(unsigned long idx)
+{
+	return pamt_reclaim_slot(idx, false);
+}
+
 /*
  * Take entries out of the index until one REMOVE sequence was attempted,
  * at most *@budget entries (decremented per entry taken).  Never sleeps.
@@ -488,8 +506,9 @@ static void pamt_shrink_cap_trim(void)
 /**
  * pamt_shrink_deferred() - the work put and the shrinker left over
  *
- * Frees the magazine pairs of other CPUs the shrinker asked for, then
- * brings idle memory within the cap.
+ * Frees the magazine pairs of other CPUs the shrinker asked for (with
+ * the arena, and empties the chunks they kept), then brings idle memory
+ * within the cap.
  *
  * Context: process context; may sleep.  The kernel's glue runs it from a
  * work item (pamt_platform_defer()).
@@ -503,8 +522,12 @@ void pamt_shrink_deferred(void)
 	nr = atomic_long_xchg(&pamt.defer_drain, 0);
 	if (!pamt.enabled)
 		return;
-	if (nr)
+	if (nr) {
 		pamt_platform_drain_cpus(nr);
+		/* With the arena, the chunks those pairs were keeping. */
+		if (pamt.arena)
+			pamt_arena_shrink(nr);
+	}
 	pamt_shrink_cap_trim();
 }
 
@@ -551,16 +574,53 @@ unsigned long pamt_shrink_remove_all_idle(void)
 	return freed;
 }
 
+/*
+ * With the arena, memory goes back a chunk at a time (pamt_arena_shrink());
+ * the oldest idle slots are REMOVEd only while fallback pairs, pages of
+ * their own, are out, and count as what those gave back.  *@budget is
+ * set to what is left of @nr once the memory given back and the index
+ * entries looked at are counted as processed.
+ */
+static unsigned long pamt_shrink_scan_arena(unsigned long nr,
+					    unsigned long *budget)
+{
+	unsigned long freed, before, now, fails = 0;
+	int ret;
+
+	freed = pamt_arena_shrink(nr);
+	/* Each index entry looked at below counts as processed. */
+	*budget = nr - min(freed, nr);
+	before = pamt_arena_loose();
+	if (!*budget || !before)
+		return freed;
+	do {
+		ret = pamt_reclaim_one(budget, true);
+		if (ret == 1)
+			pamt_stat_inc(SHRINK);
+		else if (ret < 0)
+			fails++;
+		now = pamt_arena_loose();
+		freed += before - min(before, now);
+		before = now;
+	} while (ret && *budget && now && fails < PAMT_SHRINK_MAX_BUSY);
+	return freed;
+}
+
 /**
- * tdx_pamt_shrink_count() - idle pairs the shrinker could free
+ * tdx_pamt_shrink_count() - idle memory the shrinker could free
  *
- * Return: IDLE slots plus the free pairs in the depot and in every CPU's
- * magazines; 0 when disabled.
+ * Return: in pairs' worth of memory (two pages each): IDLE slots plus
+ * the free pairs in the depot and in every CPU's magazines; with the
+ * arena, the chunks that reclaim could empty (pamt_arena_reclaimable())
+ * plus, at most, the fallback pairs; 0 when disabled.
  */
 unsigned long tdx_pamt_shrink_count(void)
 {
 	if (!pamt.enabled)
 		return 0;
+	if (pamt.arena)
+		return pamt_arena_reclaimable() +
+		       min(pamt_arena_loose(), pamt_shrink_idle_memory());
 	return pamt_shrink_idle_memory();
 }
 
@@ -570,6 +630,9 @@ unsigned long tdx_pamt_shrink_count(void)
  * @nr_scanned: if not NULL, set to those processed: the index entries
  *	looked at (second chances, stale entries and failed REMOVEs
  *	included) plus the cached pairs freed
+ *
+ * With the arena, see pamt_shrink_scan_arena(): pairs freed are pairs'
+ * worth of memory given back to the page allocator, two pages each.
  *
  * IDLE slots go first, oldest first in the idle index; one revived since
  * it was queued (PAMT_SLOT_RECENT) loses the bit and goes back to the
@@ -590,6 +653,15 @@ unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
 
 	if (!pamt.enabled)
 		goto out;
+	if (pamt.arena) {
+		freed = pamt_shrink_scan_arena(nr_to_scan, &budget);
+		/* Chunks with pairs in other CPUs' magazines: the worker. */
+		if (budget && atomic_long_read(&pamt.free_pairs) > 0) {
+			atomic_long_add(budget, &pamt.defer_drain);
+			pamt_platform_defer();
+		}
+		goto trace;
+	}
 	while (budget && fails < PAMT_SHRINK_MAX_BUSY) {
 		ret = pamt_reclaim_one(&budget, true);
 		if (!ret)
@@ -612,6 +684,7 @@ unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
 				&pamt.defer_drain);
 		pamt_platform_defer();
 	}
+trace:
 	trace_tdx_pamt_shrink(nr_to_scan, freed);
 out:
 	if (nr_scanned)
@@ -671,6 +744,8 @@ unsigned long tdx_pamt_drain(void)
 	freed += pamt_platform_drain_cpus(ULONG_MAX);
 	freed += pamt_depot_shrink(ULONG_MAX);
 	pamt_depot_free_empty();
+	/* Home chunks of processes: back to the page allocator if empty. */
+	pamt_arena_unhome(true);
 	return freed;
 }
 

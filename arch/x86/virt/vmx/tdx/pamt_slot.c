@@ -271,6 +271,7 @@ static int pamt_slot_add(atomic_t *slot, unsigned long idx,
 		return ret;
 	}
 
+	pamt_arena_note_owner(pair, idx);
 	atomic_long_inc(&pamt.installed);
 	atomic_set_release(slot, PAMT_SLOT_INSTALLED | 1);
 	pamt_stat_inc(GET_SLOW);
@@ -290,6 +291,7 @@ void pamt_pair_release(const struct tdx_pamt_pair *pair,
 {
 	/* The range no longer holds it: its memcg stops paying. */
 	pamt_pair_uncharge(pair);
+	pamt_arena_note_owner(pair, -1);
 	if (dest == PAMT_PAIR_TO_MAG)
 		pamt_mag_push(pair);
 	else
@@ -862,6 +864,7 @@ int tdx_pamt_demote(unsigned long pfn, struct tdx_pamt_cache *res,
 	if (ret) {
 		atomic_set_release(slot, 0);
 	} else {
+		pamt_arena_note_owner(&pair, pamt_slot_idx(slot));
 		atomic_long_inc(&pamt.installed);
 		atomic_set_release(slot, PAMT_SLOT_INSTALLED |
 					      TDX_PAMT_PAGES_PER_SLOT);

@@ -21,7 +21,7 @@ struct pamt_pair_run {
 /* No chunk: no run gets a pair. */
 static inline unsigned int pamt_arena_take_runs(struct pamt_pair_run *v,
 						unsigned int nv,
-						struct pamt_arena_chunk *fresh)
+						struct pamt_arena_chunk **fresh)
 {
 	while (nv--)
 		v[nv].n = 0;
@@ -56,21 +56,36 @@ static inline unsigned int pamt_pair_alloc_bulk(struct tdx_pamt_pair *pairs,
 	return n && !pamt_pair_alloc(pairs, gfp);
 }
 
-static inline void pamt_pair_free(const struct tdx_pamt_pair *pair)
+static inline unsigned long pamt_pair_free(const struct tdx_pamt_pair *pair)
 {
 	pamt.ops->reset_page(pair->pfn[0]);
 	pamt.ops->reset_page(pair->pfn[1]);
 	__free_page(pfn_to_page(pair->pfn[0]));
 	__free_page(pfn_to_page(pair->pfn[1]));
 	pamt_stat_add(PAGE_FREE, 2);
+	return 2;
 }
 
-static inline void pamt_pair_free_bulk(const struct tdx_pamt_pair *pairs,
-				       unsigned int n)
+static inline unsigned long pamt_pair_free_bulk(const struct tdx_pamt_pair *pairs,
+						unsigned int n)
 {
+	unsigned long pages = 0;
+
 	while (n--)
-		pamt_pair_free(pairs++);
+		pages += pamt_pair_free(pairs++);
+	return pages;
 }
+
+/* No chunk: no process has a home. */
+static inline unsigned int pamt_arena_take_home(struct tdx_pamt_pair *pairs,
+						unsigned int n, gfp_t gfp)
+{
+	return 0;
+}
+
+/* No chunk: nothing to record. */
+static inline void pamt_arena_note_owner(const struct tdx_pamt_pair *pair,
+					 long idx) { }
 
 static inline void pamt_arena_init(void) { }
 static inline unsigned long pamt_arena_exit(void) { return 0; }

@@ -29,6 +29,12 @@ static inline unsigned long pamt_shrink_reserve(unsigned long want)
 static inline void pamt_shrink_unreserve(unsigned long nr) { }
 static inline void pamt_shrink_flush_cpu(unsigned int cpu) { }
 
+/* No reclaim calls it yet (pamt_arena_shrink() has no caller). */
+static inline int pamt_shrink_reclaim_slot(unsigned long idx)
+{
+	return -EAGAIN;
+}
+
 /* REMOVE every IDLE slot that is not LEAKED; the pairs are freed. */
 static inline unsigned long pamt_shrink_remove_all_idle(void)
 {
