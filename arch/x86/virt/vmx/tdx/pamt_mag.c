@@ -373,6 +373,29 @@ unsigned long pamt_depot_shrink(unsigned long nr)
 	return freed;
 }
 
+/* Take up to @n free pairs out of this CPU's magazines, for the caller. */
+static unsigned int pamt_mag_take_local(struct tdx_pamt_pair *batch,
+					unsigned int n)
+{
+	struct pamt_pcpu *pc;
+	unsigned long flags;
+	unsigned int got = 0;
+
+	local_lock_irqsave(&pamt.pcpu->lock, flags);
+	pc = this_cpu_ptr(pamt.pcpu);
+	while (got < n) {
+		if (!pc->loaded->nr && pc->prev->nr)
+			swap(pc->loaded, pc->prev);
+		if (!pc->loaded->nr)
+			break;
+		batch[got++] = pc->loaded->pairs[--pc->loaded->nr];
+	}
+	if (got)
+		pamt_free_pairs_add(-(long)got);
+	local_unlock_irqrestore(&pamt.pcpu->lock, flags);
+	return got;
+}
+
 /**
  * pamt_mag_shrink_local() - free up to @nr pairs from this CPU's magazines
  * @nr: most pairs to free
@@ -385,22 +408,10 @@ unsigned long pamt_depot_shrink(unsigned long nr)
 unsigned long pamt_mag_shrink_local(unsigned long nr)
 {
 	struct tdx_pamt_pair batch[PAMT_FREE_BATCH];
-	struct pamt_pcpu *pc;
-	unsigned long flags;
-	unsigned int n = 0;
+	unsigned int n;
 
-	local_lock_irqsave(&pamt.pcpu->lock, flags);
-	pc = this_cpu_ptr(pamt.pcpu);
-	while (n < PAMT_FREE_BATCH && n < nr) {
-		if (!pc->loaded->nr && pc->prev->nr)
-			swap(pc->loaded, pc->prev);
-		if (!pc->loaded->nr)
-			break;
-		batch[n++] = pc->loaded->pairs[--pc->loaded->nr];
-	}
-	if (n)
-		pamt_free_pairs_add(-(long)n);
-	local_unlock_irqrestore(&pamt.pcpu->lock, flags);
+	n = pamt_mag_take_local(batch, min_t(unsigned long, nr,
+					     PAMT_FREE_BATCH));
 	pamt_pair_free_bulk(batch, n);
 	return n;
 }
@@ -418,7 +429,6 @@ unsigned long pamt_mag_shrink_local(unsigned long nr)
 unsigned int pamt_mag_take_free(struct tdx_pamt_pair *batch, unsigned int n)
 {
 	unsigned long flags;
-	struct pamt_pcpu *pc;
 	struct pamt_mag *mag;
 	unsigned int got = 0;
 
@@ -444,19 +454,7 @@ unsigned int pamt_mag_take_free(struct tdx_pamt_pair *batch, unsigned int n)
 			return got;
 		}
 	}
-	local_lock_irqsave(&pamt.pcpu->lock, flags);
-	pc = this_cpu_ptr(pamt.pcpu);
-	while (got < n) {
-		if (!pc->loaded->nr && pc->prev->nr)
-			swap(pc->loaded, pc->prev);
-		if (!pc->loaded->nr)
-			break;
-		batch[got++] = pc->loaded->pairs[--pc->loaded->nr];
-	}
-	if (got)
-		pamt_free_pairs_add(-(long)got);
-	local_unlock_irqrestore(&pamt.pcpu->lock, flags);
-	return got;
+	return pamt_mag_take_local(batch, n);
 }
 
 /**
