@@ -140,7 +140,7 @@ struct pamt_pcpu {
  * @nr_pairs: pairs in the magazines on @full; read racily
  *
  * A magazine on @full holds at least one pair, not necessarily mag_size:
- * CPU drains park partial magazines there.
+ * reclaim takes pairs out of the depot's magazines one at a time.
  */
 struct pamt_depot {
 	spinlock_t lock;	/* see @lock above */
