@@ -441,6 +441,7 @@ void pamt_shrink_unreserve(unsigned long nr);
 void pamt_shrink_flush_cpu(unsigned int cpu);
 unsigned long pamt_shrink_remove_all_idle(void);
 void pamt_shrink_deferred(void);
+int pamt_shrink_reclaim_slot(unsigned long idx);
 struct shrinker;
 struct shrink_control;
 unsigned long pamt_shrink_count_objects(struct shrinker *s,
@@ -458,7 +459,6 @@ static inline int pamt_shrink_recent(unsigned long idx)
 {
 	return test_bit(idx, pamt.idle_index.queued) ? PAMT_SLOT_RECENT : 0;
 }
-int pamt_shrink_reclaim_slot(unsigned long idx);
 
 /* pamt_glue.c: in the kernel; the harness's shims in userspace */
 

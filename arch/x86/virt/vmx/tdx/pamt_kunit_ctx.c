@@ -12,6 +12,7 @@
 #include <linux/mm.h>
 #include <linux/random.h>
 #include <linux/rcupdate.h>
+#include <linux/sched/mm.h>
 #include <linux/shrinker.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -688,6 +689,69 @@ static void pk_ctx_hotplug_under_load(struct kunit *test)
 	pk_check_accounting(test, 0);
 }
 
+static long pk_give_six(void *test)
+{
+	struct tdx_pamt_pair p;
+	int i;
+
+	for (i = 0; i < 6; i++) {
+		if (pamt_pair_alloc(&p, GFP_KERNEL)) {
+			KUNIT_FAIL((struct kunit *)test, "no memory for a pair");
+			break;
+		}
+		tdx_pamt_pair_give(&p);
+	}
+	return 0;
+}
+
+/* Six pairs into the magazines of a CPU other than this pinned one. */
+static void pk_give_six_elsewhere(struct kunit *test)
+{
+	int other = cpumask_any_but(cpu_online_mask, smp_processor_id());
+
+	KUNIT_ASSERT_LT(test, other, nr_cpu_ids);
+	work_on_cpu(other, pk_give_six, test);
+	KUNIT_ASSERT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 6ULL);
+}
+
+/*
+ * Reclaim's drains of other CPUs' magazines: the cap's, in a PF_MEMALLOC
+ * task as direct reclaim is (the workqueue code warns if such a task
+ * waits on a queue without a rescuer), and the worker the shrinker
+ * defers to (it warns if that worker, on a rescuer queue, waits on one
+ * without).  Both free what was asked and leave no empty magazine.
+ */
+static void pk_drain_for_reclaim(struct kunit *test)
+{
+	unsigned long empty, end;
+	unsigned int noreclaim;
+
+	KUNIT_ASSERT_EQ(test, pk_setup(test, TDX_PAMT_MODE_MAGAZINE, 4,
+				       PK_NO_CAP), 0);
+	migrate_disable();
+	pk_give_six_elsewhere(test);
+	empty = READ_ONCE(pamt.depot.nr_empty);
+	noreclaim = memalloc_noreclaim_save();
+	tdx_pamt_set_idle_cap(1);
+	memalloc_noreclaim_restore(noreclaim);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 1ULL);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(pamt.depot.nr_empty), empty);
+
+	tdx_pamt_set_idle_cap(PK_NO_CAP);
+	KUNIT_ASSERT_EQ(test, tdx_pamt_drain(), 1UL);
+	pk_give_six_elsewhere(test);
+	/* Nothing here: the shrinker leaves the other CPU to the worker. */
+	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_scan(4, NULL), 0UL);
+	end = jiffies + nsecs_to_jiffies(PK_WAIT_NS);
+	while (pk_stat(TDX_PAMT_STAT_CACHED_PAIRS) > 2 &&
+	       time_before(jiffies, end))
+		usleep_range(50, 100);
+	migrate_enable();
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 2ULL);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(pamt.depot.nr_empty), empty);
+	pk_check_accounting(test, 0);
+}
+
 static struct kunit_case pk_ctx_cases[] = {
 	KUNIT_CASE(pk_ctx_get_under_locks),
 	KUNIT_CASE(pk_ctx_get_preempt_off_magazine),
@@ -701,6 +765,7 @@ static struct kunit_case pk_ctx_cases[] = {
 	KUNIT_CASE(pk_ctx_shrinker_registered),
 	KUNIT_CASE(pk_ctx_softirq_put_busy_bounded),
 	KUNIT_CASE(pk_ctx_shrinker_magazines),
+	KUNIT_CASE(pk_drain_for_reclaim),
 	KUNIT_CASE(pk_suite_leak_check),
 	{}
 };

@@ -4,10 +4,7 @@
  * chance, the shrinker's count and scan, the idle cap, tdx_pamt_drain(),
  * sparse memory at both ends, and a host without Dynamic PAMT.
  */
-#include <linux/delay.h>
 #include <linux/mm.h>
-#include <linux/sched/mm.h>
-#include <linux/workqueue.h>
 #include "pamt_kunit.h"
 
 /* A slot revived since it was queued gets a second chance; b goes first. */
@@ -336,60 +333,6 @@ static void pk_drain_all(struct kunit *test)
 	pk_check_accounting(test, 0);
 }
 
-static long pk_give_six(void *test)
-{
-	pk_give_new_pairs(test, 6);
-	return 0;
-}
-
-/* Six pairs into the magazines of a CPU other than this pinned one. */
-static void pk_give_six_elsewhere(struct kunit *test)
-{
-	int other = cpumask_any_but(cpu_online_mask, smp_processor_id());
-
-	KUNIT_ASSERT_LT(test, other, nr_cpu_ids);
-	work_on_cpu(other, pk_give_six, test);
-	KUNIT_ASSERT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 6ULL);
-}
-
-/*
- * Reclaim's drains of other CPUs' magazines: the cap's, in a PF_MEMALLOC
- * task as direct reclaim is (the workqueue code warns if such a task
- * waits on a queue without a rescuer), and the worker the shrinker
- * defers to (it warns if that worker, on a rescuer queue, waits on one
- * without).  Both free what was asked and leave no empty magazine.
- */
-static void pk_drain_for_reclaim(struct kunit *test)
-{
-	unsigned long empty, end;
-	unsigned int noreclaim;
-
-	KUNIT_ASSERT_EQ(test, pk_setup(test, TDX_PAMT_MODE_MAGAZINE, 4,
-				       PK_NO_CAP), 0);
-	migrate_disable();
-	pk_give_six_elsewhere(test);
-	empty = READ_ONCE(pamt.depot.nr_empty);
-	noreclaim = memalloc_noreclaim_save();
-	tdx_pamt_set_idle_cap(1);
-	memalloc_noreclaim_restore(noreclaim);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 1ULL);
-	KUNIT_EXPECT_EQ(test, READ_ONCE(pamt.depot.nr_empty), empty);
-
-	tdx_pamt_set_idle_cap(PK_NO_CAP);
-	KUNIT_ASSERT_EQ(test, tdx_pamt_drain(), 1UL);
-	pk_give_six_elsewhere(test);
-	/* Nothing here: the shrinker leaves the other CPU to the worker. */
-	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_scan(4, NULL), 0UL);
-	end = jiffies + nsecs_to_jiffies(PK_WAIT_NS);
-	while (pk_stat(TDX_PAMT_STAT_CACHED_PAIRS) > 2 &&
-	       time_before(jiffies, end))
-		usleep_range(50, 100);
-	migrate_enable();
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 2ULL);
-	KUNIT_EXPECT_EQ(test, READ_ONCE(pamt.depot.nr_empty), empty);
-	pk_check_accounting(test, 0);
-}
-
 static struct kunit_case pk_shrink_cases[] = {
 	KUNIT_CASE(pk_shrink_second_chance),
 	KUNIT_CASE(pk_shrink_skips_revived),
@@ -401,7 +344,6 @@ static struct kunit_case pk_shrink_cases[] = {
 	KUNIT_CASE(pk_sparse_far),
 	KUNIT_CASE(pk_disabled_noop),
 	KUNIT_CASE(pk_drain_all),
-	KUNIT_CASE(pk_drain_for_reclaim),
 	KUNIT_CASE(pk_suite_leak_check),
 	{}
 };
