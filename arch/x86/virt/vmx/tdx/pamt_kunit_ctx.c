@@ -689,14 +689,15 @@ static void pk_ctx_hotplug_under_load(struct kunit *test)
 	pk_check_accounting(test, 0);
 }
 
-static long pk_give_six(void *test)
+static long pk_give_six(void *arg)
 {
+	struct kunit *test = arg;
 	struct tdx_pamt_pair p;
 	int i;
 
 	for (i = 0; i < 6; i++) {
 		if (pamt_pair_alloc(&p, GFP_KERNEL)) {
-			KUNIT_FAIL((struct kunit *)test, "no memory for a pair");
+			KUNIT_FAIL(test, "no memory for a pair");
 			break;
 		}
 		tdx_pamt_pair_give(&p);
