@@ -981,6 +981,13 @@ static void run_tds(int s, struct sresult *sr, unsigned int nr_tds,
 		/* The worker the scan handed other CPUs' magazines to. */
 		if (atomic_long_xchg(&pamt_sim_deferred, 0))
 			pamt_shrink_deferred();
+		/*
+		 * With the arena, pairs in other CPUs' magazines pin their
+		 * chunk until the worker frees them; the chunks come back
+		 * in reclaim's next attempt, as the page allocator retries.
+		 */
+		if (tdx_pamt_shrink_count())
+			pamt_direct_reclaim(&r);
 		sr->full_after = tdx_pamt_shrink_count();
 		tdx_pamt_read_stats(v);
 		sr->full_installed_after = v[TDX_PAMT_STAT_INSTALLED];

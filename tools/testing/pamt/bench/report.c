@@ -400,7 +400,7 @@ static void print_targets(const struct bench_result *br)
 		       rm, ra, verdict(rm <= 1.2));
 	}
 	if (!strcmp(sc, "pressure")) {
-		printf("  after one direct-reclaim attempt (do_shrink_slab, priorities 12..0): idle %llu -> %llu (<= 1%%), leaked %llu: %s\n",
+		printf("  after one direct-reclaim attempt (do_shrink_slab, priorities 12..0; a second if the worker freed chunks): idle %llu -> %llu (<= 1%%), leaked %llu: %s\n",
 		       (unsigned long long)m->full_before,
 		       (unsigned long long)m->full_after,
 		       (unsigned long long)m->leaked_slots,

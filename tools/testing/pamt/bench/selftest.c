@@ -8,7 +8,8 @@
  *   no fake-module violation, the module's invariants intact, no page
  *   leaked and the core's installed count equal to the module's;
  * - the pressure target's shape: one direct-reclaim attempt (do_shrink_slab()
- *   replayed, priorities 12..0) leaves <= 1%;
+ *   replayed, priorities 12..0; a second if the worker freed chunks) leaves
+ *   <= 1%;
  * - the reclaim target: four of five TDs torn down, the arena holds at
  *   most 1.2 x the survivor's pair memory plus one chunk per CPU;
  * - the memory columns: a pair page in a TD block counts as poisoned, a
