@@ -474,7 +474,8 @@ struct pk_hog {
 
 static void pk_hog_more(struct pk_hog *hog)
 {
-	const gfp_t gfp = GFP_NOWAIT | __GFP_NOWARN;
+	/* Without waking kswapd, whose reclaim would free pages behind us. */
+	const gfp_t gfp = __GFP_NOWARN;
 	struct page *page;
 	int order;
 
@@ -523,9 +524,9 @@ static void pk_enomem(struct kunit *test)
 	ret_b = tdx_pamt_get(b, &res);
 	spin_unlock(&pk_lock);
 	pk_hog_more(&hog);
-	ret_topup = __tdx_topup_pamt_cache(&res2, 2, GFP_NOWAIT | __GFP_NOWARN);
+	ret_topup = __tdx_topup_pamt_cache(&res2, 2, __GFP_NOWARN);
 	pk_hog_more(&hog);
-	page = __tdx_alloc_control_page(GFP_NOWAIT | __GFP_NOWARN);
+	page = __tdx_alloc_control_page(__GFP_NOWARN);
 	pk_hog_free(&hog);
 	migrate_enable();
 
