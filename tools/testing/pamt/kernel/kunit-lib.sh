@@ -88,3 +88,37 @@ kunit_scan() {
 		END { exit n > 0 }
 	' "$1"
 }
+
+# kunit_exec LOG TIMEOUT CMD...: run a kunit.py exec command line (CMD,
+# without --timeout) into LOG.  Under TCG a guest now and then hangs in
+# early boot, before KUnit starts (an RCU-tasks or timer stall that no
+# test code can cause); kunit.py would wait out all of TIMEOUT.  If the
+# console shows no "KTAP version" after KUNIT_BOOT_LIMIT seconds, the boot
+# is killed and run once more; the hung console stays as LOG.hung.  A
+# guest that hangs after KUnit started is never retried: that is a result.
+kunit_exec() {
+	local log=$1 timeout=$2 pid rc waited try
+	shift 2
+
+	for try in 1 2; do
+		setsid "$@" --timeout "$timeout" > "$log" 2>&1 &
+		pid=$!
+		waited=0
+		while kill -0 "$pid" 2>/dev/null; do
+			sleep 2
+			waited=$((waited + 2))
+			if [ "$waited" -ge "${KUNIT_BOOT_LIMIT:-180}" ] &&
+			   ! grep -q "KTAP version" "$log"; then
+				kill -TERM -- "-$pid" 2>/dev/null
+				break
+			fi
+		done
+		wait "$pid"
+		rc=$?
+		grep -q "KTAP version" "$log" && return "$rc"
+		[ "$try" = 2 ] && break
+		mv "$log" "$log.hung"
+		echo "   no KUnit output after ${waited}s: boot hang, booting once more (console: $log.hung)"
+	done
+	return "$rc"
+}

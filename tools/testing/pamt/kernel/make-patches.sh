@@ -431,9 +431,10 @@ if [ "$CHECK" = 1 ]; then
 			tail -20 "$B/build-bzImage-$name.log" | sed 's/^/      /'
 			return
 		fi
-		python3 "$CHECKT/tools/testing/kunit/kunit.py" exec --arch=x86_64 \
-			--build_dir="$B" --qemu_args "-smp 4" --timeout "$EXEC_TIMEOUT" \
-			--raw_output=all 'tdx_pamt_*' > "$log" 2>&1
+		kunit_exec "$log" "$EXEC_TIMEOUT" \
+			python3 "$CHECKT/tools/testing/kunit/kunit.py" exec \
+			--arch=x86_64 --build_dir="$B" --qemu_args "-smp 4" \
+			--raw_output=all 'tdx_pamt_*'
 		res=$(kunit_count "$log" "${name%%-*}")
 		read -r p f sk <<< "$(echo "$res" | tail -1)"
 		if ! grep -q "KTAP version" "$log"; then

@@ -58,7 +58,7 @@ KUNITCONFIG=$TREE/arch/x86/virt/vmx/tdx/.kunitconfig
 . "$HERE/kunit-lib.sh"
 kunit_tcg_path "$CACHE" ||
 	{ echo "no qemu-system-x86_64"; echo "0 passed, 1 failed"; exit 1; }
-KUNIT="python3 $TREE/tools/testing/kunit/kunit.py"
+KUNIT=(python3 "$TREE/tools/testing/kunit/kunit.py")
 QEMU_ARGS="-smp 4"
 
 PASSED=0
@@ -81,7 +81,7 @@ for cfg in $CONFIGS; do
 	t=$(date +%s)
 	echo "== $cfg: build ($B)"
 	# shellcheck disable=SC2046
-	if ! $KUNIT build --arch=x86_64 --kunitconfig="$KUNITCONFIG" \
+	if ! "${KUNIT[@]}" build --arch=x86_64 --kunitconfig="$KUNITCONFIG" \
 		--build_dir="$B" --jobs "$JOBS" $(cfg_args "$cfg") \
 		> "$LOGS/build-$cfg.log" 2>&1; then
 		echo "   build FAILED, $(( $(date +%s) - t ))s, log $LOGS/build-$cfg.log"
@@ -91,8 +91,8 @@ for cfg in $CONFIGS; do
 	fi
 	echo "   built in $(( $(date +%s) - t ))s"
 	t=$(date +%s)
-	$KUNIT exec --arch=x86_64 --build_dir="$B" --qemu_args "$QEMU_ARGS" \
-		--timeout "$EXEC_TIMEOUT" --raw_output=all "$GLOB" > "$LOG" 2>&1
+	kunit_exec "$LOG" "$EXEC_TIMEOUT" "${KUNIT[@]}" exec --arch=x86_64 \
+		--build_dir="$B" --qemu_args "$QEMU_ARGS" --raw_output=all "$GLOB"
 	rc=$?
 	el=$(( $(date +%s) - t ))
 	echo "   run: kunit.py exit $rc, ${el}s, log $LOG"
@@ -126,10 +126,10 @@ done
 canary() {
 	local cfg=$1 test=$2 pattern=$3 log=$LOGS/canary-$1-$2.log
 
-	$KUNIT exec --arch=x86_64 --build_dir="$CACHE/build-$cfg" \
-		--qemu_args "$QEMU_ARGS" --timeout 600 --raw_output=all \
-		--kernel_args pamt_kunit.canary=1 \
-		"tdx_pamt_canary.$test" > "$log" 2>&1
+	kunit_exec "$log" 600 "${KUNIT[@]}" exec --arch=x86_64 \
+		--build_dir="$CACHE/build-$cfg" --qemu_args "$QEMU_ARGS" \
+		--raw_output=all --kernel_args pamt_kunit.canary=1 \
+		"tdx_pamt_canary.$test"
 	if grep -qE "^(\[[^]]*\] *)? *not ok [0-9]+ $test" "$log" && grep -q "$pattern" "$log"; then
 		echo "  [$cfg] canary $test: caught ($pattern)"
 		PASSED=$((PASSED + 1))
