@@ -369,7 +369,7 @@ rm -rf "$OUT"
 mkdir -p "$OUT"
 NR=$(git -C "$WORK" rev-list --count "$BASE"..HEAD)
 git -C "$WORK" format-patch -q --cover-letter --thread=shallow -o "$OUT" \
-	--subject-prefix=PATCH "$BASE"..HEAD || die "format-patch"
+	--subject-prefix="RFC PATCH" "$BASE"..HEAD || die "format-patch"
 
 # The cover letter: subject on the first line of cover-letter.txt, the
 # blurb below it.  format-patch adds the shortlog and the diffstat.
