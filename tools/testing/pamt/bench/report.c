@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include "report.h"
+#include "plot.h"
 
 #define W	9	/* sub-column width */
 
@@ -410,7 +411,7 @@ static void print_targets(const struct bench_result *br)
 }
 
 /*
- * The arena's targets (issue 11), shared memory, same run: against atomic
+ * The arena's targets, shared memory, same run: against atomic
  * for poisoned blocks and times, against magazine for BUSY.
  */
 static void print_arena_targets(const struct bench_result *br)
@@ -459,7 +460,7 @@ static void print_arena_targets(const struct bench_result *br)
 }
 
 /*
- * The reclaim targets (issue 16): after the shrinker ran to exhaustion,
+ * The reclaim targets: after the shrinker ran to exhaustion,
  * what the cache holds against the kept ranges' pair memory (8 KiB each);
  * the bound is 1.2 times that plus one chunk (2 MiB) per CPU.
  */
@@ -672,13 +673,16 @@ int report_json(const struct bench_result *br, const char *path)
 	return 0;
 }
 
-/* ---- gnuplot: latency CDF per strategy, log-x ---- */
+/*
+ * ---- gnuplot: the latency tail per strategy, get and put apart ----
+ * 1 - CDF on log-log axes, where the strategies differ; one colour per
+ * strategy (plot.h), the same in every picture.
+ */
 void report_plot(const struct bench_result *br, const char *png)
 {
 	char dat[4096], gp[4096], cmd[8300];
 	FILE *f;
-	int s, o, idx = 0, first = 1;
-	unsigned int b;
+	int s, o, idx[S_NR];
 
 	if (system("command -v gnuplot >/dev/null 2>&1")) {
 		fprintf(stderr, "pamt_bench: gnuplot not found; no plot written (apt-get install gnuplot-nox)\n");
@@ -691,24 +695,16 @@ void report_plot(const struct bench_result *br, const char *png)
 		perror(dat);
 		return;
 	}
-	for (s = 0; s < S_NR; s++) {
-		for (o = 0; o < OP_NR; o++) {
-			const struct lat *l = &br->s[s].tot[o];
-			u64 cum = 0;
-
-			if (!br->s[s].ran)
-				continue;
-			fprintf(f, "# %s %s\n", strat_names[s], o ? "put" : "get");
-			for (b = 0; b < LAT_NB && l->count; b++) {
-				if (!l->hist[b])
-					continue;
-				cum += l->hist[b];
-				fprintf(f, "%.4f %.8f\n",
-					(lat_bucket_hi(b) + 1) / 1e3,
-					(double)cum / l->count);
-			}
-			fprintf(f, "\n\n");
-		}
+	/* Block 2 * idx[s] + o: strategy s, op o. */
+	for (s = 0, o = 0; s < S_NR; s++) {
+		idx[s] = -1;
+		if (!br->s[s].ran)
+			continue;
+		idx[s] = o++;
+		fprintf(f, "# %s get\n", strat_names[s]);
+		plot_write_tail(f, &br->s[s].tot[OP_GET]);
+		fprintf(f, "# %s put\n", strat_names[s]);
+		plot_write_tail(f, &br->s[s].tot[OP_PUT]);
 	}
 	fclose(f);
 	f = fopen(gp, "w");
@@ -716,22 +712,26 @@ void report_plot(const struct bench_result *br, const char *png)
 		perror(gp);
 		return;
 	}
-	fprintf(f, "set terminal png size 1100,650 noenhanced\nset output '%s'\n", png);
-	fprintf(f, "set title \"pamt_bench %s: latency CDF (SEAMCALL costs modelled: BRIEF.md s.2)\"\n",
+	fprintf(f, "set terminal pngcairo size 1400,560 noenhanced\nset output '%s'\n", png);
+	fprintf(f, "set multiplot layout 1,2 title \"pamt_bench %s: latency tail, all cycles (SEAMCALL costs modelled)\"\n",
 		bo.scenario);
-	fprintf(f, "set logscale x\nset xlabel 'latency (us)'\nset ylabel 'fraction of calls'\n");
-	fprintf(f, "set key bottom right\nset grid\nset yrange [0:1.01]\nplot ");
-	for (s = 0; s < S_NR; s++) {
-		for (o = 0; o < OP_NR; o++) {
-			if (!br->s[s].ran)
+	fprintf(f, "set logscale xy\nset format y '%%g'\nset xlabel 'latency x (us)'\n"
+		   "set ylabel 'fraction of calls slower than x'\nset key top right\nset grid\n");
+	for (o = 0; o < OP_NR; o++) {
+		int first = 1;
+
+		fprintf(f, "set title '%s'\nplot ", o == OP_GET ? "tdx_pamt_get()" : "tdx_pamt_put()");
+		for (s = 0; s < S_NR; s++) {
+			if (idx[s] < 0)
 				continue;
-			fprintf(f, "%s'%s' index %d using 1:2 with steps lw 2 dt %d title '%s %s'",
-				first ? "" : ", \\\n     ", dat, idx++,
-				o ? 2 : 1, strat_names[s], o ? "put" : "get");
+			fprintf(f, "%s'%s' index %d using 1:2 with steps lw 2 lc rgb '%s' title '%s'",
+				first ? "" : ", \\\n     ", dat, 2 * idx[s] + o,
+				strat_color(strat_names[s]), strat_names[s]);
 			first = 0;
 		}
+		fprintf(f, "\n");
 	}
-	fprintf(f, "\n");
+	fprintf(f, "unset multiplot\n");
 	fclose(f);
 	snprintf(cmd, sizeof(cmd), "gnuplot '%s'", gp);
 	if (system(cmd))

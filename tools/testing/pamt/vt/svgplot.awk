@@ -13,7 +13,11 @@ NR == 1 {
 }
 { n++; x[n] = $1; for (i = 2; i <= NF; i++) v[n, i] = $i }
 END {
-	split("#1f77b4 #d62728 #2ca02c #9467bd #ff7f0e #8c564b #e377c2", col, " ")
+	# one colour per strategy, by name: bench/plot.h's strat_color()
+	c["lock"] = "#7f7f7f"; c["atomic"] = "#d62728"; c["eager"] = "#ff7f0e"
+	c["lean"] = "#ff7f0e"; c["magazine"] = "#1f77b4"; c["magazine+arena"] = "#2ca02c"
+	for (k = 0; k < ns; k++)
+		col[k + 1] = (strat[2 + k] in c) ? c[strat[2 + k]] : "#9467bd"
 	for (i = 2; i <= ncol; i += ns) {
 		m = met[i]; f = dir "/scale-" m "-" scen ".svg"
 		lo = 1e300; hi = -1e300

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "vbench.h"
+#include "plot.h"
 
 static struct vb_params P;
 static bool quick;
@@ -250,6 +251,75 @@ static void print_replay(FILE *f, const struct replay *rp, double scale,
 		fprintf(f, "(counts and totals scaled by 1/%.3g to the seed's size)\n", scale);
 }
 
+/*
+ * The replay's latency tails, get and put apart, 1 - CDF on log-log axes
+ * (bench/plot.h), with the seed's maxima as points at 1 / calls.
+ */
+static void plot_replay(const struct replay *rp, unsigned int cpus)
+{
+	static const char * const op[2] = { "get", "put" };
+	unsigned int sc, s, o, w;
+	char path[512];
+	FILE *f;
+
+	mkdir(outdir, 0777);
+	for (sc = 0; sc < 2; sc++) {
+		snprintf(path, sizeof(path), "%s/replay-%utd.dat", outdir, seed_tds[sc]);
+		f = fopen(path, "w");
+		if (!f) {
+			perror(path);
+			exit(1);
+		}
+		/* Block 2 * s + o, then 2 * S_NR + 2 * w + o for the seed. */
+		for (s = 0; s < S_NR; s++) {
+			fprintf(f, "# %s get\n", strat_names[s]);
+			plot_write_tail(f, &rp->r[sc][s].get);
+			fprintf(f, "# %s put\n", strat_names[s]);
+			plot_write_tail(f, &rp->r[sc][s].put);
+		}
+		for (w = 0; w < 2; w++)
+			for (o = 0; o < 2; o++)
+				fprintf(f, "# seed %s %s max\n%g %g\n\n\n",
+					w ? "w/" : "w/o", op[o],
+					seed[sc][w][o].max_us,
+					1 / seed[sc][w][o].count);
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "%s/replay.gp", outdir);
+	f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		exit(1);
+	}
+	fprintf(f, "set terminal pngcairo size 1400,1000 noenhanced\n"
+		   "set output '%s/replay.png'\n"
+		   "set multiplot layout 2,2 title 'seed replay in virtual time (MODELLED), %u virtual CPUs: latency tail'\n"
+		   "set logscale xy\nset format y '%%g'\nset xlabel 'latency x (us)'\n"
+		   "set ylabel 'fraction of calls slower than x'\nset key top right\nset grid\n",
+		outdir, cpus);
+	for (sc = 0; sc < 2; sc++)
+		for (o = 0; o < 2; o++) {
+			fprintf(f, "set title '%u TD%s, %s'\nplot", seed_tds[sc],
+				sc ? "s at once" : "", op[o]);
+			for (s = 0; s < S_NR; s++) {
+				if (!(rp->strat_mask & (1u << s)))
+					continue;
+				fprintf(f, " '%s/replay-%utd.dat' index %u using 1:2 with steps lw 2 lc rgb '%s' title '%s',",
+					outdir, seed_tds[sc], 2 * s + o,
+					strat_color(strat_names[s]), strat_names[s]);
+			}
+			for (w = 0; w < 2; w++)
+				fprintf(f, "%s '%s/replay-%utd.dat' index %u using 1:2 with points pt 7 ps 1.5 lc rgb '%s' title 'seed %s max'",
+					w ? "," : "", outdir, seed_tds[sc],
+					2 * S_NR + 2 * w + o,
+					strat_color(w ? "atomic" : "lock"),
+					w ? "w/ (atomic)" : "w/o (lock)");
+			fprintf(f, "\n");
+		}
+	fprintf(f, "unset multiplot\n");
+	fclose(f);
+}
+
 static int do_replay(unsigned int cpus, double scale)
 {
 	static struct replay rp;
@@ -259,6 +329,8 @@ static int do_replay(unsigned int cpus, double scale)
 	vb_print_header(stdout, &P);
 	run_replay(&rp, P.work_ns, cpus, scale, (1u << S_NR) - 1, stderr);
 	print_replay(stdout, &rp, scale, cpus);
+	if (outdir)
+		plot_replay(&rp, cpus);
 	verdict_of(&rp, scale, &v);
 	printf("\nwithin 3x of the seed (work %g ns): %u of %u figures, %u of %u without the maxima\n",
 	       P.work_ns, v.ok, v.n, v.ok_nomax, v.n_nomax);
@@ -511,13 +583,15 @@ static void write_data(unsigned int nn)
 				unsigned int col = 2 + m * S_NR + s;
 
 				if (metrics[m].logy)
-					fprintf(f, "%s '%s/scale-%s.dat' using 1:($%u > 0 ? $%u : 1/0) with linespoints title '%s'",
+					fprintf(f, "%s '%s/scale-%s.dat' using 1:($%u > 0 ? $%u : 1/0) with linespoints lw 2 lc rgb '%s' title '%s'",
 						s ? "," : "", outdir, vb_scen_names[sc],
-						col, col, strat_names[s]);
+						col, col, strat_color(strat_names[s]),
+						strat_names[s]);
 				else
-					fprintf(f, "%s '%s/scale-%s.dat' using 1:%u with linespoints title '%s'",
+					fprintf(f, "%s '%s/scale-%s.dat' using 1:%u with linespoints lw 2 lc rgb '%s' title '%s'",
 						s ? "," : "", outdir, vb_scen_names[sc],
-						col, strat_names[s]);
+						col, strat_color(strat_names[s]),
+						strat_names[s]);
 			}
 			fprintf(f, "\n");
 		}
@@ -603,7 +677,7 @@ static void targets(FILE *f, unsigned int nn, unsigned long pages40)
 		p.strat = S_MAG_ARENA;
 		vb_run(&p, &rz, stderr);
 		bz = rz.c.busy + rz.td_busy;
-		fprintf(f, "\nIssue 11, same boot, memory %s:\n\n",
+		fprintf(f, "\nThe arena's BUSY target, same boot, memory %s:\n\n",
 			P.shared ? "shared (--shared 1)" : "split (--shared 0: pair pages never in a TD's range)");
 		target(f, "BUSY of magazine+arena <= 10% of magazine's",
 		       bz * 10 <= bm,
