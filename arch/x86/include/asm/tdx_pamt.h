@@ -86,7 +86,8 @@ struct tdx_pamt_ops {
 
 /**
  * struct tdx_pamt_config - parameters fixed at tdx_pamt_init()
- * @mag_size: pairs per magazine (M); 0 picks the default
+ * @mag_size: pairs per magazine; 0 picks PAMT_MAG_SIZE, as the kernel
+ *	does; the tests pick small ones to reach the depot in a few puts
  * @idle_cap: most idle memory (pairs of idle slots, and free pairs in
  *	the depot and magazines); 0 picks the default (a quarter of all
  *	slots)

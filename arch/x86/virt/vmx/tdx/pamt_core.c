@@ -395,7 +395,7 @@ int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
 
 	pamt.ops = cfg->ops;
 	pamt.arena = cfg->arena;
-	pamt.mag_size = cfg->mag_size ?: PAMT_MAG_SIZE_DEFAULT;
+	pamt.mag_size = cfg->mag_size ?: PAMT_MAG_SIZE;
 	pamt.idle_cap = cfg->idle_cap ?: max(covered / 4, 1UL);
 	atomic_long_set(&pamt.idle, 0);
 	atomic_long_set(&pamt.installed, 0);

@@ -78,8 +78,8 @@ static inline enum pamt_slot_state pamt_slot_state(unsigned long word)
  */
 #define PAMT_WAIT_NS_DEFAULT	(100 * NSEC_PER_USEC)
 #define PAMT_WAIT_NS		READ_ONCE(pamt.wait_ns)
-#define PAMT_MAG_SIZE_DEFAULT	64
 #define PAMT_IDLE_BATCH		64	/* idle slots a CPU queues per lock */
+#define PAMT_MAG_SIZE		64	/* pairs per magazine; see the Documentation */
 #define PAMT_MAG_SIZE_MAX	1024
 
 /**
