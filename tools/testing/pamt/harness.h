@@ -59,7 +59,6 @@ bool pamt_test_take_failed(void);
 
 /**
  * struct pamt_env_opts - what a test wants from its environment
- * @mode: cache mode
  * @mag_size: pairs per magazine, 0 for the default
  * @idle_cap: idle cap, 0 for the default
  * @nr_cpus: simulated CPUs
@@ -76,7 +75,6 @@ bool pamt_test_take_failed(void);
  * @nr_ranges: entries in @ranges, at most PAMT_FAKE_MAX_PIECES - 1
  */
 struct pamt_env_opts {
-	enum tdx_pamt_mode mode;
 	unsigned int mag_size;
 	unsigned long idle_cap;
 	unsigned int nr_cpus;
@@ -120,7 +118,6 @@ extern struct pamt_env env;
 
 int pamt_env_up(const struct pamt_env_opts *o);
 void pamt_env_up_default(void);
-void pamt_env_up_mode(enum tdx_pamt_mode mode);
 void pamt_env_down(void);
 
 /* Helpers */

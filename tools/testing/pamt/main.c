@@ -94,7 +94,6 @@ int pamt_env_up(const struct pamt_env_opts *o)
 {
 	struct tdx_pamt_range ranges[2];
 	struct tdx_pamt_config cfg = {
-		.mode = o->mode,
 		.mag_size = o->mag_size,
 		.idle_cap = o->idle_cap,
 		.ops = &pamt_env_ops,
@@ -140,17 +139,12 @@ int pamt_env_up(const struct pamt_env_opts *o)
 	return 0;
 }
 
-void pamt_env_up_mode(enum tdx_pamt_mode mode)
+void pamt_env_up_default(void)
 {
-	struct pamt_env_opts o = { .mode = mode };
+	struct pamt_env_opts o = { };
 
 	if (pamt_env_up(&o))
 		pamt_sim_fatal("environment set-up failed", __FILE__, __LINE__);
-}
-
-void pamt_env_up_default(void)
-{
-	pamt_env_up_mode(TDX_PAMT_MODE_MAGAZINE);
 }
 
 /*

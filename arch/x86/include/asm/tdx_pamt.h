@@ -85,19 +85,9 @@ struct tdx_pamt_ops {
 };
 
 /**
- * enum tdx_pamt_mode - what a 1->0 put does
- * @TDX_PAMT_MODE_MAGAZINE: leave the pair installed; the slot goes idle
- * @TDX_PAMT_MODE_EAGER: PAMT.REMOVE at once and cache the pair
- */
-enum tdx_pamt_mode {
-	TDX_PAMT_MODE_MAGAZINE,
-	TDX_PAMT_MODE_EAGER,
-};
-
-/**
  * struct tdx_pamt_config - parameters fixed at tdx_pamt_init()
- * @mode: see enum tdx_pamt_mode
- * @mag_size: pairs per magazine (M); 0 picks the default
+ * @mag_size: pairs per magazine; 0 picks PAMT_MAG_SIZE, as the kernel
+ *	does; the tests pick small ones to reach the depot in a few puts
  * @idle_cap: most idle memory (pairs of idle slots, and free pairs in
  *	the depot and magazines); 0 picks the default (a quarter of all
  *	slots)
@@ -107,7 +97,6 @@ enum tdx_pamt_mode {
  *	only through a reserve (struct tdx_pamt_cache)
  */
 struct tdx_pamt_config {
-	enum tdx_pamt_mode mode;
 	unsigned int mag_size;
 	unsigned long idle_cap;
 	const struct tdx_pamt_ops *ops;

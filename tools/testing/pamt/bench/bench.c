@@ -881,7 +881,7 @@ static void env_down(struct sresult *sr, int s)
 	sr->idle_pairs_end = c.idle_pairs;
 	sr->pamt_pages_end = c.pamt_pages;
 	sr->check_bad += pamt_fake_check_all();
-	if (s >= S_EAGER) {
+	if (s >= S_LEAN) {
 		tdx_pamt_read_stats(v);
 		if (v[TDX_PAMT_STAT_INSTALLED] != (u64)atomic64_read(&pamt_fake.pairs))
 			sr->check_bad++;
@@ -1170,7 +1170,7 @@ static void usage(void)
 	fprintf(stderr,
 "usage: pamt_bench [options]\n"
 "  --scenario 1td|5td|churn|convert|pressure|frag|reclaim\n"
-"  --strategy lock|atomic|eager|magazine|all   (comma-separated list allowed)\n"
+"  --strategy lock|atomic|lean|magazine|all   (comma-separated list allowed)\n"
 "  --tds N --vcpus N --mem-gib N --pages-per-td N --cycles N\n"
 "  --threads-per-cpu N --run-pages N --frag PCT --seed S\n"
 "  --add-ns NS --remove-ns NS (modelled SEAMCALL averages)\n"

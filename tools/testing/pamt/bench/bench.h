@@ -5,11 +5,12 @@
  *
  *   lock      every get and put under one global lock (the seed's "w/o")
  *   atomic    inc_not_zero / dec_and_lock around one global lock ("w/")
- *   eager     the core, TDX_PAMT_MODE_EAGER
- *   magazine  the core, TDX_PAMT_MODE_MAGAZINE (its default)
+ *   lean      the core with an idle cap of one pair: nearly every last
+ *             put REMOVEs, as upstream does
+ *   magazine  the core with its default idle cap
  *   magazine+arena  magazine with its pairs from the 2M pair arena
  *
- * lock and atomic live in strat.c; eager and magazine are the kernel's own
+ * lock and atomic live in strat.c; lean and magazine are the kernel's own
  * pamt_*.c files built against the harness's shims.
  */
 #ifndef _PAMT_BENCH_H
@@ -27,7 +28,7 @@ extern const struct tdx_pamt_ops pamt_env_ops;
 enum bench_strat {
 	S_LOCK,
 	S_ATOMIC,
-	S_EAGER,
+	S_LEAN,		/* the core, idle cap 1 */
 	S_MAG,
 	S_MAG_ARENA,	/* magazine, pairs carved from 2M arena chunks */
 	S_NR,

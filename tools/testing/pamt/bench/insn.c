@@ -78,7 +78,7 @@ int main(int argc, char **argv)
 		range, { INSN_FAR_PFN, INSN_FAR_PFN + 16 * TDX_PAMT_PAGES_PER_SLOT },
 	};
 	struct tdx_pamt_config cfg = {
-		.mode = TDX_PAMT_MODE_MAGAZINE, .ops = &pamt_env_ops,
+		.ops = &pamt_env_ops,
 	};
 	const struct strat_ops *ops = NULL;
 	unsigned long n, i, pfn;
@@ -87,7 +87,7 @@ int main(int argc, char **argv)
 	int s;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: pamt_insn lock|atomic|eager|magazine|magazine-far N\n"
+		fprintf(stderr, "usage: pamt_insn lock|atomic|lean|magazine|magazine-far N\n"
 			"       pamt_insn slow|slow-memcg N\n");
 		return 2;
 	}

@@ -12,7 +12,7 @@ echo "instructions per fast-path get+put pair on an installed slot (callgrind Ir
 echo "includes both calls through a function pointer; shim per-CPU counters cost a few more"
 echo "instructions than the kernel's this_cpu_inc)"
 printf "%-9s %12s %10s\n" strategy "Ir total" "Ir/pair"
-for s in lock atomic eager magazine; do
+for s in lock atomic lean magazine; do
 	valgrind --tool=callgrind --toggle-collect=insn_pair \
 		--callgrind-out-file="$out/callgrind.$s" "$bin" $s "$n" \
 		>/dev/null 2>"$out/callgrind.$s.log"

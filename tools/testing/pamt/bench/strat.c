@@ -17,14 +17,14 @@
  *
  * Both count their own lock acquisitions and page-allocator calls in
  * per-CPU counters; SEAMCALLs are counted by the fake module for every
- * strategy alike.  eager and magazine are thin wrappers over the core.
+ * strategy alike.  lean and magazine are thin wrappers over the core.
  */
 #include "bench.h"
 
 const char * const strat_names[S_NR] = {
 	[S_LOCK]	= "lock",
 	[S_ATOMIC]	= "atomic",
-	[S_EAGER]	= "eager",
+	[S_LEAN]	= "lean",
 	[S_MAG]		= "magazine",
 	[S_MAG_ARENA]	= "magazine+arena",
 };
@@ -387,11 +387,11 @@ static void ref_ctrs(struct strat_ctrs *c)
  * The core issues each SEAMCALL with IRQs off and tells the shim so, as in
  * the harness: pamt_env_ops (shim/fake_ops.c).
  */
-static int core_init(const struct tdx_pamt_range *range, enum tdx_pamt_mode m,
-		     bool arena)
+static int core_init(const struct tdx_pamt_range *range,
+		     unsigned long idle_cap, bool arena)
 {
 	struct tdx_pamt_config cfg = {
-		.mode = m,
+		.idle_cap = idle_cap,
 		.arena = arena,
 		.ops = &pamt_env_ops,
 	};
@@ -403,19 +403,19 @@ static int core_init(const struct tdx_pamt_range *range, enum tdx_pamt_mode m,
 	return ret;
 }
 
-static int eager_init(const struct tdx_pamt_range *range)
+static int lean_init(const struct tdx_pamt_range *range)
 {
-	return core_init(range, TDX_PAMT_MODE_EAGER, false);
+	return core_init(range, 1, false);
 }
 
 static int mag_init(const struct tdx_pamt_range *range)
 {
-	return core_init(range, TDX_PAMT_MODE_MAGAZINE, false);
+	return core_init(range, 0, false);
 }
 
 static int mag_arena_init(const struct tdx_pamt_range *range)
 {
-	return core_init(range, TDX_PAMT_MODE_MAGAZINE, true);
+	return core_init(range, 0, true);
 }
 
 static int core_topup(struct tdx_pamt_cache *res)
@@ -469,8 +469,8 @@ const struct strat_ops strat_ops[S_NR] = {
 		.ctl_free = atomic_ctl_free, .refs = ref_refs, .ctrs = ref_ctrs,
 		.evict = ref_evict,
 	},
-	[S_EAGER] = {
-		.name = "eager", .init = eager_init, .exit = tdx_pamt_exit,
+	[S_LEAN] = {
+		.name = "lean", .init = lean_init, .exit = tdx_pamt_exit,
 		.topup = core_topup, .get = tdx_pamt_get, .put = tdx_pamt_put,
 		.drain = tdx_free_pamt_cache, .ctl_alloc = core_ctl_alloc,
 		.ctl_free = tdx_free_control_page, .refs = core_refs,

@@ -15,7 +15,7 @@
  *  - tdx_pamt_get() (fast path), pamt_slot_get_slow() (revive, 0->1 with
  *    pamt_slot_add(), pamt_slot_wait() on a transition, under one
  *    deadline for the whole get, modelled as a budget of waits),
- *    tdx_pamt_put() / pamt_slot_put_slow() in magazine or eager mode,
+ *    tdx_pamt_put() / pamt_slot_put_slow(),
  *    pamt_slot_remove(), tdx_pamt_evict(), the idle index (pamt_idle_push(),
  *    pamt_idle_pop()) and pamt_reclaim_one() / pamt_reclaim_slot() (from
  *    the shrinker, and from the idle cap in pamt_shrink_idle_inc());
@@ -36,13 +36,12 @@
  * the HOLE branches below (-EINVAL) are present for fidelity but dead.
  *
  * Build knobs (spin -D...):
- *   EAGER            put in TDX_PAMT_MODE_EAGER (default: magazine mode)
- *   CAP_SWEEP        the idle cap's reclaim from put (magazine mode); off
+ *   CAP_SWEEP        the idle cap's reclaim from put; off
  *                    by default, it multiplies the state space by ten
  *   BUSY_MAX=n       the module answers BUSY at most n times in a run
  *                    (default: BUSY forever is allowed)
  *   PAMT_WAIT_BUDGET=n  waits a get may begin under its deadline (default 1)
- *   MUTANT_NO_TRANSIT, MUTANT_PUT_EARLY_CLEAR, MUTANT_EVICT_NO_RECHECK,
+ *   MUTANT_NO_TRANSIT, MUTANT_EVICT_NO_RECHECK,
  *   MUTANT_ADD_FAIL_LOSES_PAIR, MUTANT_BUSY_KEEPS_TRANSIT,
  *   MUTANT_REOWN_BLIND,
  *   MUTANT_WAIT_RESETS_DEADLINE, MUTANT_DEADLINE_ON_TRANSIT_READ,
@@ -84,15 +83,6 @@
 /* enum pamt_pair_dest */
 #define PAMT_PAIR_TO_MAG	0
 #define PAMT_PAIR_TO_FREE	1
-
-/* enum tdx_pamt_mode */
-#define TDX_PAMT_MODE_MAGAZINE	0
-#define TDX_PAMT_MODE_EAGER	1
-#ifdef EAGER
-#define PAMT_MODE		TDX_PAMT_MODE_EAGER
-#else
-#define PAMT_MODE		TDX_PAMT_MODE_MAGAZINE
-#endif
 
 /* Bounds, shrunk from the C values: BUSY retries (10); reclaim takes one
  * index entry per call (the shrinker is called again). */
@@ -694,14 +684,6 @@ inline pamt_shrink_idle_inc()
 	fi
 }
 
-/* A put's REMOVE failed: queue the slot, whatever its word says now (an
- * evict may own it; a first version that checked the word here left an
- * IDLE slot unqueued), no second try. */
-inline pamt_shrink_idle_again()
-{
-	pamt_idle_push()
-}
-
 /* ---- put and evict ------------------------------------------------------ */
 
 inline pamt_slot_put_slow(rr)
@@ -718,8 +700,7 @@ inline pamt_slot_put_slow(rr)
 		:: ok -> rr = 0; break
 		:: else
 		fi
-	:: !(old & PAMT_SLOT_HOLE) && pamt_slot_refs(old) == 1 &&
-	   (PAMT_MODE == TDX_PAMT_MODE_MAGAZINE || (old & PAMT_SLOT_LEAKED)) ->
+	:: !(old & PAMT_SLOT_HOLE) && pamt_slot_refs(old) == 1 ->
 		/* pamt_shrink_recent(): the bit, read before the publish */
 		recent = (queued -> PAMT_SLOT_RECENT : 0);
 		try_cmpxchg(old, (old - 1) | recent, ok);
@@ -731,24 +712,6 @@ inline pamt_slot_put_slow(rr)
 			:: else
 			fi;
 			rr = 0; break
-		:: else
-		fi
-	:: !(old & PAMT_SLOT_HOLE) && pamt_slot_refs(old) == 1 &&
-	   PAMT_MODE == TDX_PAMT_MODE_EAGER && !(old & PAMT_SLOT_LEAKED) ->
-		/* Eager: ACTIVE(1) -> REMOVING. */
-#ifdef MUTANT_PUT_EARLY_CLEAR
-		try_cmpxchg(old, (old - 1) & ~PAMT_SLOT_INSTALLED, ok);
-#else
-		try_cmpxchg(old, (old - 1) | PAMT_SLOT_TRANSIT, ok);
-#endif
-		if
-		:: ok ->
-			pamt_slot_remove(PAMT_PAIR_TO_MAG, r);
-			if
-			:: r != 0 -> pamt_shrink_idle_again()
-			:: else
-			fi;
-			r = 0; rr = 0; break	/* the reference is gone either way */
 		:: else
 		fi
 	od;

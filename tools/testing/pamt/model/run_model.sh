@@ -111,32 +111,21 @@ LIVE="-a -f"			# acceptance cycles under weak fairness
 # retries' own liveness is checked with one getter and a splitter (SPLIT).
 R0="-DPAMT_BUSY_RETRIES=0"
 # Longest first, so that the two cores finish together.
-for mode in magazine eager; do
-	m=""; [ $mode = eager ] && m="-DEAGER"
-	check "$mode-get-done"	ok "$m $R0" "" "$LIVE -N get_done"
-done
-# The idle cap's sweep from put: magazine mode only (eager put never idles).
+check magazine-get-done	ok "$R0" "" "$LIVE -N get_done"
+# The idle cap's sweep from put.
 check magazine-cap-safety ok "-DCAP_SWEEP" "$SAFE" ""
 check magazine-cap-inv	  ok "-DCAP_SWEEP" "$INV" "-N inv"
-for mode in magazine eager; do
-	m=""; [ $mode = eager ] && m="-DEAGER"
-	check "$mode-transit-ends" ok "$m $R0" "" "$LIVE -N transit_ends"
-	check "$mode-safety"	ok "$m" "$SAFE" ""
-	check "$mode-inv"	ok "$m" "$INV" "-N inv"
-done
+check magazine-transit-ends ok "$R0" "" "$LIVE -N transit_ends"
+check magazine-safety	ok "" "$SAFE" ""
+check magazine-inv	ok "" "$INV" "-N inv"
 
 # DEMOTE and PROMOTE around a split and a merge of a range mapped 2M.
 check magazine-split-get-done	ok "-DSPLIT" "" "$LIVE -N get_done"
 check magazine-split-transit-ends ok "-DSPLIT" "" "$LIVE -N transit_ends"
-check eager-split-transit-ends	ok "-DSPLIT -DEAGER" "" "$LIVE -N transit_ends"
-for mode in magazine eager; do
-	m=""; [ $mode = eager ] && m="-DEAGER"
-	check "$mode-split-safety"	ok "-DSPLIT $m" "$SAFE" ""
-	check "$mode-split-inv"	ok "-DSPLIT $m" "$INV" "-N inv"
-done
+check magazine-split-safety	ok "-DSPLIT" "$SAFE" ""
+check magazine-split-inv	ok "-DSPLIT" "$INV" "-N inv"
 
 check mutant-no-transit		cex "-DMUTANT_NO_TRANSIT" "$SAFE" ""
-check mutant-put-early-clear	cex "-DEAGER -DMUTANT_PUT_EARLY_CLEAR" "$SAFE" ""
 check mutant-evict-no-recheck	cex "-DMUTANT_EVICT_NO_RECHECK" "$SAFE" ""
 check mutant-add-fail-loses-pair cex "-DMUTANT_ADD_FAIL_LOSES_PAIR" "$SAFE" ""
 # Reclaim drops an entry whose slot evict is removing: a BUSY REMOVE

@@ -17,10 +17,10 @@ static unsigned long chunk_of(unsigned long pfn)
 }
 
 /* The arena on, small magazines, an idle cap out of the way. */
-static void env_arena(enum tdx_pamt_mode mode)
+static void env_arena(void)
 {
 	struct pamt_env_opts o = {
-		.mode = mode, .mag_size = 4, .idle_cap = 100000, .arena = true,
+		.mag_size = 4, .idle_cap = 100000, .arena = true,
 	};
 
 	if (pamt_env_up(&o))
@@ -75,7 +75,7 @@ PAMT_TEST(arena_pairs_fill_one_2m_chunk)
 	unsigned long blocks = pamt_sim_free_blocks(9);
 	int i;
 
-	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	env_arena();
 	blocks = pamt_sim_free_blocks(9);
 	alloc_pairs(p, CHUNK_PAIRS, GFP_KERNEL);
 	for (i = 0; i < CHUNK_PAIRS; i++) {
@@ -115,7 +115,7 @@ PAMT_TEST(arena_fullest_chunk_first)
 	unsigned long a, b, c;
 	int i;
 
-	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	env_arena();
 	alloc_pairs(p, 3 * CHUNK_PAIRS, GFP_KERNEL);
 	a = chunk_of(p[0].pfn[0]);
 	b = chunk_of(p[CHUNK_PAIRS].pfn[0]);
@@ -215,7 +215,7 @@ static void expect_pairs_reset(int n)
 /* A drain frees every idle pair; the chunk goes back, each page reset. */
 PAMT_TEST(arena_chunk_released_by_drain)
 {
-	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	env_arena();
 	arena_watch_resets();
 	idle_slots(1, 40);
 	note_pairs(1, 40);
@@ -231,15 +231,17 @@ PAMT_TEST(arena_chunk_released_by_drain)
 	expect_pairs_reset(40);
 }
 
-/* Pairs in magazines on several CPUs (eager mode) are drained too. */
+/* Pairs in magazines on several CPUs (evicted there) are drained too. */
 PAMT_TEST(arena_chunk_released_by_drain_of_magazines)
 {
-	unsigned int cpu;
+	unsigned int cpu, i;
 
-	env_arena(TDX_PAMT_MODE_EAGER);
+	env_arena();
 	for (cpu = 0; cpu < 4; cpu++) {
 		pamt_sim_set_cpu(cpu);
 		idle_slots(10 * cpu, 10);
+		for (i = 0; i < 10; i++)
+			EXPECT_EQ(tdx_pamt_evict(slot_pfn(10 * cpu + i, 0)), 0);
 	}
 	pamt_sim_set_cpu(0);
 	EXPECT(stat(TDX_PAMT_STAT_CACHED_PAIRS) > 8);	/* on several CPUs and the depot */
@@ -256,7 +258,7 @@ PAMT_TEST(arena_chunk_released_by_shrinker)
 {
 	unsigned long scanned, rounds = 0;
 
-	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	env_arena();
 	arena_watch_resets();
 	idle_slots(1, 20);
 	note_pairs(1, 20);
@@ -277,7 +279,7 @@ PAMT_TEST(arena_chunk_released_by_shrinker)
 /* The idle cap, lowered to 0, takes every idle pair, and the chunk. */
 PAMT_TEST(arena_chunk_released_by_idle_cap)
 {
-	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	env_arena();
 	arena_watch_resets();
 	idle_slots(1, 20);
 	note_pairs(1, 20);
@@ -292,7 +294,7 @@ PAMT_TEST(arena_chunk_released_by_idle_cap)
 /* A chunk whose pairs are not all free stays, and keeps its pages. */
 PAMT_TEST(arena_chunk_stays_while_a_pair_is_out)
 {
-	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	env_arena();
 	idle_slots(1, 20);
 	ASSERT(!tdx_pamt_get(slot_pfn(30, 0), NULL));
 	tdx_pamt_drain();
@@ -311,11 +313,12 @@ PAMT_TEST(arena_chunk_stays_while_a_pair_is_out)
  */
 PAMT_TEST(arena_exit_splits_a_chunk_with_a_stuck_pair)
 {
-	env_arena(TDX_PAMT_MODE_EAGER);
+	env_arena();
 	idle_slots(1, 3);
 	ASSERT(!tdx_pamt_get(slot_pfn(4, 0), NULL));
-	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_PAGE_NOT_EMPTY, 1, 0);
 	EXPECT_EQ(tdx_pamt_put(slot_pfn(4, 0)), 0);
+	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_PAGE_NOT_EMPTY, 1, 0);
+	EXPECT_EQ(tdx_pamt_evict(slot_pfn(4, 0)), -EIO);
 	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED | PAMT_SLOT_LEAKED);
 	tdx_pamt_drain();
 	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 1);
@@ -328,7 +331,7 @@ PAMT_TEST(arena_fallback_order1)
 	struct tdx_pamt_pair p[3];
 	int i;
 
-	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	env_arena();
 	pamt_sim_fail_set(&pamt_sim_fail_order[9], 0, 0);
 	alloc_pairs(p, 3, GFP_KERNEL);
 	for (i = 0; i < 3; i++)
@@ -354,7 +357,7 @@ PAMT_TEST(arena_fallback_order1_on_fragmented_memory)
 	struct tdx_pamt_pair p;
 	unsigned long s;
 
-	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	env_arena();
 	for (s = 0; s < env.nr_slots; s++) {
 		ASSERT(pamt_sim_alloc_pfn(slot_pfn(s, 100)));
 		env.held_pages++;
@@ -377,7 +380,7 @@ PAMT_TEST(arena_fallback_order0_then_enomem)
 	struct tdx_pamt_pair p;
 	u64 alloc, freed;
 
-	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	env_arena();
 	pamt_sim_fail_set(&pamt_sim_fail_order[9], 0, 0);
 	pamt_sim_fail_set(&pamt_sim_fail_order[1], 0, 0);
 	alloc_pairs(&p, 1, GFP_KERNEL);
@@ -411,7 +414,7 @@ PAMT_TEST(arena_chunk_descriptor_failure_falls_back)
 	struct tdx_pamt_pair p;
 	unsigned long blocks;
 
-	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	env_arena();
 	blocks = pamt_sim_free_blocks(9);
 	pamt_sim_fail_set(&pamt_sim_fail_kmalloc, 0, 0);
 	alloc_pairs(&p, 1, GFP_KERNEL);
@@ -435,7 +438,7 @@ PAMT_TEST(arena_atomic_takes_a_free_block_or_falls_back)
 	struct tdx_pamt_pair p[2];
 	unsigned long s;
 
-	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	env_arena();
 	pamt_sim_enter_atomic();
 	alloc_pairs(&p[0], 1, GFP_NOWAIT);
 	pamt_sim_exit_atomic();
@@ -465,7 +468,7 @@ PAMT_TEST(arena_bad_free_warns_and_changes_nothing)
 {
 	struct tdx_pamt_pair p[2], bad;
 
-	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	env_arena();
 	alloc_pairs(p, 2, GFP_KERNEL);
 	free_pairs(&p[0], 1);
 	pamt_pair_free(&p[0]);
@@ -486,7 +489,7 @@ PAMT_TEST(arena_lock_counts_as_global)
 {
 	struct tdx_pamt_pair p[2];
 
-	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	env_arena();
 	alloc_pairs(&p[0], 1, GFP_KERNEL);	/* empty: no lock to take; grow */
 	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), 1);
 	alloc_pairs(&p[1], 1, GFP_KERNEL);	/* from the chunk */
@@ -501,7 +504,7 @@ PAMT_TEST(arena_serves_the_cache)
 	struct tdx_pamt_cache res = { .nr = 0 };
 	int i;
 
-	env_arena(TDX_PAMT_MODE_EAGER);
+	env_arena();
 	ASSERT(!__tdx_topup_pamt_cache(&res, TDX_PAMT_CACHE_MAX, GFP_KERNEL_ACCOUNT));
 	env.held_pairs += res.nr;
 	for (i = 0; i < 60; i++)
@@ -547,7 +550,7 @@ PAMT_TEST(arena_concurrent_alloc_free)
 	pthread_t t[ARENA_THREADS];
 	unsigned long i;
 
-	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	env_arena();
 	pamt_sim_fail_set(&pamt_sim_fail_order[9], -1, 200000);
 	for (i = 0; i < ARENA_THREADS; i++)
 		pthread_create(&t[i], NULL, arena_thread, (void *)i);
@@ -569,7 +572,7 @@ PAMT_TEST(arena_topup_takes_the_lock_once)
 	u64 locks;
 	int i;
 
-	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	env_arena();
 	alloc_pairs(&p, 1, GFP_KERNEL);		/* the chunk */
 	locks = stat(TDX_PAMT_STAT_GLOBAL_LOCK);
 	ASSERT(!__tdx_topup_pamt_cache(&res, TDX_PAMT_CACHE_MAX, GFP_KERNEL));
@@ -593,7 +596,7 @@ PAMT_TEST(arena_topup_across_a_new_chunk)
 	static struct tdx_pamt_pair p[CHUNK_PAIRS - 3];
 	struct tdx_pamt_cache res = { .nr = 0 };
 
-	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	env_arena();
 	alloc_pairs(p, CHUNK_PAIRS - 3, GFP_KERNEL);
 	ASSERT(!__tdx_topup_pamt_cache(&res, TDX_PAMT_CACHE_MAX, GFP_KERNEL));
 	env.held_pairs += res.nr;
@@ -620,7 +623,7 @@ PAMT_TEST(arena_bulk_free_one_lock_per_batch)
 	static struct tdx_pamt_pair p[CHUNK_PAIRS + 10];
 	u64 locks;
 
-	env_arena(TDX_PAMT_MODE_MAGAZINE);
+	env_arena();
 	alloc_pairs(p, CHUNK_PAIRS, GFP_KERNEL);	/* one full chunk */
 	pamt_sim_fail_set(&pamt_sim_fail_order[9], 0, 0);
 	alloc_pairs(&p[CHUNK_PAIRS], 5, GFP_KERNEL);		/* order 1 */
@@ -656,7 +659,7 @@ PAMT_TEST(arena_bulk_free_one_lock_per_batch)
 PAMT_TEST(arena_topup_fills_a_magazine)
 {
 	struct pamt_env_opts o = {
-		.mode = TDX_PAMT_MODE_MAGAZINE, .mag_size = 16,
+		.mag_size = 16,
 		.idle_cap = 100000, .arena = true,
 	};
 	struct tdx_pamt_cache res = { .nr = 0 };
@@ -714,7 +717,7 @@ PAMT_TEST(arena_topup_fills_a_magazine)
 PAMT_TEST(arena_get_miss_refills_magazines)
 {
 	struct pamt_env_opts o = {
-		.mode = TDX_PAMT_MODE_MAGAZINE, .mag_size = 16,
+		.mag_size = 16,
 		.idle_cap = 100000, .arena = true, .nr_slots = 256,
 	};
 	u64 locks;
@@ -754,7 +757,7 @@ PAMT_TEST(arena_get_miss_refills_magazines)
 PAMT_TEST(arena_refill_respects_idle_cap)
 {
 	struct pamt_env_opts o = {
-		.mode = TDX_PAMT_MODE_MAGAZINE, .mag_size = 16,
+		.mag_size = 16,
 		.idle_cap = 100000, .arena = true,
 	};
 	struct tdx_pamt_pair p[3];
@@ -787,7 +790,7 @@ PAMT_TEST(arena_refill_respects_idle_cap)
 PAMT_TEST(arena_refill_reserves_cap_room)
 {
 	struct pamt_env_opts o = {
-		.mode = TDX_PAMT_MODE_MAGAZINE, .mag_size = 16,
+		.mag_size = 16,
 		.idle_cap = 5, .arena = true,
 	};
 
@@ -810,7 +813,7 @@ PAMT_TEST(arena_refill_reserves_cap_room)
 static void env_arena_wide(void)
 {
 	struct pamt_env_opts o = {
-		.mode = TDX_PAMT_MODE_MAGAZINE, .mag_size = 4,
+		.mag_size = 4,
 		.idle_cap = 100000, .arena = true, .nr_slots = WIDE_SLOTS,
 		.mem_slots = 64,
 	};
@@ -946,7 +949,7 @@ static void *wave_thread(void *arg)
 PAMT_TEST(arena_miss_wave_links_one_chunk)
 {
 	struct pamt_env_opts o = {
-		.mode = TDX_PAMT_MODE_MAGAZINE, .mag_size = 4,
+		.mag_size = 4,
 		.idle_cap = 100000, .arena = true, .nr_cpus = WAVE_CPUS,
 	};
 	pthread_t t[WAVE_CPUS];

@@ -24,9 +24,9 @@ static void make_idle(unsigned long first, unsigned long n, unsigned long step)
  * atomic context as from an RCU callback: one REMOVE sequence at most,
  * PAMT_BUSY_CALLS_MAX SEAMCALLs, and what is left over goes to the worker.
  */
-static void put_under_busy_storm(enum tdx_pamt_mode mode)
+PAMT_TEST(bounds_put_one_remove_sequence)
 {
-	struct pamt_env_opts o = { .mode = mode, .idle_cap = 4, .mag_size = 4 };
+	struct pamt_env_opts o = { .idle_cap = 4, .mag_size = 4 };
 	long calls;
 
 	ASSERT(!pamt_env_up(&o));
@@ -46,16 +46,6 @@ static void put_under_busy_storm(enum tdx_pamt_mode mode)
 	EXPECT(idle_memory() <= 4);
 }
 
-PAMT_TEST(bounds_put_one_remove_sequence_magazine)
-{
-	put_under_busy_storm(TDX_PAMT_MODE_MAGAZINE);
-}
-
-PAMT_TEST(bounds_put_one_remove_sequence_eager)
-{
-	put_under_busy_storm(TDX_PAMT_MODE_EAGER);
-}
-
 #define CAP_OPS		4000
 #define CAP_HELD	64
 
@@ -66,11 +56,11 @@ PAMT_TEST(bounds_put_one_remove_sequence_eager)
  * the worker a put asked for has run.  One thread and a module that does
  * not answer BUSY: the slack is 0 but for that.
  */
-static void cap_random(enum tdx_pamt_mode mode, unsigned long nr_slots,
+static void cap_random(unsigned long nr_slots,
 		       unsigned long cap, bool sequential)
 {
 	struct pamt_env_opts o = {
-		.mode = mode, .mag_size = 8, .idle_cap = cap, .nr_cpus = 4,
+		.mag_size = 8, .idle_cap = cap, .nr_cpus = 4,
 		.nr_slots = nr_slots, .mem_slots = 64,
 	};
 	struct tdx_pamt_cache res = { .nr = 0 };
@@ -154,22 +144,22 @@ static void cap_random(enum tdx_pamt_mode mode, unsigned long nr_slots,
 
 PAMT_TEST(bounds_idle_cap_random_16k_slots)
 {
-	cap_random(TDX_PAMT_MODE_MAGAZINE, 16384, 16, false);
+	cap_random(16384, 16, false);
 }
 
 PAMT_TEST(bounds_idle_cap_sequential_16k_slots)
 {
-	cap_random(TDX_PAMT_MODE_MAGAZINE, 16384, 16, true);
+	cap_random(16384, 16, true);
 }
 
 PAMT_TEST(bounds_idle_cap_random_default_cap)
 {
-	cap_random(TDX_PAMT_MODE_MAGAZINE, 64, 0, false);
+	cap_random(64, 0, false);
 }
 
-PAMT_TEST(bounds_idle_cap_random_eager)
+PAMT_TEST(bounds_idle_cap_random_cap_1)
 {
-	cap_random(TDX_PAMT_MODE_EAGER, 256, 8, false);
+	cap_random(256, 1, false);
 }
 
 /*

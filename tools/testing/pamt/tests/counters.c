@@ -3,7 +3,6 @@
  * The counters mean what asm/tdx_pamt.h says, and the ordering of the
  * transitions that take a slot holds under ThreadSanitizer.
  */
-#include <pthread.h>
 #include "../harness.h"
 
 /* What the test itself saw, to hold the counters against. */
@@ -53,13 +52,13 @@ static void random_ops(unsigned long nr_slots, long ops, struct counted *c)
 /*
  * get_fast + revive + get_slow = successful gets; get_slow = successful
  * PAMT.ADDs; a failed ADD counts in add_failed; put_fast + put_slow =
- * puts, where put_slow is a put that issued a REMOVE itself (eager, or
- * the idle cap's sweep in magazine mode).
+ * puts, where put_slow is a put that issued a REMOVE itself (the idle
+ * cap's sweep).
  */
-static void counter_identities(enum tdx_pamt_mode mode)
+PAMT_TEST(counters_identities)
 {
 	struct pamt_env_opts o = {
-		.mode = mode, .nr_slots = 16, .idle_cap = 2, .mag_size = 4,
+		.nr_slots = 16, .idle_cap = 2, .mag_size = 4,
 	};
 	struct counted c = { 0 };
 	u64 v[TDX_PAMT_STAT_NR];
@@ -80,20 +79,7 @@ static void counter_identities(enum tdx_pamt_mode mode)
 	EXPECT_EQ(v[TDX_PAMT_STAT_ADD_FAILED], c.add_failed);
 	EXPECT_EQ(v[TDX_PAMT_STAT_PUT_FAST] + v[TDX_PAMT_STAT_PUT_SLOW], c.puts);
 	EXPECT_EQ(v[TDX_PAMT_STAT_PUT_SLOW], c.remove_puts);
-	if (mode == TDX_PAMT_MODE_MAGAZINE)
-		EXPECT(v[TDX_PAMT_STAT_CAP] > 0);
-	else
-		EXPECT_EQ(v[TDX_PAMT_STAT_REVIVE], 0);
-}
-
-PAMT_TEST(counters_identities_magazine)
-{
-	counter_identities(TDX_PAMT_MODE_MAGAZINE);
-}
-
-PAMT_TEST(counters_identities_eager)
-{
-	counter_identities(TDX_PAMT_MODE_EAGER);
+	EXPECT(v[TDX_PAMT_STAT_CAP] > 0);
 }
 
 /*
@@ -123,57 +109,4 @@ PAMT_TEST(counters_cached_pairs_never_wraps)
 	*cpu0 += 1;
 	*cpu1 += 1;
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 1);
-}
-
-/*
- * The eager put's 1->0 takes REMOVING ownership; its REMOVE must come
- * after what other CPUs did with the range under their references, which
- * their puts released.  A release-only compare-and-exchange does not
- * acquire them: ThreadSanitizer (the tsan build) reports the backend's
- * read of what the other CPU wrote as a data race.
- */
-static int eager_use;			/* plain: a TD page the user touched */
-static long eager_seen = -1;
-static int eager_done;			/* read and written relaxed only */
-
-static u64 eager_remove(unsigned long base, struct tdx_pamt_pair *pair)
-{
-	eager_seen = eager_use;
-	return pamt_env_ops.remove(base, pair);
-}
-
-static void *eager_other_cpu(void *arg)
-{
-	pamt_sim_set_cpu(1);
-	if (tdx_pamt_get(slot_pfn(3, 1), NULL))
-		return NULL;
-	eager_use = 1;
-	tdx_pamt_put(slot_pfn(3, 1));
-	__atomic_store_n(&eager_done, 1, __ATOMIC_RELAXED);
-	return NULL;
-}
-
-PAMT_TEST(counters_eager_put_acquires_other_puts)
-{
-	struct tdx_pamt_ops ops = pamt_env_ops;
-	const struct tdx_pamt_ops *saved;
-	pthread_t t;
-
-	pamt_env_up_mode(TDX_PAMT_MODE_EAGER);
-	eager_use = 0;
-	eager_seen = -1;
-	eager_done = 0;
-	ASSERT(!tdx_pamt_get(slot_pfn(3, 0), NULL));
-	ops.remove = eager_remove;
-	saved = pamt.ops;
-	pamt.ops = &ops;
-	pthread_create(&t, NULL, eager_other_cpu, NULL);
-	/* Relaxed reads only: no ordering but the cache's own. */
-	while (!__atomic_load_n(&eager_done, __ATOMIC_RELAXED))
-		sched_yield();
-	EXPECT_EQ(tdx_pamt_put(slot_pfn(3, 0)), 0);
-	pthread_join(t, NULL);
-	pamt.ops = saved;
-	EXPECT_EQ(eager_seen, 1);
-	EXPECT_EQ(slot_word(3), 0);
 }

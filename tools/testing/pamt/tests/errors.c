@@ -41,18 +41,6 @@ PAMT_TEST(err_double_put_warns_once_and_changes_nothing)
 	env.expect_warnings = 3;
 }
 
-PAMT_TEST(err_double_put_eager_no_remove)
-{
-	pamt_env_up_mode(TDX_PAMT_MODE_EAGER);
-	ASSERT(!tdx_pamt_get(slot_pfn(3, 0), NULL));
-	EXPECT_EQ(tdx_pamt_put(slot_pfn(3, 0)), 0);
-	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), 1);
-	EXPECT_EQ(tdx_pamt_put(slot_pfn(3, 0)), -EINVAL);
-	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), 1);
-	EXPECT_EQ(slot_word(3), 0);
-	env.expect_warnings = 1;
-}
-
 PAMT_TEST(err_refcount_saturates)
 {
 	pamt_env_up_default();
@@ -140,13 +128,13 @@ PAMT_TEST(err_add_busy_transient_succeeds)
 /* REMOVE fails for good: the pair stays in the module, never reused. */
 PAMT_TEST(err_remove_failure_leaks_in_module)
 {
-	pamt_env_up_mode(TDX_PAMT_MODE_EAGER);
+	pamt_env_up_default();
 	ASSERT(!tdx_pamt_get(slot_pfn(4, 0), NULL));
-	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_PAGE_NOT_EMPTY, 1, 0);
 	EXPECT_EQ(tdx_pamt_put(slot_pfn(4, 0)), 0);
+	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_PAGE_NOT_EMPTY, 1, 0);
+	EXPECT_EQ(tdx_pamt_evict(slot_pfn(4, 0)), -EIO);
 	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED | PAMT_SLOT_LEAKED);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_LEAKED), 1);
-	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 0);
 	EXPECT(pamt_fake_range_has_pair(slot_pfn(4, 0)));
 	/* Not reclaimable, not evictable ... */
@@ -175,20 +163,6 @@ PAMT_TEST(err_remove_busy_leaves_slot_idle)
 	EXPECT_EQ(stat(TDX_PAMT_STAT_LEAKED), 0);
 	pamt_fake_inject(PAMT_FAKE_REMOVE, 0, 0, 0);
 	EXPECT_EQ(tdx_pamt_evict(slot_pfn(4, 0)), 0);
-	EXPECT_EQ(slot_word(4), 0);
-}
-
-PAMT_TEST(err_eager_remove_busy_leaves_slot_idle)
-{
-	pamt_env_up_mode(TDX_PAMT_MODE_EAGER);
-	ASSERT(!tdx_pamt_get(slot_pfn(4, 0), NULL));
-	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, 1000, 0);
-	EXPECT_EQ(tdx_pamt_put(slot_pfn(4, 0)), 0);
-	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED);
-	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 1);
-	pamt_fake_inject(PAMT_FAKE_REMOVE, 0, 0, 0);
-	/* The shrinker finishes the job later. */
-	EXPECT_EQ(tdx_pamt_shrink_scan(1, NULL), 1);
 	EXPECT_EQ(slot_word(4), 0);
 }
 
@@ -263,7 +237,7 @@ PAMT_TEST(err_fake_catches_remove_in_use)
 {
 	struct page *td;
 
-	pamt_env_up_mode(TDX_PAMT_MODE_EAGER);
+	pamt_env_up_default();
 	td = pamt_sim_alloc_pfn(slot_pfn(5, 100));
 	ASSERT(td);
 	env.held_pages = 1;
@@ -271,6 +245,7 @@ PAMT_TEST(err_fake_catches_remove_in_use)
 	EXPECT_EQ(pamt_fake_page_aug(slot_pfn(5, 100)), TDX_PAMT_SUCCESS);
 	/* A caller bug: the last put while the TD still maps the page. */
 	EXPECT_EQ(tdx_pamt_put(slot_pfn(5, 100)), 0);
+	EXPECT_EQ(tdx_pamt_evict(slot_pfn(5, 100)), -EIO);
 	EXPECT_EQ(atomic64_read(&pamt_fake.violations), 1);
 	EXPECT_EQ(slot_word(5), PAMT_SLOT_INSTALLED | PAMT_SLOT_LEAKED);
 	EXPECT_EQ(pamt_fake_page_remove(slot_pfn(5, 100)), TDX_PAMT_SUCCESS);

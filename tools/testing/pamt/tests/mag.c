@@ -3,15 +3,15 @@
 #include <pthread.h>
 #include "../harness.h"
 
-/* Small magazines, and an idle cap out of the way. */
-static void env_mag(unsigned int mag_size, enum tdx_pamt_mode mode)
+/* Small magazines; an idle cap out of the way, or 0: every last put REMOVEs. */
+static void env_mag(unsigned int mag_size, bool lean)
 {
-	struct pamt_env_opts o = {
-		.mode = mode, .mag_size = mag_size, .idle_cap = 1000,
-	};
+	struct pamt_env_opts o = { .mag_size = mag_size, .idle_cap = 1000 };
 
 	if (pamt_env_up(&o))
 		pamt_sim_fatal("environment", __FILE__, __LINE__);
+	if (lean)
+		tdx_pamt_set_idle_cap(0);
 }
 
 static void take_pairs(struct tdx_pamt_pair *p, int n)
@@ -36,7 +36,7 @@ PAMT_TEST(mag_lifo_reuse)
 {
 	struct tdx_pamt_pair a, b;
 
-	env_mag(4, TDX_PAMT_MODE_MAGAZINE);
+	env_mag(4, false);
 	take_pairs(&a, 1);
 	give_pairs(&a, 1);
 	take_pairs(&b, 1);
@@ -51,7 +51,7 @@ PAMT_TEST(mag_depot_lock_once_per_magazine)
 {
 	struct tdx_pamt_pair p[40];
 
-	env_mag(4, TDX_PAMT_MODE_MAGAZINE);
+	env_mag(4, false);
 	take_pairs(p, 40);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), 0);	/* empty depot: skipped */
 	give_pairs(p, 40);
@@ -79,7 +79,7 @@ PAMT_TEST(mag_pairs_move_between_cpus)
 {
 	struct tdx_pamt_pair p[12];
 
-	env_mag(4, TDX_PAMT_MODE_MAGAZINE);
+	env_mag(4, false);
 	take_pairs(p, 12);
 	give_pairs(p, 12);
 	pamt_sim_set_cpu(1);
@@ -234,7 +234,7 @@ PAMT_TEST(drain_dead_cpu_frees_its_pairs)
 {
 	struct tdx_pamt_pair p[6];
 
-	env_mag(4, TDX_PAMT_MODE_MAGAZINE);
+	env_mag(4, false);
 	pamt_sim_set_cpu(2);
 	take_pairs(p, 6);
 	give_pairs(p, 6);
@@ -251,7 +251,7 @@ PAMT_TEST(drain_all_frees_idle_and_cached)
 	struct tdx_pamt_pair p[20];
 	unsigned long s;
 
-	env_mag(4, TDX_PAMT_MODE_MAGAZINE);
+	env_mag(4, false);
 	for (s = 0; s < 5; s++) {
 		ASSERT(!tdx_pamt_get(slot_pfn(s, 0), NULL));
 		ASSERT(!tdx_pamt_put(slot_pfn(s, 0)));
@@ -279,7 +279,7 @@ static void drain_for_reclaim(bool cap)
 	unsigned long kmalloc_bytes, empty;
 	struct tdx_pamt_pair p[6];
 
-	env_mag(4, TDX_PAMT_MODE_MAGAZINE);
+	env_mag(4, false);
 	pamt_sim_set_cpu(2);
 	take_pairs(p, 6);
 	give_pairs(p, 6);
@@ -321,12 +321,17 @@ static void *softirq_putter(void *arg)
 {
 	struct softirq_ctx *c = arg;
 	unsigned long i = 0;
+	int ret;
 
 	pamt_sim_set_cpu(1);		/* the same CPU as the task */
 	while (i < c->nr) {
 		if (i < __atomic_load_n(&c->head, __ATOMIC_ACQUIRE)) {
 			if (tdx_pamt_put(c->pfns[i]))
 				pamt_sim_fatal("put", __FILE__, __LINE__);
+			/* -EBUSY: the task got the range again meanwhile. */
+			ret = tdx_pamt_evict(c->pfns[i]);
+			if (ret && ret != -EBUSY)
+				pamt_sim_fatal("evict", __FILE__, __LINE__);
 			__atomic_store_n(&c->tail, ++i, __ATOMIC_RELEASE);
 		} else {
 			cpu_relax();
@@ -336,8 +341,8 @@ static void *softirq_putter(void *arg)
 }
 
 /*
- * Eager mode, one CPU: the task gets (taking pairs from the magazine),
- * the "softirq" puts (REMOVE, giving pairs back) at the same time.
+ * One CPU: the task gets (taking pairs from the magazine), the "softirq"
+ * puts and evicts (REMOVE, giving pairs back) at the same time.
  */
 PAMT_TEST(softirq_put_during_get_on_same_cpu)
 {
@@ -345,7 +350,7 @@ PAMT_TEST(softirq_put_during_get_on_same_cpu)
 	struct softirq_ctx c = { .pfns = pfns, .nr = 4000 };
 	pthread_t t;
 
-	env_mag(4, TDX_PAMT_MODE_EAGER);
+	env_mag(4, false);
 	pamt_sim_set_cpu(1);
 	pthread_create(&t, NULL, softirq_putter, &c);
 	for (i = 0; i < c.nr; i++) {
@@ -386,9 +391,9 @@ static void *conversion_storm(void *arg)
 }
 
 /*
- * Eager mode: a guest loops shared<->private conversions on one page, so
- * its pair is ADDed and REMOVEd back to back; the pair's pages lie in the
- * range a bystander now needs.  The module answers the bystander's ADD
+ * An idle cap of 0: a guest loops shared<->private conversions on one
+ * page, so its pair is ADDed and REMOVEd back to back; the pair's pages
+ * lie in the range a bystander now needs.  The module answers the bystander's ADD
  * with BUSY almost every time; the serialised fallback must get it in.
  */
 PAMT_TEST(busy_fallback_beats_a_conversion_storm)
@@ -398,7 +403,7 @@ PAMT_TEST(busy_fallback_beats_a_conversion_storm)
 	int ret, tries;
 	pthread_t t;
 
-	env_mag(4, TDX_PAMT_MODE_EAGER);
+	env_mag(4, true);
 	st.pfn = slot_pfn(40, 0);
 	p.pfn[0] = slot_pfn(20, 0);
 	p.pfn[1] = slot_pfn(20, 1);

@@ -38,10 +38,10 @@ static unsigned long pages_accounted(void)
 	return n;
 }
 
-static void memcg_up(enum tdx_pamt_mode mode, bool arena)
+static void memcg_up(bool arena)
 {
 	struct pamt_env_opts o = {
-		.mode = mode, .idle_cap = 100000, .arena = arena,
+		.idle_cap = 100000, .arena = arena,
 	};
 
 	memset(&cg_a, 0, sizeof(cg_a));
@@ -85,7 +85,7 @@ static void charge_follows_range(bool arena)
 {
 	struct tdx_pamt_cache c;
 
-	memcg_up(TDX_PAMT_MODE_MAGAZINE, arena);
+	memcg_up(arena);
 	tdx_init_pamt_cache(&c);
 
 	EXPECT_EQ(fault(&cg_a, &c, slot_pfn(7, 0)), 0);
@@ -157,7 +157,7 @@ static void uncharge_paths(bool arena)
 {
 	unsigned long scanned, tries;
 
-	memcg_up(TDX_PAMT_MODE_MAGAZINE, arena);
+	memcg_up(arena);
 	idle_ranges(&cg_a, 0, 3);
 	EXPECT_EQ(tdx_pamt_evict(slot_pfn(1, 0)), 0);
 	EXPECT_EQ(charged(&cg_a), 2);
@@ -192,21 +192,6 @@ PAMT_TEST(memcg_uncharge_on_evict_shrink_cap_drain_no_arena)
 	uncharge_paths(false);
 }
 
-/* Eager mode: the 1->0 put REMOVEs, and uncharges, as upstream does. */
-PAMT_TEST(memcg_eager_put_uncharges)
-{
-	struct tdx_pamt_cache c;
-
-	memcg_up(TDX_PAMT_MODE_EAGER, true);
-	tdx_init_pamt_cache(&c);
-	EXPECT_EQ(fault(&cg_a, &c, slot_pfn(3, 0)), 0);
-	vm_teardown(&c);
-	EXPECT_EQ(charged(&cg_a), 1);
-	EXPECT_EQ(tdx_pamt_put(slot_pfn(3, 0)), 0);
-	EXPECT_EQ(charged(&cg_a), 0);
-	EXPECT_EQ(refs(&cg_a), 0);
-}
-
 static u64 split_demote(const struct tdx_pamt_pair *pair, void *arg)
 {
 	return pamt_fake_page_demote(*(unsigned long *)arg, pair);
@@ -223,7 +208,7 @@ PAMT_TEST(memcg_demote_charges_promote_uncharges)
 	struct tdx_pamt_cache c;
 	unsigned long base;
 
-	memcg_up(TDX_PAMT_MODE_MAGAZINE, true);
+	memcg_up(true);
 	base = slot_pfn(5, 0);
 	EXPECT_EQ(pamt_fake_page_aug_2m(base), TDX_PAMT_SUCCESS);
 	tdx_init_pamt_cache(&c);
@@ -249,7 +234,7 @@ PAMT_TEST(memcg_what_is_not_charged_and_limits)
 	struct tdx_pamt_cache c;
 	struct obj_cgroup root = { .root = true };
 
-	memcg_up(TDX_PAMT_MODE_MAGAZINE, true);
+	memcg_up(true);
 	tdx_init_pamt_cache(&c);
 	pamt_sim_objcg = &cg_a;
 	EXPECT_EQ(tdx_pamt_get(slot_pfn(1, 0), NULL), 0);
@@ -291,7 +276,7 @@ PAMT_TEST(memcg_control_page_charges_page_and_range)
 {
 	struct page *page;
 
-	memcg_up(TDX_PAMT_MODE_MAGAZINE, false);
+	memcg_up(false);
 	pamt_sim_objcg = &cg_a;
 	page = tdx_alloc_control_page();
 	ASSERT(page);

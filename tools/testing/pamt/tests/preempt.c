@@ -56,8 +56,8 @@ static void preempt_report(const char *what, const struct pamt_sim_irqoff *r)
 }
 
 /*
- * One CPU, the module BUSY for every try but the last, of an ADD and of an
- * eager put's REMOVE: 22 SEAMCALLs each, in 22 sections of one SEAMCALL.
+ * One CPU, the module BUSY for every try but the last, of an ADD and of the
+ * REMOVE a last put issues under an idle cap of 0: 22 SEAMCALLs each, in 22 sections of one SEAMCALL.
  * Before, each sequence was one section of 22 SEAMCALLs and 0.5 ms of
  * backoff.  One thread, so the maximum itself is bounded, with four times
  * the slack: host noise lands in one of only 44 sections, and a loaded
@@ -65,11 +65,11 @@ static void preempt_report(const char *what, const struct pamt_sim_irqoff *r)
  */
 PAMT_TEST(preempt_busy_by_count_one_seamcall_per_section)
 {
-	struct pamt_env_opts o = { .mode = TDX_PAMT_MODE_EAGER };
 	struct pamt_sim_irqoff r;
 	unsigned long pfn;
 
-	ASSERT(!pamt_env_up(&o));
+	pamt_env_up_default();
+	tdx_pamt_set_idle_cap(0);
 	pfn = slot_pfn(3, 0);
 	preempt_latency();
 	pamt_fake_inject(PAMT_FAKE_ADD, TDX_PAMT_OPERAND_BUSY,
@@ -141,7 +141,7 @@ static void *preempt_worker(void *arg)
 PAMT_TEST(preempt_busy_storm_one_seamcall_per_section)
 {
 	struct pamt_env_opts o = {
-		.mode = TDX_PAMT_MODE_EAGER, .nr_cpus = PREEMPT_THREADS,
+		.nr_cpus = PREEMPT_THREADS,
 		.nr_slots = 16,
 	};
 	struct tdx_pamt_ops ops = pamt_env_ops;
@@ -152,6 +152,7 @@ PAMT_TEST(preempt_busy_storm_one_seamcall_per_section)
 	int run;
 
 	ASSERT(!pamt_env_up(&o));
+	tdx_pamt_set_idle_cap(0);	/* every last put REMOVEs */
 	ops.add = preempt_add;
 	ops.remove = preempt_remove;
 	saved = pamt.ops;
@@ -265,7 +266,8 @@ PAMT_TEST(preempt_get_during_remove_backoff_revives)
  */
 PAMT_TEST(preempt_softirq_remove_never_serialises)
 {
-	pamt_env_up_mode(TDX_PAMT_MODE_EAGER);
+	pamt_env_up_default();
+	tdx_pamt_set_idle_cap(0);
 	ASSERT(!tdx_pamt_get(slot_pfn(2, 0), NULL));
 	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY,
 			 PAMT_BUSY_CALLS_MAX, 0);

@@ -87,34 +87,6 @@ PAMT_TEST(slot_revive_idle_without_seamcall)
 	EXPECT_EQ(tdx_pamt_put(slot_pfn(5, 9)), 0);
 }
 
-PAMT_TEST(slot_eager_put_removes_and_caches_pair)
-{
-	pamt_env_up_mode(TDX_PAMT_MODE_EAGER);
-	EXPECT_EQ(tdx_pamt_get(slot_pfn(7, 0), NULL), 0);
-	EXPECT_EQ(tdx_pamt_get(slot_pfn(7, 1), NULL), 0);
-	EXPECT_EQ(tdx_pamt_put(slot_pfn(7, 0)), 0);
-	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), 0);
-	EXPECT_EQ(tdx_pamt_put(slot_pfn(7, 1)), 0);
-	EXPECT_EQ(slot_word(7), 0);
-	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), 1);
-	EXPECT(!pamt_fake_range_has_pair(slot_pfn(7, 0)));
-	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 1);
-	EXPECT_EQ(stat(TDX_PAMT_STAT_PUT_SLOW), 1);
-	EXPECT_EQ(stat(TDX_PAMT_STAT_INSTALLED), 0);
-}
-
-PAMT_TEST(slot_eager_reuses_cached_pair)
-{
-	pamt_env_up_mode(TDX_PAMT_MODE_EAGER);
-	EXPECT_EQ(tdx_pamt_get(slot_pfn(7, 0), NULL), 0);
-	EXPECT_EQ(tdx_pamt_put(slot_pfn(7, 0)), 0);
-	EXPECT_EQ(tdx_pamt_get(slot_pfn(8, 0), NULL), 0);
-	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_ALLOC), 2);
-	EXPECT_EQ(stat(TDX_PAMT_STAT_MAG_HIT), 1);
-	EXPECT_EQ(fake_calls(PAMT_FAKE_ADD), 2);
-	EXPECT_EQ(tdx_pamt_put(slot_pfn(8, 0)), 0);
-}
-
 PAMT_TEST(slot_ranges_are_independent)
 {
 	unsigned long s;
@@ -181,9 +153,6 @@ PAMT_TEST(slot_init_rejects_bad_config)
 	cfg.ops = &no_reset;
 	EXPECT_EQ(tdx_pamt_init(&r, 1, &cfg), -EINVAL);
 	cfg.ops = &pamt_fake_ops;
-	cfg.mode = 7;
-	EXPECT_EQ(tdx_pamt_init(&r, 1, &cfg), -EINVAL);
-	cfg.mode = TDX_PAMT_MODE_MAGAZINE;
 	cfg.mag_size = PAMT_MAG_SIZE_MAX + 1;
 	EXPECT_EQ(tdx_pamt_init(&r, 1, &cfg), -EINVAL);
 	EXPECT(!tdx_pamt_enabled());

@@ -18,10 +18,10 @@ static const struct tdx_pamt_range far_apart[] = {
 };
 
 static void sparse_up(const struct tdx_pamt_range *r, unsigned int nr,
-		      enum tdx_pamt_mode mode, unsigned long cap)
+		      unsigned long cap)
 {
 	struct pamt_env_opts o = {
-		.mode = mode, .ranges = r, .nr_ranges = nr,
+		.ranges = r, .nr_ranges = nr,
 		.mem_slots = SPARSE_MEM, .idle_cap = cap,
 	};
 
@@ -43,7 +43,7 @@ PAMT_TEST(sparse_far_ranges_work_at_both_ends)
 	unsigned long pfn, base;
 	unsigned int i;
 
-	sparse_up(far_apart, 2, TDX_PAMT_MODE_MAGAZINE, 0);
+	sparse_up(far_apart, 2, 0);
 	/* The window is one range; the other is one far block. */
 	EXPECT_EQ(pamt.nr_flat, 512);
 	EXPECT_EQ(pamt.nr_slots, 1024);
@@ -109,7 +109,7 @@ PAMT_TEST(sparse_holes_are_einval_and_change_nothing)
 	unsigned long i, nr;
 	u32 *words;
 
-	sparse_up(far_apart, 2, TDX_PAMT_MODE_MAGAZINE, 0);
+	sparse_up(far_apart, 2, 0);
 	/* Some state to keep: one range active at each end. */
 	ASSERT(!tdx_pamt_get(0, NULL));
 	ASSERT(!tdx_pamt_get(FAR_PFN, NULL));
@@ -204,7 +204,7 @@ PAMT_TEST(sparse_overflow_changes_nothing)
 	unsigned long pfn = FAR_PFN + 3 * TDX_PAMT_PAGES_PER_SLOT;
 	u64 before[TDX_PAMT_STAT_NR], after[TDX_PAMT_STAT_NR];
 
-	sparse_up(far_apart, 2, TDX_PAMT_MODE_MAGAZINE, 0);
+	sparse_up(far_apart, 2, 0);
 	ASSERT(!tdx_pamt_get(pfn, NULL));
 	pfn_set_word(pfn, PAMT_SLOT_INSTALLED | (PAMT_SLOT_REF_MAX - 1));
 	EXPECT_EQ(tdx_pamt_get(pfn + 1, NULL), 0);
@@ -239,7 +239,7 @@ PAMT_TEST(sparse_idle_index_cap_and_shrinker)
 	unsigned long pfn, idle;
 	unsigned int i, j;
 
-	sparse_up(r, 3, TDX_PAMT_MODE_MAGAZINE, 40);
+	sparse_up(r, 3, 40);
 	EXPECT_EQ(pamt.nr_flat, 16);
 	EXPECT_EQ(pamt.nr_slots, 16 + 2 * 512);
 	EXPECT_EQ(pamt.idle_index.size, pamt.nr_slots);
@@ -286,7 +286,7 @@ PAMT_TEST(sparse_far_table_probes)
 	unsigned long mul, mask, i, pfn;
 	unsigned int shift, probes;
 
-	sparse_up(r, 2, TDX_PAMT_MODE_MAGAZINE, 0);
+	sparse_up(r, 2, 0);
 	/* The larger range is the window, the other four far blocks. */
 	EXPECT_EQ(pamt.nr_flat, 5 * 512);
 	EXPECT_EQ(pamt.nr_slots, 9 * 512);

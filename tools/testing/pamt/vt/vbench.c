@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * TD workloads in virtual time, against the five strategies of
- * bench/strat.c (lock, atomic: the seed's "w/o" and "w/"; eager, magazine
+ * bench/strat.c (lock, atomic: the seed's "w/o" and "w/"; lean, magazine
  * and magazine+arena: the kernel's pamt_*.c), on N virtual CPUs.
  *
  * A TD's vCPUs each run on their own virtual CPU (vCPU v of TD t on CPU
@@ -554,7 +554,7 @@ static bool accounting(const struct vb_params *p, struct vb_result *r)
 	bool ok = true;
 
 	vb.ops->ctrs(&c);
-	if (p->strat >= S_EAGER) {
+	if (p->strat >= S_LEAN) {
 		u64 v[TDX_PAMT_STAT_NR];
 		long in_pairs;
 
@@ -717,7 +717,7 @@ void vb_run(const struct vb_params *p, struct vb_result *r, FILE *log)
 	r->ok = !r->accounting_bad && !r->check_bad && !r->violations &&
 		!r->warnings && !r->errors && !r->leaked_pages &&
 		r->get.count == r->put.count;
-	if (p->strat >= S_EAGER)
+	if (p->strat >= S_LEAN)
 		pamt_forget_module_pairs();
 	pamt_fake_exit();
 	pamt_sim_mem_exit();

@@ -178,7 +178,7 @@ static void replay_row(FILE *f, const char *name, const struct vb_result *r,
 {
 	fprintf(f, "%-15s | %9s %9llu | %9s %9llu | %9llu %9llu %9llu\n",
 		name, "", row_val(&r[S_LOCK], what), "",
-		row_val(&r[S_ATOMIC], what), row_val(&r[S_EAGER], what),
+		row_val(&r[S_ATOMIC], what), row_val(&r[S_LEAN], what),
 		row_val(&r[S_MAG], what), row_val(&r[S_MAG_ARENA], what));
 }
 
@@ -197,7 +197,7 @@ static void print_replay(FILE *f, const struct replay *rp, double scale,
 			(unsigned long)(P.pages_per_td * scale),
 			cpus > seed_tds[sc] * 8 ? cpus : seed_tds[sc] * 8);
 		fprintf(f, "%-15s | %9s %9s | %9s %9s | %9s %9s %9s\n", "",
-			"seed w/o", "lock", "seed w/", "atomic", "eager", "magazine",
+			"seed w/o", "lock", "seed w/", "atomic", "lean", "magazine",
 			"+arena");
 		for (i = 0; i < 8; i++) {
 			double v[S_NR], sd[2];
@@ -224,12 +224,12 @@ static void print_replay(FILE *f, const struct replay *rp, double scale,
 				fprintf(f, "%-15s | %8.0fk %8.0fk | %8.0fk %8.0fk | %8.0fk %8.0fk %8.0fk\n",
 					rows[i], sd[0] / 1e3, v[S_LOCK] / 1e3,
 					sd[1] / 1e3, v[S_ATOMIC] / 1e3,
-					v[S_EAGER] / 1e3, v[S_MAG] / 1e3,
+					v[S_LEAN] / 1e3, v[S_MAG] / 1e3,
 					v[S_MAG_ARENA] / 1e3);
 			else
 				fprintf(f, "%-15s | %9.0f %9.3g | %9.0f %9.3g | %9.3g %9.3g %9.3g\n",
 					rows[i], sd[0], v[S_LOCK], sd[1],
-					v[S_ATOMIC], v[S_EAGER], v[S_MAG],
+					v[S_ATOMIC], v[S_LEAN], v[S_MAG],
 					v[S_MAG_ARENA]);
 		}
 		fprintf(f, "%-15s | %9.1f %9.1f |\n", "w/o:w/ get tot",

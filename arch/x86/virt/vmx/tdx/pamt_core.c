@@ -105,9 +105,6 @@ static int pamt_check_config(const struct tdx_pamt_range *ranges,
 	if (!nr || !ranges || !cfg || !cfg->ops || !cfg->ops->add ||
 	    !cfg->ops->remove || !cfg->ops->reset_page)
 		return -EINVAL;
-	if (cfg->mode != TDX_PAMT_MODE_MAGAZINE &&
-	    cfg->mode != TDX_PAMT_MODE_EAGER)
-		return -EINVAL;
 	if (cfg->mag_size > PAMT_MAG_SIZE_MAX)
 		return -EINVAL;
 	for (i = 0; i < nr; i++) {
@@ -367,7 +364,7 @@ fail:
  * tdx_pamt_init() - set up the PAMT cache over the covered memory
  * @ranges: covered ranges, sorted, 2M aligned, not overlapping
  * @nr: entries in @ranges
- * @cfg: mode, magazine size, idle cap and backend
+ * @cfg: magazine size, idle cap, backend and arena
  *
  * Context: process context; may sleep.
  *
@@ -396,10 +393,9 @@ int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
 	if (!covered)
 		return -ENOMEM;
 
-	pamt.mode = cfg->mode;
 	pamt.ops = cfg->ops;
 	pamt.arena = cfg->arena;
-	pamt.mag_size = cfg->mag_size ?: PAMT_MAG_SIZE_DEFAULT;
+	pamt.mag_size = cfg->mag_size ?: PAMT_MAG_SIZE;
 	pamt.idle_cap = cfg->idle_cap ?: max(covered / 4, 1UL);
 	atomic_long_set(&pamt.idle, 0);
 	atomic_long_set(&pamt.installed, 0);

@@ -13,8 +13,7 @@
  * enabling is done and what is not: Documentation/arch/x86/tdx-dpamt.rst.
  *
  * Boot parameters (the cache is built in): tdx_pamt.enable,
- * tdx_pamt.mode=magazine|eager, tdx_pamt.mag_size, tdx_pamt.idle_cap,
- * tdx_pamt.arena.
+ * tdx_pamt.idle_cap.
  */
 #define pr_fmt(fmt)	"tdx-pamt: " fmt
 
@@ -24,8 +23,6 @@
 #include <linux/printk.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
-#include <linux/string.h>
-#include <linux/sysfs.h>
 #include <kunit/visibility.h>
 #include <asm/tdx.h>
 #include "tdx.h"
@@ -42,46 +39,9 @@ VISIBLE_IF_KUNIT bool pamt_param_enable = true;
 module_param_named(enable, pamt_param_enable, bool, 0444);
 MODULE_PARM_DESC(enable, "Use Dynamic PAMT, with the cache, if the TDX module has it (default Y; N: static PAMT)");
 
-static enum tdx_pamt_mode pamt_param_mode = TDX_PAMT_MODE_MAGAZINE;
-
-static const char * const pamt_mode_names[] = {
-	[TDX_PAMT_MODE_MAGAZINE]	= "magazine",
-	[TDX_PAMT_MODE_EAGER]		= "eager",
-};
-
-static int pamt_param_mode_set(const char *val, const struct kernel_param *kp)
-{
-	int mode = sysfs_match_string(pamt_mode_names, val);
-
-	if (mode < 0)
-		return mode;
-	pamt_param_mode = mode;
-	return 0;
-}
-
-static int pamt_param_mode_get(char *buf, const struct kernel_param *kp)
-{
-	return sysfs_emit(buf, "%s\n", pamt_mode_names[pamt_param_mode]);
-}
-
-static const struct kernel_param_ops pamt_param_mode_ops = {
-	.set = pamt_param_mode_set,
-	.get = pamt_param_mode_get,
-};
-module_param_cb(mode, &pamt_param_mode_ops, NULL, 0444);
-MODULE_PARM_DESC(mode, "What the last put does: magazine (keep the pair, default) or eager (PAMT.REMOVE)");
-
-static unsigned int pamt_param_mag_size;
-module_param_named(mag_size, pamt_param_mag_size, uint, 0444);
-MODULE_PARM_DESC(mag_size, "Pairs per per-CPU magazine (0: default 64, at most 1024)");
-
 static unsigned long pamt_param_idle_cap;
 module_param_named(idle_cap, pamt_param_idle_cap, ulong, 0444);
 MODULE_PARM_DESC(idle_cap, "Initial cap on idle pairs (0: a quarter of the covered 2M ranges)");
-
-static bool pamt_param_arena = true;
-module_param_named(arena, pamt_param_arena, bool, 0444);
-MODULE_PARM_DESC(arena, "Carve page pairs out of 2M chunks of pair pages, charged to no memcg (default Y; N: two pages per pair, charged to the caller)");
 
 /**
  * tdx_pamt_wanted() - whether the TDX module is to run with Dynamic PAMT
@@ -164,11 +124,9 @@ int pamt_enable(struct tdmr_info_list *tdmr_list,
 		const struct tdx_pamt_ops *ops)
 {
 	struct tdx_pamt_config cfg = {
-		.mode		= pamt_param_mode,
-		.mag_size	= pamt_param_mag_size,
 		.idle_cap	= pamt_param_idle_cap,
 		.ops		= ops,
-		.arena		= pamt_param_arena,
+		.arena		= true,
 	};
 	struct tdx_pamt_range *ranges;
 	int nr, ret;
@@ -240,9 +198,7 @@ void tdx_pamt_module_ready(void)
 	if (ret && ret != -EBUSY)
 		pr_warn("no shrinker or CPU hotplug hook (%d); idle memory is bounded by the cap only\n",
 			ret);
-	pr_info("on: %s mode, %u pairs per magazine, pairs from %s\n",
-		pamt_mode_names[pamt.mode], pamt.mag_size,
-		pamt.arena ? "2M chunks" : "single pages");
+	pr_info("on: idle cap %lu pairs\n", pamt.idle_cap);
 }
 
 /**

@@ -78,8 +78,8 @@ static inline enum pamt_slot_state pamt_slot_state(unsigned long word)
  */
 #define PAMT_WAIT_NS_DEFAULT	(100 * NSEC_PER_USEC)
 #define PAMT_WAIT_NS		READ_ONCE(pamt.wait_ns)
-#define PAMT_MAG_SIZE_DEFAULT	64
 #define PAMT_IDLE_BATCH		64	/* idle slots a CPU queues per lock */
+#define PAMT_MAG_SIZE		64	/* pairs per magazine; see the Documentation */
 #define PAMT_MAG_SIZE_MAX	1024
 
 /**
@@ -215,7 +215,6 @@ struct pamt_far {
  * @far_keys: block key of each far block, in the order of @slots
  * @meta_bytes: bytes of slot metadata: words, far table, far keys, and
  *	the idle index's ring and bitmap
- * @mode: see enum tdx_pamt_mode
  * @ops: the platform backend
  * @mag_size: pairs per magazine
  * @pcpu: per-CPU magazines and counters
@@ -251,7 +250,6 @@ struct pamt_cache {
 	unsigned int far_probes;
 	unsigned long *far_keys;
 	unsigned long meta_bytes;
-	enum tdx_pamt_mode mode;
 	const struct tdx_pamt_ops *ops;
 	unsigned int mag_size;
 	struct pamt_pcpu __percpu *pcpu;
@@ -433,7 +431,6 @@ static inline void pamt_pair_uncharge(const struct tdx_pamt_pair *pair) { }
 int pamt_shrink_init(unsigned long nr_slots);
 void pamt_shrink_exit(void);
 bool pamt_shrink_idle_inc(unsigned long idx);
-void pamt_shrink_idle_again(unsigned long idx);
 bool pamt_shrink_over_cap(unsigned long more);
 unsigned long pamt_shrink_refill_share(void);
 unsigned long pamt_shrink_reserve(unsigned long want);

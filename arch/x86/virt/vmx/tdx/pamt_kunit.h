@@ -41,10 +41,10 @@ void pk_test_exit(struct kunit *test);
 void pk_suite_leak_check(struct kunit *test);
 
 int pk_setup_ranges(struct kunit *test, const struct tdx_pamt_range *ranges,
-		    unsigned int nr, enum tdx_pamt_mode mode,
-		    unsigned int mag_size, unsigned long idle_cap);
-int pk_setup(struct kunit *test, enum tdx_pamt_mode mode,
-	     unsigned int mag_size, unsigned long idle_cap);
+		    unsigned int nr, unsigned int mag_size,
+		    unsigned long idle_cap);
+int pk_setup(struct kunit *test, unsigned int mag_size,
+	     unsigned long idle_cap);
 int pk_glue(struct kunit *test);
 void pk_stats(u64 *vals);
 u64 pk_stat(enum tdx_pamt_stat item);
@@ -56,8 +56,7 @@ void pk_unleak(struct kunit *test, unsigned long pfn);
 void pk_expect_warn(struct kunit *test);
 
 /* pamt_kunit_arena.c */
-void pk_arena_up(struct kunit *test, enum tdx_pamt_mode mode,
-		 unsigned int mag_size);
+void pk_arena_up(struct kunit *test, unsigned int mag_size);
 
 /* A large idle cap, so that only the tests of the cap see it act. */
 #define PK_NO_CAP	BIT(30)
@@ -87,9 +86,9 @@ static inline int pk_get(unsigned long pfn)
 }
 
 /* Set up the fake module and the cache with defaults, or fail the test. */
-static inline void pk_up(struct kunit *test, enum tdx_pamt_mode mode)
+static inline void pk_up(struct kunit *test)
 {
-	KUNIT_ASSERT_EQ(test, pk_setup(test, mode, 0, PK_NO_CAP), 0);
+	KUNIT_ASSERT_EQ(test, pk_setup(test, 0, PK_NO_CAP), 0);
 }
 
 #endif /* _X86_VIRT_TDX_PAMT_KUNIT_H */

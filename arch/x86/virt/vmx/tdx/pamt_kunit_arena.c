@@ -20,11 +20,10 @@
 static DEFINE_SPINLOCK(pk_arena_lock);
 
 /* Set up the cache with the arena; no allocation order is made to fail. */
-void pk_arena_up(struct kunit *test, enum tdx_pamt_mode mode,
-		 unsigned int mag_size)
+void pk_arena_up(struct kunit *test, unsigned int mag_size)
 {
 	pk(test)->arena = true;
-	KUNIT_ASSERT_EQ(test, pk_setup(test, mode, mag_size, PK_NO_CAP), 0);
+	KUNIT_ASSERT_EQ(test, pk_setup(test, mag_size, PK_NO_CAP), 0);
 	WRITE_ONCE(pamt_arena_fail_orders, 0);
 }
 
@@ -74,7 +73,7 @@ static void pk_arena_chunks(struct kunit *test)
 
 	p = kunit_kcalloc(test, PK_CHUNK_PAIRS + 1, sizeof(*p), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, p);
-	pk_arena_up(test, TDX_PAMT_MODE_MAGAZINE, 0);
+	pk_arena_up(test, 0);
 	n = pk_arena_alloc(test, p, PK_CHUNK_PAIRS + 1, GFP_KERNEL);
 	KUNIT_ASSERT_EQ(test, n, PK_CHUNK_PAIRS + 1);
 	/* Order-9 with __GFP_NORETRY may fail on a fragmented machine. */
@@ -114,7 +113,7 @@ static void pk_arena_fullest_first(struct kunit *test)
 
 	p = kunit_kcalloc(test, 2 * PK_CHUNK_PAIRS, sizeof(*p), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, p);
-	pk_arena_up(test, TDX_PAMT_MODE_MAGAZINE, 0);
+	pk_arena_up(test, 0);
 	n = pk_arena_alloc(test, p, 2 * PK_CHUNK_PAIRS, GFP_KERNEL);
 	KUNIT_ASSERT_EQ(test, n, 2 * PK_CHUNK_PAIRS);
 	if (pk_stat(TDX_PAMT_STAT_CHUNK_FAIL)) {
@@ -148,7 +147,7 @@ static void pk_arena_atomic(struct kunit *test)
 	struct tdx_pamt_pair p[16];
 	int i, n, ret[8];
 
-	pk_arena_up(test, TDX_PAMT_MODE_EAGER, 4);
+	pk_arena_up(test, 4);
 	spin_lock(&pk_arena_lock);
 	n = pk_arena_alloc(test, p, 16, GFP_NOWAIT);
 	for (i = 0; i < 8; i++)
@@ -211,7 +210,7 @@ static void pk_arena_softirq(struct kunit *test)
 
 	s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, s);
-	pk_arena_up(test, TDX_PAMT_MODE_MAGAZINE, 0);
+	pk_arena_up(test, 0);
 	migrate_disable();
 	hrtimer_setup(&s->timer, pk_arena_timer, CLOCK_MONOTONIC,
 		      HRTIMER_MODE_REL_SOFT);
@@ -252,7 +251,7 @@ static void pk_arena_rcu_free(struct kunit *test)
 	struct pk_arena_rcu *r;
 	int i;
 
-	pk_arena_up(test, TDX_PAMT_MODE_MAGAZINE, 0);
+	pk_arena_up(test, 0);
 	for (i = 0; i < 32; i++) {
 		r = kmalloc_obj(*r, GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, r);
@@ -275,7 +274,7 @@ static void pk_arena_fallbacks(struct kunit *test)
 {
 	struct tdx_pamt_pair p[3];
 
-	pk_arena_up(test, TDX_PAMT_MODE_MAGAZINE, 0);
+	pk_arena_up(test, 0);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, pk_arena_no_inject,
 							NULL), 0);
 	WRITE_ONCE(pamt_arena_fail_orders, BIT(9));
@@ -315,7 +314,7 @@ static void pk_arena_topup_refill(struct kunit *test)
 	u64 locks;
 	int i;
 
-	pk_arena_up(test, TDX_PAMT_MODE_MAGAZINE, 16);
+	pk_arena_up(test, 16);
 	KUNIT_ASSERT_EQ(test, pk_arena_alloc(test, &p, 1, GFP_KERNEL), 1);
 	if (!pk_stat(TDX_PAMT_STAT_CHUNK_ALLOC)) {
 		pk_arena_free(test, &p, 1);

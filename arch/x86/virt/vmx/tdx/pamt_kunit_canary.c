@@ -26,7 +26,7 @@ static void pk_warn_double_put(struct kunit *test)
 {
 	unsigned long pfn, word;
 
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	pfn = pk_slot_pfn(test, 30);
 	KUNIT_ASSERT_EQ(test, tdx_pamt_get(pfn, NULL), 0);
 	KUNIT_ASSERT_EQ(test, tdx_pamt_put(pfn), 0);
@@ -52,7 +52,7 @@ static void pk_warn_add_hpa_range_not_free(struct kunit *test)
 {
 	unsigned long pfn;
 
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	pfn = pk_slot_pfn(test, 32);
 	PK_INJECT(PAMT_FAKE_ADD, TDX_PAMT_HPA_RANGE_NOT_FREE, 1);
 	pk_expect_warn(test);

@@ -37,7 +37,7 @@ static void pk_ctx_get_under_locks(struct kunit *test)
 	unsigned long pfn[8];
 	int ret[8], i;
 
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	for (i = 0; i < 8; i++)
 		pfn[i] = pk_ctx_pfn(test, i);
 	KUNIT_ASSERT_EQ(test, __tdx_topup_pamt_cache(&res, TDX_PAMT_CACHE_MAX,
@@ -71,12 +71,12 @@ static void pk_ctx_get_under_locks(struct kunit *test)
  * own sleeping-on-RT locks are allowed.  A bare preempt_disable() is not a
  * context get supports on RT.
  */
-static void pk_ctx_get_preempt_off(struct kunit *test, enum tdx_pamt_mode mode)
+static void pk_ctx_get_preempt_off(struct kunit *test)
 {
 	unsigned long pfn[16];
 	int ret[16], i;
 
-	pk_up(test, mode);
+	pk_up(test);
 	for (i = 0; i < 16; i++)
 		pfn[i] = pk_ctx_pfn(test, i);
 	spin_lock(&pk_ctx_lock);
@@ -85,7 +85,7 @@ static void pk_ctx_get_preempt_off(struct kunit *test, enum tdx_pamt_mode mode)
 	for (i = 0; i < 16; i++)
 		if (!ret[i])
 			tdx_pamt_put(pfn[i]);
-	/* Again, now from the magazines (eager) or revived (magazine). */
+	/* Again, now revived. */
 	for (i = 0; i < 16; i++)
 		ret[i] = tdx_pamt_get(pfn[i], NULL);
 	spin_unlock(&pk_ctx_lock);
@@ -95,16 +95,6 @@ static void pk_ctx_get_preempt_off(struct kunit *test, enum tdx_pamt_mode mode)
 			tdx_pamt_put(pfn[i]);
 	}
 	pk_check_accounting(test, 0);
-}
-
-static void pk_ctx_get_preempt_off_magazine(struct kunit *test)
-{
-	pk_ctx_get_preempt_off(test, TDX_PAMT_MODE_MAGAZINE);
-}
-
-static void pk_ctx_get_preempt_off_eager(struct kunit *test)
-{
-	pk_ctx_get_preempt_off(test, TDX_PAMT_MODE_EAGER);
 }
 
 /* References a softirq on this CPU still has to put. */
@@ -157,15 +147,15 @@ static enum hrtimer_restart pk_softirq_timer(struct hrtimer *t)
 /*
  * A task pinned to one CPU gets references in a loop while a soft hrtimer
  * on the same CPU puts them: the softirq runs when the timer interrupt
- * returns, in the middle of whatever get the task was in.  In eager mode
- * the softirq's puts REMOVE and push pairs into the magazine the task's
- * gets pop from.  Half the loop runs with bottom halves off, so that the
+ * returns, in the middle of whatever get the task was in.  With @lean
+ * (an idle cap of 0) the softirq's last puts REMOVE, while the task's
+ * gets ADD.  Half the loop runs with bottom halves off, so that the
  * softirq also runs from local_bh_enable().  With @busy, the module
  * answers BUSY to most calls, so the task's gets serialise under
  * pamt.seamcall_lock, which the softirq, interrupting them, must never
  * take (lockdep would see it taken with softirqs on and in softirq).
  */
-static void pk_ctx_softirq_put(struct kunit *test, enum tdx_pamt_mode mode,
+static void pk_ctx_softirq_put(struct kunit *test, bool lean,
 			       unsigned int mag_size, bool busy)
 {
 	struct tdx_pamt_cache res = { .nr = 0 };
@@ -175,7 +165,9 @@ static void pk_ctx_softirq_put(struct kunit *test, enum tdx_pamt_mode mode,
 
 	s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, s);
-	KUNIT_ASSERT_EQ(test, pk_setup(test, mode, mag_size, 16), 0);
+	KUNIT_ASSERT_EQ(test, pk_setup(test, mag_size, 16), 0);
+	if (lean)
+		tdx_pamt_set_idle_cap(0);
 	for (i = 0; i < PK_CTX_SLOTS; i++)
 		s->pfn[i] = pk_ctx_pfn(test, i);
 	if (busy) {
@@ -235,17 +227,17 @@ static void pk_ctx_softirq_put(struct kunit *test, enum tdx_pamt_mode mode,
 
 static void pk_ctx_softirq_put_magazine(struct kunit *test)
 {
-	pk_ctx_softirq_put(test, TDX_PAMT_MODE_MAGAZINE, 4, false);
+	pk_ctx_softirq_put(test, false, 4, false);
 }
 
-static void pk_ctx_softirq_put_eager(struct kunit *test)
+static void pk_ctx_softirq_put_lean(struct kunit *test)
 {
-	pk_ctx_softirq_put(test, TDX_PAMT_MODE_EAGER, 4, false);
+	pk_ctx_softirq_put(test, true, 4, false);
 }
 
 static void pk_ctx_softirq_put_busy_storm(struct kunit *test)
 {
-	pk_ctx_softirq_put(test, TDX_PAMT_MODE_EAGER, 4, true);
+	pk_ctx_softirq_put(test, true, 4, true);
 }
 
 struct pk_rcu_put {
@@ -271,7 +263,8 @@ static void pk_ctx_rcu_put(struct kunit *test)
 	unsigned long pfn;
 	int i, errs = 0;
 
-	pk_up(test, TDX_PAMT_MODE_EAGER);
+	pk_up(test);
+	tdx_pamt_set_idle_cap(0);	/* the last puts REMOVE */
 	atomic_long_set(&pk_rcu_bad, 0);
 	for (i = 0; i < 2000; i++) {
 		pfn = pk_ctx_pfn(test, i % PK_CTX_SLOTS);
@@ -309,7 +302,7 @@ static void pk_ctx_shrinker_direct(struct kunit *test)
 	struct shrink_control sc = { .gfp_mask = GFP_KERNEL, .nid = 0 };
 	struct shrinker *s;
 
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	KUNIT_ASSERT_EQ(test, pk_glue(test), 0);
 	s = pamt_glue_shrinker();
 	KUNIT_ASSERT_NOT_NULL(test, s);
@@ -349,7 +342,7 @@ static void pk_ctx_shrinker_rotation_scanned(struct kunit *test)
 	struct shrink_control sc = { .gfp_mask = GFP_KERNEL, .nid = 0 };
 	struct shrinker *s;
 
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	KUNIT_ASSERT_EQ(test, pk_glue(test), 0);
 	s = pamt_glue_shrinker();
 	KUNIT_ASSERT_NOT_NULL(test, s);
@@ -374,8 +367,7 @@ static void pk_ctx_shrinker_registered(struct kunit *test)
 	struct tdx_pamt_pair p;
 	int i;
 
-	KUNIT_ASSERT_EQ(test, pk_setup(test, TDX_PAMT_MODE_MAGAZINE, 2,
-				       PK_NO_CAP), 0);
+	KUNIT_ASSERT_EQ(test, pk_setup(test, 2, PK_NO_CAP), 0);
 	KUNIT_ASSERT_EQ(test, pk_glue(test), 0);
 	KUNIT_EXPECT_EQ(test, pamt_glue_register(), -EBUSY);
 	pk_make_idle(test, 0, 6);
@@ -426,7 +418,7 @@ static void pk_ctx_softirq_put_busy_bounded(struct kunit *test)
 	struct pk_rcu_put *p;
 	u64 removes;
 
-	KUNIT_ASSERT_EQ(test, pk_setup(test, TDX_PAMT_MODE_MAGAZINE, 4, 4), 0);
+	KUNIT_ASSERT_EQ(test, pk_setup(test, 4, 4), 0);
 	pk_make_idle(test, 0, 8);
 	KUNIT_EXPECT_LE(test, tdx_pamt_shrink_count(), 4UL);
 	p = kmalloc_obj(*p, GFP_KERNEL);
@@ -473,8 +465,7 @@ static void pk_ctx_shrinker_magazines(struct kunit *test)
 	struct shrinker *s;
 	int cpu;
 
-	KUNIT_ASSERT_EQ(test, pk_setup(test, TDX_PAMT_MODE_MAGAZINE, 4,
-				       PK_NO_CAP), 0);
+	KUNIT_ASSERT_EQ(test, pk_setup(test, 4, PK_NO_CAP), 0);
 	KUNIT_ASSERT_EQ(test, pk_glue(test), 0);
 	s = pamt_glue_shrinker();
 	KUNIT_ASSERT_NOT_NULL(test, s);
@@ -597,8 +588,7 @@ static void pk_ctx_hotplug_drains(struct kunit *test)
 	cpu = pk_pick_cpu(test);
 	l = kunit_kzalloc(test, sizeof(*l), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, l);
-	KUNIT_ASSERT_EQ(test, pk_setup(test, TDX_PAMT_MODE_MAGAZINE, 8,
-				       PK_NO_CAP), 0);
+	KUNIT_ASSERT_EQ(test, pk_setup(test, 8, PK_NO_CAP), 0);
 	KUNIT_ASSERT_EQ(test, pk_glue(test), 0);
 
 	/* Load on held slots: fast path only, no pair moves. */
@@ -643,8 +633,7 @@ static void pk_ctx_hotplug_before_glue(struct kunit *test)
 	int cpu;
 
 	cpu = pk_pick_cpu(test);
-	KUNIT_ASSERT_EQ(test, pk_setup(test, TDX_PAMT_MODE_MAGAZINE, 8,
-				       PK_NO_CAP), 0);
+	KUNIT_ASSERT_EQ(test, pk_setup(test, 8, PK_NO_CAP), 0);
 	KUNIT_EXPECT_EQ(test, work_on_cpu(cpu, pk_give_on_cpu, (void *)10L), 10L);
 	KUNIT_EXPECT_EQ(test, pk_cpu_cached(cpu), 10U);
 	cached = pk_stat(TDX_PAMT_STAT_CACHED_PAIRS);
@@ -670,7 +659,7 @@ static void pk_ctx_hotplug_under_load(struct kunit *test)
 	cpu = pk_pick_cpu(test);
 	l = kunit_kzalloc(test, sizeof(*l), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, l);
-	KUNIT_ASSERT_EQ(test, pk_setup(test, TDX_PAMT_MODE_MAGAZINE, 4, 16), 0);
+	KUNIT_ASSERT_EQ(test, pk_setup(test, 4, 16), 0);
 	KUNIT_ASSERT_EQ(test, pk_glue(test), 0);
 	l->first = pk_ctx_pfn(test, 0);
 	l->churn = true;
@@ -727,8 +716,7 @@ static void pk_drain_for_reclaim(struct kunit *test)
 	unsigned long empty, end;
 	unsigned int noreclaim;
 
-	KUNIT_ASSERT_EQ(test, pk_setup(test, TDX_PAMT_MODE_MAGAZINE, 4,
-				       PK_NO_CAP), 0);
+	KUNIT_ASSERT_EQ(test, pk_setup(test, 4, PK_NO_CAP), 0);
 	migrate_disable();
 	pk_give_six_elsewhere(test);
 	empty = READ_ONCE(pamt.depot.nr_empty);
@@ -755,10 +743,9 @@ static void pk_drain_for_reclaim(struct kunit *test)
 
 static struct kunit_case pk_ctx_cases[] = {
 	KUNIT_CASE(pk_ctx_get_under_locks),
-	KUNIT_CASE(pk_ctx_get_preempt_off_magazine),
-	KUNIT_CASE(pk_ctx_get_preempt_off_eager),
+	KUNIT_CASE(pk_ctx_get_preempt_off),
 	KUNIT_CASE(pk_ctx_softirq_put_magazine),
-	KUNIT_CASE(pk_ctx_softirq_put_eager),
+	KUNIT_CASE(pk_ctx_softirq_put_lean),
 	KUNIT_CASE(pk_ctx_softirq_put_busy_storm),
 	KUNIT_CASE(pk_ctx_rcu_put),
 	KUNIT_CASE(pk_ctx_shrinker_direct),

@@ -197,9 +197,7 @@ static void pk_enable_over_tdmrs(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pamt.base_idx, 512UL);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_get((3ULL * SZ_1G) >> PAGE_SHIFT, NULL),
 			-EINVAL);
-	KUNIT_EXPECT_EQ(test, pamt.mode, TDX_PAMT_MODE_MAGAZINE);
-	KUNIT_EXPECT_EQ(test, pamt.mag_size, PAMT_MAG_SIZE_DEFAULT);
-	/* tdx_pamt.arena defaults to on. */
+	KUNIT_EXPECT_EQ(test, pamt.mag_size, PAMT_MAG_SIZE);
 	KUNIT_EXPECT_TRUE(test, pamt.arena);
 	/* A second set-up is refused and changes nothing. */
 	KUNIT_EXPECT_EQ(test, pamt_enable(list, &tdx_pamt_seamcall_ops), -EBUSY);

@@ -226,7 +226,7 @@ static void pk_integ_debugfs_stats(struct kunit *test)
 	char *buf;
 	int i, lines = 0;
 
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	pfn = pk_slot_pfn(test, 3);
 	KUNIT_ASSERT_EQ(test, tdx_pamt_get(pfn, NULL), 0);
 	KUNIT_ASSERT_EQ(test, tdx_pamt_get(pfn, NULL), 0);
@@ -260,7 +260,7 @@ static void pk_integ_debugfs_drain_cap(struct kunit *test)
 	u64 cap;
 	int i;
 
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	for (i = 0; i < 6; i++) {
 		KUNIT_ASSERT_EQ(test, tdx_pamt_get(pk_slot_pfn(test, i), NULL), 0);
 		KUNIT_ASSERT_EQ(test, tdx_pamt_put(pk_slot_pfn(test, i)), 0);

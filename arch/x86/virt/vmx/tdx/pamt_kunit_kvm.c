@@ -57,14 +57,17 @@ static void pk_kvm_put_from_rcu(struct kunit *test, struct pk_kvm_rcu *r,
 /*
  * An S-EPT page and a leaf in one 2M range, both put from RCU callbacks,
  * as they would be if KVM freed S-EPT pages from its RCU callback: first
- * a put that only drops the count, then the last one.
+ * a put that only drops the count, then the last one.  With @lean (an
+ * idle cap of 0) that one REMOVEs.
  */
-static void pk_kvm_rcu_put(struct kunit *test, enum tdx_pamt_mode mode)
+static void pk_kvm_rcu_put(struct kunit *test, bool lean)
 {
 	struct pk_kvm_rcu *r;
 	unsigned long pfn;
 
-	pk_up(test, mode);
+	pk_up(test);
+	if (lean)
+		tdx_pamt_set_idle_cap(0);
 	r = kunit_kcalloc(test, 2, sizeof(*r), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, r);
 	pfn = pk_slot_pfn(test, 2);
@@ -77,7 +80,7 @@ static void pk_kvm_rcu_put(struct kunit *test, enum tdx_pamt_mode mode)
 
 	pk_kvm_put_from_rcu(test, &r[1], pfn + 1);
 	KUNIT_EXPECT_EQ(test, pamt_slot_refs(pk_word(pfn)), 0UL);
-	if (mode == TDX_PAMT_MODE_MAGAZINE) {
+	if (!lean) {
 		KUNIT_EXPECT_EQ(test, pamt_slot_state(pk_word(pfn)),
 				PAMT_SLOT_IDLE);
 		KUNIT_EXPECT_TRUE(test, pamt_fake_range_has_pair(pfn));
@@ -93,12 +96,12 @@ static void pk_kvm_rcu_put(struct kunit *test, enum tdx_pamt_mode mode)
 
 static void pk_kvm_rcu_put_magazine(struct kunit *test)
 {
-	pk_kvm_rcu_put(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_kvm_rcu_put(test, false);
 }
 
-static void pk_kvm_rcu_put_eager(struct kunit *test)
+static void pk_kvm_rcu_put_lean(struct kunit *test)
 {
-	pk_kvm_rcu_put(test, TDX_PAMT_MODE_EAGER);
+	pk_kvm_rcu_put(test, true);
 }
 
 /*
@@ -149,7 +152,7 @@ static void pk_kvm_vcpu_cache(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, four, 4U);
 	KUNIT_EXPECT_EQ(test, five, 5U);
 	KUNIT_EXPECT_LE(test, five, TDX_PAMT_CACHE_MAX);
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	tdx_init_pamt_cache(&c);
 
 	/* 4-level S-EPT: the magazines are empty, the cache pays for all. */
@@ -226,7 +229,7 @@ static void pk_kvm_control_pages(struct kunit *test)
 	unsigned long pfn;
 	int i;
 
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	for (i = 0; i < PK_KVM_CTRL; i++) {
 		pages[i] = tdx_alloc_control_page();
 		KUNIT_ASSERT_NOT_NULL(test, pages[i]);
@@ -320,7 +323,7 @@ static void pk_kvm_split_merge(struct kunit *test)
 	struct page *td;
 	int ret;
 
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	tdx_init_pamt_cache(&c);
 	/*
 	 * The TD's 2M page comes from the page allocator, as guest_memfd's
@@ -378,7 +381,7 @@ static void pk_kvm_split_merge(struct kunit *test)
 
 static struct kunit_case pk_kvm_cases[] = {
 	KUNIT_CASE(pk_kvm_rcu_put_magazine),
-	KUNIT_CASE(pk_kvm_rcu_put_eager),
+	KUNIT_CASE(pk_kvm_rcu_put_lean),
 	KUNIT_CASE(pk_kvm_vcpu_cache),
 	KUNIT_CASE(pk_kvm_control_pages),
 	KUNIT_CASE(pk_kvm_split_merge),

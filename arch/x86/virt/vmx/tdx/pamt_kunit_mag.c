@@ -14,7 +14,7 @@ static void pk_evict_idle(struct kunit *test)
 {
 	unsigned long pfn;
 
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	pfn = pk_slot_pfn(test, 7);
 	migrate_disable();
 	KUNIT_EXPECT_EQ(test, pk_get(pfn), 0);
@@ -38,12 +38,13 @@ static void pk_evict_idle(struct kunit *test)
 	migrate_enable();
 }
 
-/* Eager mode: the last put REMOVEs at once and caches the pair. */
-static void pk_eager_put_removes(struct kunit *test)
+/* An idle cap of 0: the last put REMOVEs at once and frees the pair. */
+static void pk_cap0_put_removes(struct kunit *test)
 {
 	unsigned long pfn;
 
-	pk_up(test, TDX_PAMT_MODE_EAGER);
+	pk_up(test);
+	tdx_pamt_set_idle_cap(0);
 	pfn = pk_slot_pfn(test, 9);
 	migrate_disable();
 	KUNIT_EXPECT_EQ(test, pk_get(pfn), 0);
@@ -54,11 +55,12 @@ static void pk_eager_put_removes(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pk_word(pfn), 0UL);
 	KUNIT_EXPECT_FALSE(test, pamt_fake_range_has_pair(pfn));
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_PUT_SLOW), 1ULL);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 1ULL);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 0ULL);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_PAGE_FREE), 2ULL);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 0ULL);
 	pk_check_accounting(test, 0);
 	KUNIT_EXPECT_EQ(test, pk_get(pfn), 0);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_PAGE_ALLOC), 2ULL);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_PAGE_ALLOC), 4ULL);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_ADD), 2ULL);
 	tdx_pamt_put(pfn);
 	pk_check_accounting(test, 0);
@@ -71,7 +73,7 @@ static void pk_add_fails(struct kunit *test, u64 status, unsigned int n,
 {
 	unsigned long pfn;
 
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	pfn = pk_slot_pfn(test, 15);
 	migrate_disable();
 	PK_INJECT(PAMT_FAKE_ADD, status, n);
@@ -113,7 +115,7 @@ static void pk_reserve_topup_drain(struct kunit *test)
 {
 	struct tdx_pamt_cache res = { .nr = 0 };
 
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	KUNIT_EXPECT_EQ(test, __tdx_topup_pamt_cache(&res, 3, GFP_KERNEL), 0);
 	KUNIT_EXPECT_EQ(test, res.nr, 3U);
 	KUNIT_EXPECT_EQ(test, __tdx_topup_pamt_cache(&res, 2, GFP_KERNEL), 0);
@@ -135,7 +137,7 @@ static void pk_reserve_used_under_lock(struct kunit *test)
 	unsigned long pfn;
 	int ret;
 
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	pfn = pk_slot_pfn(test, 24);
 	KUNIT_ASSERT_EQ(test, __tdx_topup_pamt_cache(&res, 2, GFP_KERNEL), 0);
 	spin_lock(&pk_lock);
@@ -156,7 +158,7 @@ static void pk_pair_take_give(struct kunit *test)
 	struct tdx_pamt_cache res = { .nr = 0 };
 	struct tdx_pamt_pair p, q;
 
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	migrate_disable();
 	KUNIT_EXPECT_EQ(test, tdx_pamt_pair_take(&p, NULL, GFP_NOWAIT), 0);
 	KUNIT_EXPECT_NE(test, p.pfn[0], p.pfn[1]);
@@ -184,7 +186,7 @@ static void pk_pair_take_give(struct kunit *test)
 
 static struct kunit_case pk_mag_cases[] = {
 	KUNIT_CASE(pk_evict_idle),
-	KUNIT_CASE(pk_eager_put_removes),
+	KUNIT_CASE(pk_cap0_put_removes),
 	KUNIT_CASE(pk_add_busy_exhausted),
 	KUNIT_CASE(pk_add_page_not_free),
 	KUNIT_CASE(pk_add_addr_range),

@@ -131,12 +131,11 @@ void pk_check_accounting(struct kunit *test, long extra_pairs)
 }
 
 int pk_setup_ranges(struct kunit *test, const struct tdx_pamt_range *ranges,
-		    unsigned int nr, enum tdx_pamt_mode mode,
-		    unsigned int mag_size, unsigned long idle_cap)
+		    unsigned int nr, unsigned int mag_size,
+		    unsigned long idle_cap)
 {
 	struct tdx_pamt_range all, fake[PAMT_FAKE_MAX_PIECES];
 	struct tdx_pamt_config cfg = {
-		.mode = mode,
 		.mag_size = mag_size,
 		.idle_cap = idle_cap,
 		.ops = &pamt_fake_ops,
@@ -183,10 +182,10 @@ int pk_setup_ranges(struct kunit *test, const struct tdx_pamt_range *ranges,
 	return 0;
 }
 
-int pk_setup(struct kunit *test, enum tdx_pamt_mode mode,
-	     unsigned int mag_size, unsigned long idle_cap)
+int pk_setup(struct kunit *test, unsigned int mag_size,
+	     unsigned long idle_cap)
 {
-	return pk_setup_ranges(test, NULL, 0, mode, mag_size, idle_cap);
+	return pk_setup_ranges(test, NULL, 0, mag_size, idle_cap);
 }
 
 int pk_glue(struct kunit *test)

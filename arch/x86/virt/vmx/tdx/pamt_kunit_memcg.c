@@ -163,13 +163,13 @@ static void pk_memcg_charge(struct kunit *test)
 
 static void pk_memcg_charge_arena(struct kunit *test)
 {
-	pk_arena_up(test, TDX_PAMT_MODE_MAGAZINE, 0);
+	pk_arena_up(test, 0);
 	pk_memcg_charge(test);
 }
 
 static void pk_memcg_charge_no_arena(struct kunit *test)
 {
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	pk_memcg_charge(test);
 }
 

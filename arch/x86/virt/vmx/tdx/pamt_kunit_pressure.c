@@ -173,8 +173,7 @@ static void pk_pressure_reclaims(struct kunit *test)
 
 	KUNIT_ASSERT_LT(test, round_up(max_pfn, TDX_PAMT_PAGES_PER_SLOT),
 			PK_PRESS_PFN);
-	KUNIT_ASSERT_EQ(test, pk_setup_ranges(test, &r, 1,
-					      TDX_PAMT_MODE_MAGAZINE, 0, 0), 0);
+	KUNIT_ASSERT_EQ(test, pk_setup_ranges(test, &r, 1, 0, 0), 0);
 	KUNIT_ASSERT_EQ(test, pk_glue(test), 0);
 	cap = tdx_pamt_idle_cap();
 	KUNIT_ASSERT_EQ(test, cap, pamt.nr_slots / 4);

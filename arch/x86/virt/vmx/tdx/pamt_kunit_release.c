@@ -11,7 +11,7 @@
 /*
  * @n slots idle, their pairs from one chunk: a GFP_KERNEL top-up makes
  * the chunk, the gets take the rest from it.  With one-pair magazines
- * (pk_arena_up(test, mode, 1)) each refill leaves at most one pair
+ * (pk_arena_up(test, 1)) each refill leaves at most one pair
  * cached, which the next get takes.
  */
 static void pk_arena_idle(struct kunit *test, int n)
@@ -37,7 +37,7 @@ static void pk_arena_release_shrinker(struct kunit *test)
 	struct shrinker *s;
 	int rounds = 0;
 
-	pk_arena_up(test, TDX_PAMT_MODE_MAGAZINE, 1);
+	pk_arena_up(test, 1);
 	KUNIT_ASSERT_EQ(test, pk_glue(test), 0);
 	s = pamt_glue_shrinker();
 	KUNIT_ASSERT_NOT_NULL(test, s);
@@ -81,7 +81,7 @@ static void pk_arena_release_counts_pages(struct kunit *test)
 	struct shrinker *s;
 	int i;
 
-	pk_arena_up(test, TDX_PAMT_MODE_MAGAZINE, 1);
+	pk_arena_up(test, 1);
 	KUNIT_ASSERT_EQ(test, pk_glue(test), 0);
 	s = pamt_glue_shrinker();
 	KUNIT_ASSERT_NOT_NULL(test, s);
@@ -122,7 +122,7 @@ static void pk_arena_release_counts_pages(struct kunit *test)
 /* A drain gives every chunk back. */
 static void pk_arena_release_drain(struct kunit *test)
 {
-	pk_arena_up(test, TDX_PAMT_MODE_MAGAZINE, 1);
+	pk_arena_up(test, 1);
 	pk_arena_idle(test, 24);
 	tdx_pamt_drain();
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0ULL);
@@ -139,7 +139,7 @@ static void pk_arena_restore_cap(void *unused)
 /* The idle cap, lowered to 0, gives every chunk back. */
 static void pk_arena_release_cap(struct kunit *test)
 {
-	pk_arena_up(test, TDX_PAMT_MODE_MAGAZINE, 1);
+	pk_arena_up(test, 1);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, pk_arena_restore_cap,
 							NULL), 0);
 	pk_arena_idle(test, 24);

@@ -12,7 +12,7 @@ static void pk_shrink_second_chance(struct kunit *test)
 {
 	unsigned long a, b, scanned = 0;
 
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	a = pk_slot_pfn(test, 10);
 	b = pk_slot_pfn(test, 11);
 	KUNIT_ASSERT_EQ(test, pk_get(a), 0);
@@ -51,7 +51,7 @@ static void pk_shrink_skips_revived(struct kunit *test)
 {
 	unsigned long pfn;
 
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	pfn = pk_slot_pfn(test, 12);
 	KUNIT_ASSERT_EQ(test, pk_get(pfn), 0);
 	tdx_pamt_put(pfn);
@@ -83,8 +83,7 @@ static void pk_shrink_depot(struct kunit *test)
 {
 	unsigned long depot;
 
-	KUNIT_ASSERT_EQ(test, pk_setup(test, TDX_PAMT_MODE_MAGAZINE, 2,
-				       PK_NO_CAP), 0);
+	KUNIT_ASSERT_EQ(test, pk_setup(test, 2, PK_NO_CAP), 0);
 	migrate_disable();
 	pk_give_new_pairs(test, 9);
 	migrate_enable();
@@ -102,7 +101,7 @@ static void pk_shrink_depot(struct kunit *test)
 /* At the idle cap, pairs given back are freed instead of cached. */
 static void pk_depot_respects_cap(struct kunit *test)
 {
-	KUNIT_ASSERT_EQ(test, pk_setup(test, TDX_PAMT_MODE_MAGAZINE, 2, 2), 0);
+	KUNIT_ASSERT_EQ(test, pk_setup(test, 2, 2), 0);
 	migrate_disable();
 	pk_give_new_pairs(test, 12);
 	migrate_enable();
@@ -117,7 +116,7 @@ static void pk_set_idle_cap_trims(struct kunit *test)
 	unsigned long base;
 	int i;
 
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	base = pk_slot_pfn(test, 13);
 	for (i = 0; i < 4; i++)
 		KUNIT_ASSERT_EQ(test, pk_get(base + i * 512), 0);
@@ -137,7 +136,7 @@ static void pk_put_over_cap_frees_depot(struct kunit *test)
 {
 	unsigned long pfn, depot;
 
-	KUNIT_ASSERT_EQ(test, pk_setup(test, TDX_PAMT_MODE_MAGAZINE, 2, 8), 0);
+	KUNIT_ASSERT_EQ(test, pk_setup(test, 2, 8), 0);
 	pfn = pk_slot_pfn(test, 20);
 	migrate_disable();
 	pk_give_new_pairs(test, 10);
@@ -158,7 +157,7 @@ static void pk_remove_error_leaks(struct kunit *test)
 {
 	unsigned long pfn;
 
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	pfn = pk_slot_pfn(test, 17);
 	KUNIT_ASSERT_EQ(test, pk_get(pfn), 0);
 	tdx_pamt_put(pfn);
@@ -207,8 +206,7 @@ static void pk_sparse_far(struct kunit *test)
 	r[0].end_pfn = end;
 	r[1].start_pfn = far;
 	r[1].end_pfn = far + gib;
-	KUNIT_ASSERT_EQ(test, pk_setup_ranges(test, r, 2, TDX_PAMT_MODE_MAGAZINE,
-					      0, PK_NO_CAP), 0);
+	KUNIT_ASSERT_EQ(test, pk_setup_ranges(test, r, 2, 0, PK_NO_CAP), 0);
 
 	/* RAM is the flat window, the far GiB one block: no hole at all. */
 	nr = end / TDX_PAMT_PAGES_PER_SLOT + PAMT_BLOCK_SLOTS;
@@ -317,8 +315,7 @@ static void pk_drain_all(struct kunit *test)
 	unsigned long base;
 	int i;
 
-	KUNIT_ASSERT_EQ(test, pk_setup(test, TDX_PAMT_MODE_MAGAZINE, 4,
-				       PK_NO_CAP), 0);
+	KUNIT_ASSERT_EQ(test, pk_setup(test, 4, PK_NO_CAP), 0);
 	base = pk_slot_pfn(test, 25);
 	for (i = 0; i < 6; i++)
 		KUNIT_ASSERT_EQ(test, pk_get(base + i * 512), 0);

@@ -88,7 +88,7 @@ static void pk_get_empty_adds(struct kunit *test)
 	unsigned long pfn;
 	u64 v[TDX_PAMT_STAT_NR];
 
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	pfn = pk_slot_pfn(test, 0);
 	KUNIT_EXPECT_EQ(test, pamt_slot_state(pk_word(pfn)), PAMT_SLOT_EMPTY);
 	KUNIT_ASSERT_EQ(test, tdx_pamt_get(pfn, NULL), 0);
@@ -117,7 +117,7 @@ static void pk_get_active_fast(struct kunit *test)
 	unsigned long pfn;
 	int i;
 
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	pfn = pk_slot_pfn(test, 1);
 	for (i = 0; i < 3; i++)
 		KUNIT_ASSERT_EQ(test, tdx_pamt_get(pfn + i, NULL), 0);
@@ -137,7 +137,7 @@ static void pk_revive_idle(struct kunit *test)
 {
 	unsigned long pfn;
 
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	pfn = pk_slot_pfn(test, 2);
 	KUNIT_ASSERT_EQ(test, pk_get(pfn), 0);
 	KUNIT_ASSERT_EQ(test, tdx_pamt_put(pfn), 0);
@@ -176,7 +176,7 @@ static void pk_adding_seen_and_waited(struct kunit *test)
 	/* The owner, the waiter and this thread each need a CPU. */
 	if (num_online_cpus() < 3)
 		kunit_skip(test, "needs 3 online CPUs");
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	pfn = pk_slot_pfn(test, 3);
 	pamt_fake_stall(PAMT_FAKE_ADD, true);
 	migrate_disable();
@@ -204,7 +204,7 @@ static void pk_transit_wait_bounded(struct kunit *test)
 {
 	unsigned long pfn;
 
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	pfn = pk_slot_pfn(test, 4);
 	/* The bound itself, not its length, is tested: keep it short. */
 	WRITE_ONCE(pamt.wait_ns, 10 * NSEC_PER_MSEC);
@@ -231,7 +231,7 @@ static void pk_adding_failed_waiter_adds(struct kunit *test)
 	struct pk_async a;
 	unsigned long pfn;
 
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	pfn = pk_slot_pfn(test, 5);
 	pk_set_word(pfn, PAMT_SLOT_TRANSIT);
 	pk_async_start(test, &a, pk_clear_later, pfn);
@@ -260,7 +260,7 @@ static void pk_removing_seen_and_waited(struct kunit *test)
 	/* The owner, the waiter and this thread each need a CPU. */
 	if (num_online_cpus() < 3)
 		kunit_skip(test, "needs 3 online CPUs");
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	pfn = pk_slot_pfn(test, 6);
 	KUNIT_ASSERT_EQ(test, pk_get(pfn), 0);
 	KUNIT_ASSERT_EQ(test, tdx_pamt_put(pfn), 0);
@@ -288,7 +288,7 @@ static void pk_evict_in_use(struct kunit *test)
 {
 	unsigned long pfn;
 
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	pfn = pk_slot_pfn(test, 8);
 	KUNIT_ASSERT_EQ(test, pk_get(pfn), 0);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_evict(pfn), -EBUSY);
@@ -304,7 +304,7 @@ static void pk_add_busy_retried(struct kunit *test)
 {
 	unsigned long pfn;
 
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	pfn = pk_slot_pfn(test, 14);
 	PK_INJECT(PAMT_FAKE_ADD, TDX_PAMT_OPERAND_BUSY, 3);
 	KUNIT_EXPECT_EQ(test, pk_get(pfn), 0);
@@ -321,7 +321,7 @@ static void pk_add_busy_serialised(struct kunit *test)
 {
 	unsigned long pfn;
 
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	pfn = pk_slot_pfn(test, 14);
 	PK_INJECT(PAMT_FAKE_ADD, TDX_PAMT_OPERAND_BUSY, PAMT_BUSY_RETRIES + 2);
 	KUNIT_EXPECT_EQ(test, pk_get(pfn), 0);
@@ -340,7 +340,7 @@ static void pk_remove_busy_stays_idle(struct kunit *test)
 {
 	unsigned long pfn;
 
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	pfn = pk_slot_pfn(test, 16);
 	KUNIT_ASSERT_EQ(test, pk_get(pfn), 0);
 	tdx_pamt_put(pfn);
@@ -357,22 +357,24 @@ static void pk_remove_busy_stays_idle(struct kunit *test)
 	pk_check_accounting(test, 0);
 }
 
-/* Eager mode: a failed REMOVE on put leaks; a BUSY one leaves it IDLE. */
-static void pk_eager_remove_errors(struct kunit *test)
+/* A failed REMOVE leaks the pair; a BUSY one leaves the slot IDLE. */
+static void pk_remove_errors(struct kunit *test)
 {
 	unsigned long a, b;
 
-	pk_up(test, TDX_PAMT_MODE_EAGER);
+	pk_up(test);
 	a = pk_slot_pfn(test, 18);
 	b = pk_slot_pfn(test, 19);
 	KUNIT_ASSERT_EQ(test, pk_get(a), 0);
 	KUNIT_ASSERT_EQ(test, pk_get(b), 0);
-	PK_INJECT(PAMT_FAKE_REMOVE, TDX_PAMT_PAGE_NOT_EMPTY, 1);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_put(a), 0);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_put(b), 0);
+	PK_INJECT(PAMT_FAKE_REMOVE, TDX_PAMT_PAGE_NOT_EMPTY, 1);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_evict(a), -EIO);
 	KUNIT_EXPECT_EQ(test, pk_word(a), W_INST | PAMT_SLOT_LEAKED);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_LEAKED), 1ULL);
 	PK_INJECT(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, PAMT_BUSY_CALLS_MAX);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_put(b), 0);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_evict(b), -EBUSY);
 	KUNIT_EXPECT_EQ(test, pk_word(b), W_INST);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 1ULL);
 	pk_check_accounting(test, 0);
@@ -393,8 +395,7 @@ static void pk_bad_pfn(struct kunit *test)
 	r[0].end_pfn = 4 * TDX_PAMT_PAGES_PER_SLOT;
 	r[1].start_pfn = 8 * TDX_PAMT_PAGES_PER_SLOT;
 	r[1].end_pfn = end;
-	KUNIT_ASSERT_EQ(test, pk_setup_ranges(test, r, 2, TDX_PAMT_MODE_MAGAZINE,
-					      0, PK_NO_CAP), 0);
+	KUNIT_ASSERT_EQ(test, pk_setup_ranges(test, r, 2, 0, PK_NO_CAP), 0);
 	hole = 5 * TDX_PAMT_PAGES_PER_SLOT + 3;
 	KUNIT_EXPECT_EQ(test, pk_get(hole), -EINVAL);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_put(hole), -EINVAL);
@@ -433,14 +434,11 @@ static void pk_init_bad_config(struct kunit *test)
 	cfg.mag_size = PAMT_MAG_SIZE_MAX + 1;
 	KUNIT_EXPECT_EQ(test, tdx_pamt_init(r, 1, &cfg), -EINVAL);
 	cfg.mag_size = 0;
-	cfg.mode = 7;
-	KUNIT_EXPECT_EQ(test, tdx_pamt_init(r, 1, &cfg), -EINVAL);
-	cfg.mode = TDX_PAMT_MODE_MAGAZINE;
 	cfg.ops = &no_remove;
 	KUNIT_EXPECT_EQ(test, tdx_pamt_init(r, 1, &cfg), -EINVAL);
 	KUNIT_EXPECT_FALSE(test, tdx_pamt_enabled());
 
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	cfg.ops = &pamt_fake_ops;
 	KUNIT_EXPECT_EQ(test, tdx_pamt_init(r, 1, &cfg), -EBUSY);
 	KUNIT_EXPECT_TRUE(test, tdx_pamt_enabled());
@@ -451,7 +449,7 @@ static void pk_refcount_overflow(struct kunit *test)
 {
 	unsigned long pfn;
 
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	pfn = pk_slot_pfn(test, 21);
 	KUNIT_ASSERT_EQ(test, pk_get(pfn), 0);
 	pk_set_word(pfn, W_INST | (PAMT_SLOT_REF_MAX - 1));
@@ -511,7 +509,7 @@ static void pk_enomem(struct kunit *test)
 	struct page *page;
 	int ret_a, ret_b, ret_topup;
 
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	a = pk_slot_pfn(test, 22);
 	b = pk_slot_pfn(test, 23);
 	KUNIT_ASSERT_EQ(test, __tdx_topup_pamt_cache(&res, 1, GFP_KERNEL), 0);
@@ -556,7 +554,7 @@ static void pk_control_pages(struct kunit *test)
 	struct page *page;
 	unsigned long pfn;
 
-	pk_up(test, TDX_PAMT_MODE_MAGAZINE);
+	pk_up(test);
 	page = __tdx_alloc_control_page(GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, page);
 	pfn = page_to_pfn(page);
@@ -629,7 +627,7 @@ static struct kunit_case pk_slot_cases[] = {
 	KUNIT_CASE(pk_add_busy_retried),
 	KUNIT_CASE(pk_add_busy_serialised),
 	KUNIT_CASE(pk_remove_busy_stays_idle),
-	KUNIT_CASE(pk_eager_remove_errors),
+	KUNIT_CASE(pk_remove_errors),
 	KUNIT_CASE(pk_bad_pfn),
 	KUNIT_CASE(pk_init_bad_config),
 	KUNIT_CASE(pk_refcount_overflow),

@@ -444,25 +444,6 @@ bool pamt_shrink_idle_inc(unsigned long idx)
 	return pamt_shrink_cap_put();
 }
 
-/**
- * pamt_shrink_idle_again() - a put's REMOVE left slot @idx IDLE
- * @idx: the slot
- *
- * The put already spent its one REMOVE sequence: index the slot, and
- * leave the cap to the worker.
- */
-void pamt_shrink_idle_again(unsigned long idx)
-{
-	/*
-	 * Whatever the word says now: an evict that took the slot meanwhile
-	 * may leave it IDLE again (found by the model).  A stale entry is
-	 * dropped by reclaim.
-	 */
-	pamt_idle_push(idx);
-	if (pamt_shrink_over_cap(0))
-		pamt_defer(PAMT_DEFER_CAP);
-}
-
 /*
  * Bring idle memory within the cap, in process context: free pairs first,
  * then idle slots oldest first, then other CPUs' magazines.  Stops after

@@ -349,21 +349,19 @@ static int pamt_slot_removed(atomic_t *slot, unsigned long idx, int old,
  * pamt_slot_remove() - take a slot and REMOVE its pair
  * @slot: the slot
  * @idx: its index
- * @word: the word the caller read: IDLE, RECENT included, or ACTIVE with
- *	one reference, an eager put's, which the removal drops; updated if
- *	the slot no longer holds it
+ * @word: the IDLE word the caller read, RECENT included; updated if the
+ *	slot no longer holds it
  * @pair: on success, the pair the module handed back
  *
- * Takes the slot by setting PAMT_SLOT_TRANSIT in *@word, less its
- * reference, and issues PAMT.REMOVE in that transition, with preemption
- * off so that a waiter on the slot never waits for a task that is not
- * running.  The word less PAMT_SLOT_TRANSIT, IDLE, is the one to restore
- * when nothing was removed.  A REMOVE that answers BUSY restores it, ends
- * the transition, backs off with preemption on, and takes the slot again
- * only if it still holds that word.  Otherwise another CPU answers for
- * the slot now (a get revived it; an evict or reclaim owns or emptied it,
- * and maybe a get is adding; a put made it IDLE anew): stop as if the
- * REMOVE stayed BUSY.  On success the caller gives @pair to
+ * Takes the slot by setting PAMT_SLOT_TRANSIT in *@word, and issues
+ * PAMT.REMOVE in that transition, with preemption off so that a waiter on
+ * the slot never waits for a task that is not running.  *@word is the one
+ * to restore when nothing was removed.  A REMOVE that answers BUSY
+ * restores it, ends the transition, backs off with preemption on, and
+ * takes the slot again only if it still holds that word.  Otherwise
+ * another CPU answers for the slot now (a get revived it; an evict or
+ * reclaim owns or emptied it, and maybe a get is adding; a put made it
+ * IDLE anew): stop as if the REMOVE stayed BUSY.  On success the caller gives @pair to
  * pamt_pair_release().
  *
  * Context: outside any transition.
@@ -379,7 +377,7 @@ static int pamt_slot_removed(atomic_t *slot, unsigned long idx, int old,
 int pamt_slot_remove(atomic_t *slot, unsigned long idx, int *word,
 		     struct tdx_pamt_pair *pair)
 {
-	int old = *word & ~PAMT_SLOT_REF_MASK, now;
+	int old = *word, now;
 	unsigned long base = pamt_slot_base_pfn(idx);
 	struct pamt_busy busy = { };
 	u64 status;
@@ -387,16 +385,14 @@ int pamt_slot_remove(atomic_t *slot, unsigned long idx, int *word,
 
 	/*
 	 * Fully ordered: the REMOVE comes after the other CPUs' uses of the
-	 * range, which their puts released; and an eager put's own
-	 * reference is released here.
+	 * range, which their puts released.
 	 */
 	pamt_transit_begin();
 	if (!atomic_try_cmpxchg(slot, word, old | PAMT_SLOT_TRANSIT)) {
 		pamt_transit_end();
 		return -EAGAIN;
 	}
-	if (!pamt_slot_refs(*word))
-		atomic_long_dec(&pamt.idle);
+	atomic_long_dec(&pamt.idle);
 	for (;;) {
 		/* Zeroed: the REMOVE tracepoint reads it even when REMOVE fails. */
 		*pair = (struct tdx_pamt_pair) { };
@@ -649,8 +645,6 @@ static noinline int pamt_slot_put_slow(atomic_t *slot)
 {
 	unsigned long idx = pamt_slot_idx(slot);
 	int old = atomic_read(slot);
-	struct tdx_pamt_pair pair;
-	int ret;
 
 	for (;;) {
 		if (old & PAMT_SLOT_HOLE)
@@ -667,32 +661,16 @@ static noinline int pamt_slot_put_slow(atomic_t *slot)
 			continue;
 		}
 
-		/* 1 -> 0 */
-		if (pamt.mode == TDX_PAMT_MODE_MAGAZINE ||
-		    (old & PAMT_SLOT_LEAKED)) {
-			if (!atomic_try_cmpxchg_release(slot, &old,
-							(old - 1) |
-							pamt_shrink_recent(idx)))
-				continue;
-			/* put_slow: the cap made this put issue a REMOVE. */
-			if (!(old & PAMT_SLOT_LEAKED) && pamt_shrink_idle_inc(idx)) {
-				pamt_stat_inc(PUT_SLOW);
-				return 0;
-			}
-			break;
-		}
-
-		/* Eager: go straight from ACTIVE to REMOVING. */
-		ret = pamt_slot_remove(slot, idx, &old, &pair);
-		if (ret == -EAGAIN)
+		/* 1 -> 0: the pair stays installed, the slot goes IDLE. */
+		if (!atomic_try_cmpxchg_release(slot, &old,
+						(old - 1) | pamt_shrink_recent(idx)))
 			continue;
-		if (!ret)
-			pamt_pair_release(&pair, PAMT_PAIR_TO_MAG);
-		else
-			pamt_shrink_idle_again(idx);	/* no second try */
-		pamt_stat_inc(PUT_SLOW);
-		/* The reference is gone either way; a failed REMOVE is kept. */
-		return 0;
+		/* put_slow: the cap made this put issue a REMOVE. */
+		if (!(old & PAMT_SLOT_LEAKED) && pamt_shrink_idle_inc(idx)) {
+			pamt_stat_inc(PUT_SLOW);
+			return 0;
+		}
+		break;
 	}
 
 	pamt_stat_inc(PUT_FAST);
@@ -730,9 +708,10 @@ static noinline int pamt_slot_put_far(unsigned long idx)
  * Never sleeps; may be called from softirq.  On PREEMPT_RT, as get: not
  * with preemption or IRQs off, nor under a raw spinlock (the last put may
  * take the cache's locks to cache a pair or enforce the idle cap; RT's
- * softirqs run in task context).  In magazine mode the last put
- * leaves the pair installed (the slot goes IDLE); in eager mode it issues
- * PAMT.REMOVE.  A REMOVE that fails leaves the pair installed.
+ * softirqs run in task context).  The last put leaves the pair installed
+ * (the slot goes IDLE); if that puts idle memory over the idle cap, it
+ * issues one PAMT.REMOVE, of the oldest idle slot.  A REMOVE that fails
+ * leaves the pair installed.
  *
  * Return: 0, or -EINVAL (changing nothing) if @pfn is not covered or holds
  * no reference.

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Print the seed's table (avg/max/#cnt/total of tdx_pamt_get/put) from the
 output of seed-table.bt.  With two files, the first is the "w/o" column
-(for example tdx_pamt.mode=eager, or the upstream series) and the second
+(for example tdx_pamt.idle_cap=1, or the upstream series) and the second
 the "w/" column, as in the seed.
 
 Usage: seed-table.py RUN.out [RUN2.out]

@@ -1,7 +1,7 @@
 /*
  * pamt_arena.c: not in the series yet.  Until then a pair is two order-0
- * pages from the page allocator, as with tdx_pamt.arena=0, and there is
- * no chunk to take pairs from.
+ * pages from the page allocator, as with tdx_pamt_config.arena off, and
+ * there is no chunk to take pairs from.
  */
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
