@@ -28,6 +28,7 @@
  */
 #include <getopt.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -744,6 +745,7 @@ static void *reclaimer_fn(void *arg)
 /* ---- convert: a conversion storm next to a booting bystander ---- */
 static struct lat storm_lat[OP_NR];
 static u64 storm_iters;
+static int storm_ready;
 
 static void *storm_fn(void *arg)
 {
@@ -774,6 +776,7 @@ static void *storm_fn(void *arg)
 	}
 	pool_free_batch(rej, nrej);
 	free(rej);
+	__atomic_store_n(&storm_ready, 1, __ATOMIC_RELEASE);
 	while (!run.stop_aux) {
 		for (i = 0; i < bo.conv_pages; i++) {
 			run.ops->topup(&res);
@@ -787,7 +790,7 @@ static void *storm_fn(void *arg)
 			pamt_sim_exit_atomic();
 			pthread_rwlock_unlock(&td->mmu_lock);
 		}
-		storm_iters++;
+		__atomic_add_fetch(&storm_iters, 1, __ATOMIC_RELEASE);
 	}
 	run.ops->drain(&res);
 	pool_free_batch(pfn, bo.conv_pages);
@@ -1014,14 +1017,25 @@ static void run_convert(int s, struct sresult *sr)
 		memset(&tmp, 0, sizeof(tmp));
 		memset(storm_lat, 0, sizeof(storm_lat));
 		storm_iters = 0;
+		storm_ready = 0;
 		env_up(s, 2);
 		pthread_create(&samp, NULL, sampler_fn, NULL);
 		td_setup(&conv, 1, 0, 0);
-		if (storm)
+		/*
+		 * On a loaded host the storm thread may still be picking its
+		 * pages when the bystander is done: start the bystander once
+		 * the storm runs, and stop the storm after one pass at least.
+		 */
+		if (storm) {
 			pthread_create(&st, NULL, storm_fn, &conv);
+			while (!__atomic_load_n(&storm_ready, __ATOMIC_ACQUIRE))
+				sched_yield();
+		}
 		td_setup(&td, 0, bo.pages_per_td, 0);
 		tds_cycle(&td, 1, bw, storm ? "convert (storm)" :
 					      "convert (quiet)");
+		while (storm && !__atomic_load_n(&storm_iters, __ATOMIC_ACQUIRE))
+			sched_yield();
 		run.stop_aux = 1;
 		if (storm)
 			pthread_join(st, NULL);
