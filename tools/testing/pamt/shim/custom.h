@@ -321,6 +321,8 @@ void pamt_sim_irqoff_end(void);
 	} while (0)
 /* Work the core handed to its worker (pamt_platform_defer()), not yet run. */
 extern atomic_long_t pamt_sim_deferred;
+/* The same, asked for within PAMT_DEFER_LAZY_MS (pamt_platform_defer_lazy()). */
+extern atomic_long_t pamt_sim_deferred_lazy;
 void pamt_sim_seamcall_enter(void);
 void pamt_sim_seamcall_exit(void);
 

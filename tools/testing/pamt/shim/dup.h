@@ -97,6 +97,12 @@ static inline void list_move(struct list_head *e, struct list_head *h)
 	list_add(e, h);
 }
 
+static inline void list_move_tail(struct list_head *e, struct list_head *h)
+{
+	list_del_init(e);
+	list_add_tail(e, h);
+}
+
 static inline void list_splice_init(struct list_head *from,
 				    struct list_head *to)
 {

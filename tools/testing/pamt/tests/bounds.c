@@ -300,3 +300,160 @@ PAMT_TEST(bounds_shrinker_reaches_other_cpus_idle_slots)
 	EXPECT_EQ(tdx_pamt_shrink_count(), 0);
 	pamt_env_down();
 }
+
+/*
+ * With the arena the idle cap also counts the free pairs in chunks.
+ * Ranges over several chunks go idle one chunk after another in turn, so
+ * that the oldest idle slots are spread over every chunk; two chunks keep
+ * one range in use each to the end.  Whenever the worker has run, idle
+ * memory plus the chunks' free pairs is within the cap plus 255 pairs per
+ * chunk that holds a range in use (Documentation/arch/x86/tdx-dpamt.rst,
+ * "Memory cost and the shrinker").  Then ranges of those chunks revived
+ * and put again do not REMOVE, nor call the worker at once: it would
+ * free nothing.
+ */
+#define SPREAD_RANGES	1600
+#define SPREAD_CHUNKS	16
+#define SPREAD_PINNED	2
+#define SPREAD_CAP	64
+
+static struct {
+	unsigned short of[SPREAD_RANGES];	/* chunk of each range's pair */
+	unsigned int in_use[SPREAD_CHUNKS];	/* ranges in use per chunk */
+	unsigned int nr;			/* chunks */
+	long worst;				/* most over the bound */
+	unsigned int runs;			/* worker runs */
+} spread;
+
+static u64 held_memory(void)
+{
+	return idle_memory() + stat(TDX_PAMT_STAT_ARENA_FREE);
+}
+
+static unsigned int spread_chunk(unsigned long slot, unsigned long *chunks)
+{
+	const struct tdx_pamt_pair *p = &pamt_fake.ranges[slot].pair;
+	unsigned long c = min(p->pfn[0], p->pfn[1]) / PAMT_ARENA_PAGES;
+	unsigned int i;
+
+	for (i = 0; i < spread.nr; i++)
+		if (chunks[i] == c)
+			return i;
+	if (spread.nr == SPREAD_CHUNKS)
+		pamt_sim_fatal("too many chunks", __FILE__, __LINE__);
+	chunks[spread.nr++] = c;
+	return i;
+}
+
+/* The cap plus 255 pairs per chunk that holds a range in use. */
+static long spread_bound(void)
+{
+	long bound = SPREAD_CAP;
+	unsigned int c;
+
+	for (c = 0; c < spread.nr; c++)
+		if (spread.in_use[c])
+			bound += PAMT_ARENA_PAIRS - 1;
+	return bound;
+}
+
+/* The worker, if a put asked for it; @lazy: a second has passed. */
+static void spread_run_worker(bool lazy)
+{
+	bool due = atomic_long_xchg(&pamt_sim_deferred, 0);
+
+	if (lazy)
+		due |= atomic_long_xchg(&pamt_sim_deferred_lazy, 0);
+	if (!due)
+		return;
+	run_deferred();
+	spread.runs++;
+	if ((long)held_memory() - spread_bound() > spread.worst)
+		spread.worst = (long)held_memory() - spread_bound();
+}
+
+PAMT_TEST(bounds_idle_cap_counts_chunk_free_pairs)
+{
+	struct pamt_env_opts o = {
+		.mag_size = 8,
+		.idle_cap = SPREAD_CAP, .nr_cpus = 4, .nr_slots = 2048,
+		.mem_slots = 64, .arena = true,
+	};
+	unsigned long chunks[SPREAD_CHUNKS], pinned[SPREAD_PINNED], slot;
+	unsigned int c, round, i, kicks = 0;
+	long removes;
+
+	memset(&spread, 0, sizeof(spread));
+	spread.worst = LONG_MIN;
+	ASSERT(!pamt_env_up(&o));
+	for (slot = 0; slot < SPREAD_RANGES; slot++) {
+		pamt_sim_set_cpu(slot % 4);
+		ASSERT(!tdx_pamt_get(slot_pfn(slot, 0), NULL));
+		spread.of[slot] = spread_chunk(slot, chunks);
+		spread.in_use[spread.of[slot]]++;
+	}
+	ASSERT(spread.nr > SPREAD_PINNED + 2);
+	/* The first range of each of the first chunks stays in use. */
+	for (i = 0; i < SPREAD_PINNED; i++)
+		for (slot = 0; slot < SPREAD_RANGES; slot++)
+			if (spread.of[slot] == i) {
+				pinned[i] = slot;
+				break;
+			}
+	/* Round r puts the r-th range of every chunk: chunks in turn. */
+	for (round = 0; round < PAMT_ARENA_PAIRS; round++) {
+		for (c = 0; c < spread.nr; c++) {
+			i = 0;
+			for (slot = 0; slot < SPREAD_RANGES; slot++) {
+				if (spread.of[slot] != c || i++ != round)
+					continue;
+				if (c < SPREAD_PINNED && slot == pinned[c])
+					break;
+				pamt_sim_set_cpu(get_random_u32_below(4));
+				EXPECT_EQ(tdx_pamt_put(slot_pfn(slot, 0)), 0);
+				spread.in_use[c]--;
+				spread_run_worker(false);
+				break;
+			}
+		}
+	}
+	pamt_sim_set_cpu(0);
+	spread_run_worker(true);
+	printf("    %u chunks, %d with a range in use, cap %d: idle memory + chunk free pairs %llu (bound %ld) after %u worker runs\n",
+	       spread.nr, SPREAD_PINNED, SPREAD_CAP,
+	       (unsigned long long)held_memory(), spread_bound(), spread.runs);
+	EXPECT(held_memory() <= spread_bound());
+	EXPECT(spread.worst <= 0);
+	EXPECT(stat(TDX_PAMT_STAT_ARENA_CHUNKS) <= SPREAD_PINNED);
+	EXPECT(idle_memory() <= SPREAD_CAP);
+	EXPECT_EQ(pamt_arena_check(), 0);
+	EXPECT(pamt_accounting_ok());
+
+	/* Revive and put the idle ranges left: no REMOVE, no worker now. */
+	removes = fake_calls(PAMT_FAKE_REMOVE);
+	for (round = 0; round < 4; round++) {
+		for (slot = 0; slot < SPREAD_RANGES; slot++) {
+			if (pamt_slot_state(slot_word(slot)) != PAMT_SLOT_IDLE)
+				continue;
+			pamt_sim_set_cpu(get_random_u32_below(4));
+			EXPECT_EQ(tdx_pamt_get(slot_pfn(slot, 0), NULL), 0);
+			EXPECT_EQ(tdx_pamt_put(slot_pfn(slot, 0)), 0);
+			kicks += atomic_long_xchg(&pamt_sim_deferred, 0) != 0;
+		}
+	}
+	pamt_sim_set_cpu(0);
+	spread_run_worker(true);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE) - removes, 0);
+	EXPECT_EQ(kicks, 0);
+
+	/* The last ranges in use go: their chunks can go too. */
+	for (i = 0; i < SPREAD_PINNED; i++) {
+		EXPECT_EQ(tdx_pamt_put(slot_pfn(pinned[i], 0)), 0);
+		spread.in_use[i]--;
+	}
+	spread_run_worker(true);
+	EXPECT(held_memory() <= SPREAD_CAP);
+	EXPECT(spread.worst <= 0);
+	EXPECT_EQ(pamt_arena_check(), 0);
+	EXPECT(pamt_accounting_ok());
+}

@@ -38,10 +38,6 @@
 #include <linux/swap.h>
 #include "pamt_internal.h"
 
-#define PAMT_ARENA_ORDER	9
-#define PAMT_ARENA_PAGES	BIT(PAMT_ARENA_ORDER)
-#define PAMT_ARENA_PAIRS	(PAMT_ARENA_PAGES / 2)
-
 /* page_private() of a pair's first page: one order-1 page. */
 #define PAMT_ARENA_ORDER1	1UL
 
@@ -178,7 +174,9 @@ static bool pamt_arena_put_on(struct pamt_arena_chunk *c)
 	list_del_init(&c->list);
 	c->off = false;
 	if (c->nr_free < PAMT_ARENA_PAIRS) {
-		pamt_arena_link(c);
+		/* At the tail: a reclaim pass that looked at it goes past it. */
+		list_add_tail(&c->list, &pamt_arena.bucket[c->nr_free]);
+		__set_bit(c->nr_free, pamt_arena.nonempty);
 		return false;
 	}
 	WRITE_ONCE(pamt_arena.nr_chunks, pamt_arena.nr_chunks - 1);
@@ -890,12 +888,17 @@ pamt_arena_next_sparse(unsigned long stamp, bool count)
 	for (b = PAMT_ARENA_PAIRS - 1; b >= 0; b--) {
 		if (!test_bit(b, pamt_arena.nonempty))
 			continue;
-		list_for_each_entry(c, &pamt_arena.bucket[b], list) {
-			m = count ? &c->counted : &c->tried;
-			if (*m != stamp) {
-				*m = stamp;
-				return c;
-			}
+		/*
+		 * A chunk looked at goes to the tail of its list, so a marked
+		 * head ends the list: a pass over every chunk costs O(chunks).
+		 */
+		c = list_first_entry(&pamt_arena.bucket[b],
+				     struct pamt_arena_chunk, list);
+		m = count ? &c->counted : &c->tried;
+		if (*m != stamp) {
+			*m = stamp;
+			list_move_tail(&c->list, &pamt_arena.bucket[b]);
+			return c;
 		}
 	}
 	return NULL;
@@ -904,10 +907,12 @@ pamt_arena_next_sparse(unsigned long stamp, bool count)
 /*
  * The next chunk, sparsest first, that pass @pass has not looked at and
  * whose every pair out is in an IDLE slot, taken off the buckets; NULL
- * once none is left or *@budget chunks were looked at.
+ * once none is left or *@budget chunks were looked at.  With @cap (the
+ * idle cap's worker, which may sleep), cond_resched() between chunks.
  */
 static struct pamt_arena_chunk *pamt_arena_isolate(unsigned long pass,
-						   unsigned int *budget)
+						   unsigned long *budget,
+						   bool cap)
 {
 	struct pamt_arena_chunk *c;
 	unsigned long flags;
@@ -916,6 +921,8 @@ static struct pamt_arena_chunk *pamt_arena_isolate(unsigned long pass,
 
 	while (*budget) {
 		(*budget)--;
+		if (cap)
+			cond_resched();
 		pamt_arena_lock(&flags);
 		c = pamt_arena_next_sparse(pass, false);
 		idle = c && pamt_arena_chunk_idle(c, &cached);
@@ -934,7 +941,7 @@ static struct pamt_arena_chunk *pamt_arena_isolate(unsigned long pass,
  * again.  Returns the pages given back.
  */
 static unsigned long pamt_arena_empty(struct pamt_arena_chunk *c,
-				      unsigned int *fails)
+				      unsigned int *fails, bool cap)
 {
 	unsigned int i = 0;
 	unsigned long flags;
@@ -951,7 +958,9 @@ static unsigned long pamt_arena_empty(struct pamt_arena_chunk *c,
 		if (!owner)
 			break;
 		ret = pamt_shrink_reclaim_slot(owner - 1);
-		if (ret == 1) {
+		if (ret == 1 && cap) {
+			pamt_stat_inc(CAP);
+		} else if (ret == 1) {
 			pamt_stat_inc(SHRINK);
 		} else {
 			/* In use again, or BUSY: the chunk stays. */
@@ -971,6 +980,9 @@ static unsigned long pamt_arena_empty(struct pamt_arena_chunk *c,
 /**
  * pamt_arena_shrink() - give memory back chunk by chunk, sparsest first
  * @nr: pairs' worth of memory wanted (two pages each)
+ * @cap: for the idle cap's worker: free pairs stay in the magazines,
+ *	every chunk may be looked at, with cond_resched() between them, and
+ *	REMOVEs count as the cap's
  *
  * A pair freed into a chunk gives nothing back until the chunk's last
  * one is.  So the free pairs of the depot and of this CPU's magazines go
@@ -979,56 +991,59 @@ static unsigned long pamt_arena_empty(struct pamt_arena_chunk *c,
  * chunk whose every pair out is installed in an IDLE slot has those
  * slots REMOVEd and is released.  A chunk with a pair in use, in a
  * reserve or in another CPU's magazine is left alone.  Looks at most at
- * PAMT_ARENA_SCAN_CHUNKS chunks, one per hold of the arena lock, and
- * stops after PAMT_ARENA_MAX_FAILS failed REMOVE sequences.
+ * PAMT_ARENA_SCAN_CHUNKS chunks (without @cap), one per hold of the
+ * arena lock, and stops after PAMT_ARENA_MAX_FAILS failed REMOVE
+ * sequences.
  *
  * Context: any but hardirq, outside any lock of the cache and any
- * transition; never sleeps.
+ * transition; never sleeps but with @cap, in process context.
  *
  * Return: pairs' worth of memory that went back to the page allocator.
  */
-unsigned long pamt_arena_shrink(unsigned long nr)
+unsigned long pamt_arena_shrink(unsigned long nr, bool cap)
 {
-	unsigned int n, fails = 0, budget = PAMT_ARENA_SCAN_CHUNKS;
-	unsigned long pages = 0, pass, flags;
+	unsigned long pages = 0, pass, flags, budget;
+	unsigned int n, fails = 0;
 	struct tdx_pamt_pair batch[16];
 	struct pamt_arena_chunk *c;
 
-	while ((n = pamt_mag_take_free(batch, ARRAY_SIZE(batch))))
+	while (!cap && (n = pamt_mag_take_free(batch, ARRAY_SIZE(batch))))
 		pages += pamt_pair_free_bulk(batch, n);
 	pages += pamt_arena_unhome(false);
 	pamt_arena_lock(&flags);
 	pass = ++pamt_arena.scan;
+	budget = cap ? pamt_arena.nr_chunks : PAMT_ARENA_SCAN_CHUNKS;
 	pamt_arena_unlock(flags);
 	while (pages / 2 < nr && fails < PAMT_ARENA_MAX_FAILS) {
-		c = pamt_arena_isolate(pass, &budget);
+		c = pamt_arena_isolate(pass, &budget, cap);
 		if (!c)
 			break;
-		pages += pamt_arena_empty(c, &fails);
+		pages += pamt_arena_empty(c, &fails, cap);
 	}
 	return pages / 2;
 }
 
 /**
  * pamt_arena_reclaimable() - memory pamt_arena_shrink() could give back
+ * @all: look at every chunk, not only the PAMT_ARENA_SCAN_CHUNKS sparsest,
+ *	with cond_resched() between them: process context only
  *
  * The chunks, homes included, whose every pair out is in an IDLE slot
- * or, up to the number of free pairs in magazines, in no slot; at most
- * PAMT_ARENA_SCAN_CHUNKS chunks on the buckets looked at, sparsest
+ * or, up to the number of free pairs in magazines, in no slot; sparsest
  * first, one per hold of the arena lock.
  *
  * Return: pairs' worth of memory (PAMT_ARENA_PAIRS per chunk).
  */
-unsigned long pamt_arena_reclaimable(void)
+unsigned long pamt_arena_reclaimable(bool all)
 {
 	long cached = max(atomic_long_read(&pamt.free_pairs), 0L);
-	unsigned long flags, nr = 0, stamp;
+	unsigned long flags, nr = 0, stamp, i, budget;
 	struct pamt_arena_home *h;
 	struct pamt_arena_chunk *c;
-	unsigned int i;
 
 	pamt_arena_lock(&flags);
 	stamp = ++pamt_arena.scan;
+	budget = all ? pamt_arena.nr_chunks : PAMT_ARENA_SCAN_CHUNKS;
 	pamt_arena_unlock(flags);
 	for (h = pamt_arena.home; h < pamt_arena.home + PAMT_ARENA_HOMES; h++) {
 		pamt_arena_lock(&flags);
@@ -1036,7 +1051,9 @@ unsigned long pamt_arena_reclaimable(void)
 			nr += PAMT_ARENA_PAIRS;
 		pamt_arena_unlock(flags);
 	}
-	for (i = 0; i < PAMT_ARENA_SCAN_CHUNKS; i++) {
+	for (i = 0; i < budget; i++) {
+		if (all)
+			cond_resched();
 		pamt_arena_lock(&flags);
 		c = pamt_arena_next_sparse(stamp, true);
 		if (c && pamt_arena_chunk_idle(c, &cached))
@@ -1056,6 +1073,16 @@ unsigned long pamt_arena_reclaimable(void)
 unsigned long pamt_arena_loose(void)
 {
 	return max(atomic_long_read(&pamt_arena.nr_loose), 0L);
+}
+
+/**
+ * pamt_arena_free_pairs() - free pairs in chunks
+ *
+ * Return: pairs in the chunks, not handed out; read racily.
+ */
+unsigned long pamt_arena_free_pairs(void)
+{
+	return READ_ONCE(pamt_arena.nr_free);
 }
 
 /**

@@ -12,6 +12,7 @@
 #include <linux/cpumask.h>
 #include <linux/errno.h>
 #include <linux/init.h>
+#include <linux/jiffies.h>
 #include <linux/minmax.h>
 #include <linux/mutex.h>
 #include <linux/shrinker.h>
@@ -84,6 +85,13 @@ static void pamt_glue_defer_fn(struct work_struct *work)
 
 static DECLARE_WORK(pamt_glue_defer_work, pamt_glue_defer_fn);
 
+static void pamt_glue_lazy_fn(struct work_struct *work)
+{
+	queue_work(pamt_defer_wq, &pamt_glue_defer_work);
+}
+
+static DECLARE_DELAYED_WORK(pamt_glue_lazy_work, pamt_glue_lazy_fn);
+
 /**
  * pamt_platform_defer() - run pamt_shrink_deferred() soon, from a worker
  *
@@ -98,12 +106,28 @@ void pamt_platform_defer(void)
 }
 
 /**
+ * pamt_platform_defer_lazy() - run pamt_shrink_deferred() within a second
+ *
+ * For work that may wait: a timer armed once, however many ask meanwhile.
+ *
+ * Context: any but hardirq; never sleeps.
+ */
+void pamt_platform_defer_lazy(void)
+{
+	/* A read first: every idle put over the cap may call this. */
+	if (!delayed_work_pending(&pamt_glue_lazy_work))
+		queue_delayed_work(pamt_defer_wq, &pamt_glue_lazy_work,
+				   msecs_to_jiffies(PAMT_DEFER_LAZY_MS));
+}
+
+/**
  * pamt_platform_defer_sync() - wait for the deferred work, cancel the rest
  *
  * Context: process context; sleeps.
  */
 void pamt_platform_defer_sync(void)
 {
+	cancel_delayed_work_sync(&pamt_glue_lazy_work);
 	cancel_work_sync(&pamt_glue_defer_work);
 }
 

@@ -225,8 +225,9 @@ struct pamt_far {
  * @idle_index: IDLE slots, oldest first, for the shrinker and the cap
  * @deferred: PAMT_DEFER_* work left to pamt_shrink_deferred()
  * @defer_drain: pairs the shrinker wants freed from other CPUs' magazines
- * @idle_cap: most idle memory, @idle plus @free_pairs; see the
- *	Documentation for the slack
+ * @idle_cap: most idle memory, @idle plus @free_pairs plus, with the
+ *	arena, the free pairs in its chunks; see the Documentation for the
+ *	slack
  * @serializing: CPUs retrying a BUSY SEAMCALL through @seamcall_lock
  * @seamcall_lock: while @serializing is non-zero, every PAMT SEAMCALL is
  *	issued under it.  A raw spinlock, FIFO, held around exactly one
@@ -366,6 +367,10 @@ void pamt_pair_release(const struct tdx_pamt_pair *pair,
 int pamt_status_errno(u64 status);
 
 /* pamt_arena.c */
+#define PAMT_ARENA_ORDER	9	/* a chunk is one 2M block */
+#define PAMT_ARENA_PAGES	BIT(PAMT_ARENA_ORDER)
+#define PAMT_ARENA_PAIRS	(PAMT_ARENA_PAGES / 2)
+
 struct pamt_arena_chunk;
 
 /**
@@ -392,9 +397,10 @@ void pamt_arena_init(void);
 unsigned long pamt_arena_exit(void);
 void pamt_arena_read_stats(u64 *vals);
 void pamt_arena_note_owner(const struct tdx_pamt_pair *pair, long idx);
-unsigned long pamt_arena_shrink(unsigned long nr);
-unsigned long pamt_arena_reclaimable(void);
+unsigned long pamt_arena_shrink(unsigned long nr, bool cap);
+unsigned long pamt_arena_reclaimable(bool all);
 unsigned long pamt_arena_loose(void);
+unsigned long pamt_arena_free_pairs(void);
 unsigned int pamt_arena_take_home(struct tdx_pamt_pair *pairs, unsigned int n,
 				  gfp_t gfp);
 unsigned long pamt_arena_unhome(bool all);
@@ -470,10 +476,14 @@ unsigned long pamt_platform_drain_cpus(unsigned long nr);
 /*
  * Platform glue: have pamt_shrink_deferred() run soon in process context
  * (a work item in the kernel); callable in any context but hardirq, and
- * outside a transition.  pamt_platform_defer_sync() waits for it and
- * cancels what is pending; process context, may sleep.
+ * outside a transition.  pamt_platform_defer_lazy() has it run within
+ * PAMT_DEFER_LAZY_MS instead, once however often it is called meanwhile.
+ * pamt_platform_defer_sync() waits for it and cancels what is pending;
+ * process context, may sleep.
  */
+#define PAMT_DEFER_LAZY_MS	1000
 void pamt_platform_defer(void);
+void pamt_platform_defer_lazy(void);
 void pamt_platform_defer_sync(void);
 
 #endif /* _X86_VIRT_TDX_PAMT_INTERNAL_H */

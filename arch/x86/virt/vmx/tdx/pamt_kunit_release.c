@@ -4,6 +4,8 @@
  * shrinker as reclaim calls it, by a drain and by the idle cap.  Needs the
  * arena, the shrink layer and the glue's shrinker together.
  */
+#include <linux/delay.h>
+#include <linux/ktime.h>
 #include <linux/shrinker.h>
 #include "pamt_glue.h"
 #include "pamt_kunit.h"
@@ -151,11 +153,44 @@ static void pk_arena_release_cap(struct kunit *test)
 	pk_check_accounting(test, 0);
 }
 
+/*
+ * The idle cap counts the free pairs in chunks.  A chunk kept by one range
+ * in use stays, whatever the cap; once that range's put leaves every pair
+ * of the chunk idle, the put issues no REMOVE but has the worker run
+ * within PAMT_DEFER_LAZY_MS, through the glue's delayed work, and the
+ * worker gives the chunk back.
+ */
+static void pk_arena_release_cap_lazy(struct kunit *test)
+{
+	u64 removes, deadline;
+
+	pk_arena_up(test, 1);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, pk_arena_restore_cap,
+							NULL), 0);
+	pk_arena_idle(test, 24);
+	KUNIT_ASSERT_EQ(test, tdx_pamt_get(pk_slot_pfn(test, 80), NULL), 0);
+	tdx_pamt_set_idle_cap(32);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_ARENA_CHUNKS), 1ULL);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CAP), 0ULL);
+
+	removes = pk_stat(TDX_PAMT_STAT_REMOVE);
+	tdx_pamt_put(pk_slot_pfn(test, 80));
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_REMOVE), removes);
+	deadline = ktime_get_ns() + PK_WAIT_NS;
+	while (pk_stat(TDX_PAMT_STAT_ARENA_CHUNKS) && ktime_get_ns() < deadline)
+		msleep(20);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0ULL);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CAP), 24ULL);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 0ULL);
+	pk_check_accounting(test, 0);
+}
+
 static struct kunit_case pk_release_cases[] = {
 	KUNIT_CASE(pk_arena_release_shrinker),
 	KUNIT_CASE(pk_arena_release_counts_pages),
 	KUNIT_CASE(pk_arena_release_drain),
 	KUNIT_CASE(pk_arena_release_cap),
+	KUNIT_CASE(pk_arena_release_cap_lazy),
 	KUNIT_CASE(pk_suite_leak_check),
 	{}
 };

@@ -3,7 +3,8 @@
  * TDX Dynamic PAMT cache, shrink layer: giving idle memory back.
  *
  * Idle memory is the pairs of IDLE slots plus the free pairs in the
- * depot and in every CPU's magazines.  A last put queues its slot in the
+ * depot and in every CPU's magazines; the idle cap also counts, with the
+ * arena, the free pairs in its chunks.  A last put queues its slot in the
  * idle index, a FIFO; reclaim takes the oldest entry, checks the slot with
  * a compare-and-exchange (it may have been revived meanwhile) and frees
  * its pair, so its cost is O(1) per pair whatever the table size.  The
@@ -27,6 +28,14 @@
 #define PAMT_CAP_POPS		8	/* index entries a put may look at */
 #define PAMT_SHRINK_MAX_BUSY	8	/* failed removals before a scan stops */
 #define PAMT_RESCHED_POPS	32	/* entries between two cond_resched() */
+
+/*
+ * With the arena: what idle memory plus the chunks' free pairs must
+ * exceed for a put to call the worker, once its last trim was left over
+ * the cap by chunks that hold a pair in use: that level plus a chunk.
+ * 0 when it reached the cap.
+ */
+static unsigned long pamt_cap_mark;
 
 /**
  * pamt_shrink_init() - allocate the idle index for @nr_slots slots
@@ -53,6 +62,7 @@ int pamt_shrink_init(unsigned long nr_slots)
 	ix->head = 0;
 	ix->nr = 0;
 	ix->pops = 0;
+	pamt_cap_mark = 0;
 	atomic_set(&pamt.deferred, 0);
 	atomic_long_set(&pamt.defer_drain, 0);
 	return 0;
@@ -333,6 +343,12 @@ bool pamt_shrink_over_cap(unsigned long more)
 	return pamt_shrink_idle_memory() + more > READ_ONCE(pamt.idle_cap);
 }
 
+/* Idle memory plus, with the arena, the free pairs in its chunks. */
+static unsigned long pamt_shrink_held_memory(void)
+{
+	return pamt_shrink_idle_memory() + pamt_arena_free_pairs();
+}
+
 /**
  * pamt_shrink_refill_share() - free pairs one CPU may stock ahead of need
  *
@@ -402,6 +418,28 @@ static void pamt_defer(unsigned int what)
 }
 
 /*
+ * A slot went IDLE: with the arena, have the worker trim chunks if they
+ * take held memory over the cap.  Only the worker does: a put's REMOVE
+ * frees nothing while its chunk holds a pair in use.  At once past the
+ * mark; else within PAMT_DEFER_LAZY_MS, as this put may have taken the
+ * last pair in use out of a chunk.
+ */
+static void pamt_shrink_cap_chunks(void)
+{
+	unsigned long held;
+
+	if (!pamt.arena)
+		return;
+	held = pamt_shrink_held_memory();
+	if (held <= READ_ONCE(pamt.idle_cap))
+		return;
+	if (held > READ_ONCE(pamt_cap_mark))
+		pamt_defer(PAMT_DEFER_CAP);
+	else
+		pamt_platform_defer_lazy();
+}
+
+/*
  * Idle memory grew by one with a slot going IDLE; bring it back within
  * the cap.  A free pair goes first (no SEAMCALL); then the oldest idle
  * slot among PAMT_CAP_POPS index entries.  At most one REMOVE sequence:
@@ -415,8 +453,10 @@ static bool pamt_shrink_cap_put(void)
 	bool removed = false;
 	int ret;
 
-	if (likely(!pamt_shrink_over_cap(0)))
+	if (likely(!pamt_shrink_over_cap(0))) {
+		pamt_shrink_cap_chunks();
 		return false;
+	}
 	if (!pamt_shrink_free_cached()) {
 		ret = pamt_reclaim_one(&budget, false);
 		if (ret == 1)
@@ -426,6 +466,8 @@ static bool pamt_shrink_cap_put(void)
 	}
 	if (pamt_shrink_over_cap(0))
 		pamt_defer(PAMT_DEFER_CAP);
+	else
+		pamt_shrink_cap_chunks();
 	return removed;
 }
 
@@ -469,11 +511,48 @@ static void pamt_shrink_cap_trim_once(unsigned long *fails)
 	}
 }
 
+/*
+ * With the arena, bring idle memory plus the chunks' free pairs within
+ * the cap: empty the chunks whose every pair out is idle, sparsest
+ * first, REMOVEing their slots (pamt_arena_shrink()); if free pairs in
+ * magazines keep some chunk, those go back to their chunks, every CPU's,
+ * and once more.  What is left over the cap is in chunks that hold a
+ * pair in use (a range, a reserve), or behind REMOVEs that stayed BUSY:
+ * the mark then keeps puts from calling the worker again until a chunk's
+ * worth more.
+ */
+static void pamt_shrink_cap_trim_chunks(void)
+{
+	unsigned long held, cap;
+	bool drained = false;
+
+	for (;;) {
+		held = pamt_shrink_held_memory();
+		cap = READ_ONCE(pamt.idle_cap);
+		if (held <= cap) {
+			held = 0;
+			break;
+		}
+		if (pamt_arena_shrink(held - cap, true))
+			continue;
+		if (drained || atomic_long_read(&pamt.free_pairs) <= 0 ||
+		    !pamt_arena_reclaimable(true))
+			break;
+		pamt_depot_shrink(ULONG_MAX);
+		pamt_platform_drain_cpus(ULONG_MAX);
+		drained = true;
+	}
+	WRITE_ONCE(pamt_cap_mark, held ? held + PAMT_ARENA_PAIRS : 0);
+}
+
 static void pamt_shrink_cap_trim(void)
 {
 	unsigned long fails = 0, idle, cap;
 
 	might_sleep();
+	/* Chunks first: a REMOVE there gives memory back. */
+	if (pamt.arena)
+		pamt_shrink_cap_trim_chunks();
 	pamt_shrink_cap_trim_once(&fails);
 	if (!pamt_shrink_over_cap(0) || fails >= PAMT_SHRINK_MAX_BUSY)
 		return;
@@ -507,7 +586,7 @@ void pamt_shrink_deferred(void)
 		pamt_platform_drain_cpus(nr);
 		/* With the arena, the chunks those pairs were keeping. */
 		if (pamt.arena)
-			pamt_arena_shrink(nr);
+			pamt_arena_shrink(nr, false);
 	}
 	pamt_shrink_cap_trim();
 }
@@ -568,7 +647,7 @@ static unsigned long pamt_shrink_scan_arena(unsigned long nr,
 	unsigned long freed, before, now, fails = 0;
 	int ret;
 
-	freed = pamt_arena_shrink(nr);
+	freed = pamt_arena_shrink(nr, false);
 	/* Each index entry looked at below counts as processed. */
 	*budget = nr - min(freed, nr);
 	before = pamt_arena_loose();
@@ -600,7 +679,7 @@ unsigned long tdx_pamt_shrink_count(void)
 	if (!pamt.enabled)
 		return 0;
 	if (pamt.arena)
-		return pamt_arena_reclaimable() +
+		return pamt_arena_reclaimable(false) +
 		       min(pamt_arena_loose(), pamt_shrink_idle_memory());
 	return pamt_shrink_idle_memory();
 }
@@ -753,6 +832,7 @@ void tdx_pamt_drain_cpu(unsigned int cpu)
 void tdx_pamt_set_idle_cap(unsigned long cap)
 {
 	WRITE_ONCE(pamt.idle_cap, cap);
+	WRITE_ONCE(pamt_cap_mark, 0);
 	if (pamt.enabled)
 		pamt_shrink_cap_trim();
 }

@@ -16,7 +16,6 @@ static inline bool pamt_shrink_idle_inc(unsigned long idx)
 	return false;	/* no cap: the put never removes */
 }
 
-static inline void pamt_shrink_idle_again(unsigned long idx) { }
 static inline int pamt_shrink_recent(unsigned long idx) { return 0; }
 static inline bool pamt_shrink_over_cap(unsigned long more) { return false; }
 static inline unsigned long pamt_shrink_refill_share(void) { return ULONG_MAX; }
