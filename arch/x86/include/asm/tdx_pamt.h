@@ -234,7 +234,6 @@ void tdx_pamt_read_stats(u64 *vals);
 bool tdx_pamt_enabled(void);
 int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_cache *cache);
 int tdx_pamt_put(unsigned long pfn);
-int tdx_pamt_evict(unsigned long pfn);
 int tdx_pamt_demote(unsigned long pfn, struct tdx_pamt_cache *cache,
 		    tdx_pamt_demote_fn demote, void *arg);
 int tdx_pamt_promote(unsigned long pfn, tdx_pamt_promote_fn promote,
@@ -253,7 +252,6 @@ static inline int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_cache *cache)
 }
 
 static inline int tdx_pamt_put(unsigned long pfn) { return 0; }
-static inline int tdx_pamt_evict(unsigned long pfn) { return 0; }
 
 /* No Dynamic PAMT: DEMOTE takes no pair and PROMOTE hands none back. */
 static inline int tdx_pamt_split_errno(u64 status)

@@ -366,6 +366,7 @@ int pamt_slot_remove(atomic_t *slot, unsigned long idx, int *word,
 void pamt_pair_release(const struct tdx_pamt_pair *pair,
 		       enum pamt_pair_dest dest);
 int pamt_status_errno(u64 status);
+int tdx_pamt_evict(unsigned long pfn);
 
 /* pamt_arena.c */
 struct pamt_arena_chunk;

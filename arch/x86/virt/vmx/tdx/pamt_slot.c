@@ -801,7 +801,6 @@ int tdx_pamt_evict(unsigned long pfn)
 		return ret;
 	}
 }
-EXPORT_SYMBOL_FOR_KVM(tdx_pamt_evict);
 
 /**
  * tdx_pamt_demote() - give a 2M range its pair as DEMOTE splits its mapping
