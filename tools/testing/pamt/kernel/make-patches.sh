@@ -284,6 +284,23 @@ MOVDIR64B first, as tdx.c does for the static PAMT.
 The register packing and unpacking are separate functions so that they
 can be tested without a TDX module."
 
+apply_edits 2
+commit "KVM: TDX: Get and put Dynamic PAMT where TD memory is mapped" \
+"Allocate TDR, TDCS, TDVPR and TDCX with tdx_alloc_control_page() and
+free them with tdx_free_control_page().  Take a reference on a page's
+2M range before TDH.MEM.SEPT.ADD, PAGE.AUG and PAGE.ADD, drop it when
+they fail, after a successful PAGE.REMOVE and when an S-EPT page is
+freed.  Top up a per-vCPU struct tdx_pamt_cache before mmu_lock through
+a new optional x86 op, topup_external_cache(), called from
+mmu_topup_memory_caches() and installed only when Dynamic PAMT is on.
+
+The put is safe in softirq context, so freeing S-EPT pages from the RCU
+callback later would need no change here.
+
+Nothing calls into the cache yet with any effect: until the next patch
+enables Dynamic PAMT, tdx_pamt_enabled() is false, the x86 op is not
+installed, and get and put return 0 at once."
+
 copy $(ours $TDX/pamt_enable.c $TDX/pamt_enable.h)
 "$HERE/hooks.sh" "$WORK" enable 2>/dev/null
 apply_edits 1
@@ -296,21 +313,9 @@ TDH.SYS.CONFIG.  Once the module is initialised, set the cache up over
 the memory the TDMRs cover, with the SEAMCALL backend, and register its
 shrinker and CPU hotplug callback.
 
-The bitmap arithmetic is a pure function, tested by KUnit on TDMRs of
-several sizes."
-
-apply_edits 2
-commit "KVM: TDX: Get and put Dynamic PAMT where TD memory is mapped" \
-"Allocate TDR, TDCS, TDVPR and TDCX with tdx_alloc_control_page() and
-free them with tdx_free_control_page().  Take a reference on a page's
-2M range before TDH.MEM.SEPT.ADD, PAGE.AUG and PAGE.ADD, drop it when
-they fail, after a successful PAGE.REMOVE and when an S-EPT page is
-freed.  Top up a per-vCPU struct tdx_pamt_cache before mmu_lock through
-a new optional x86 op, topup_external_cache(), called from
-mmu_topup_memory_caches() and installed only when Dynamic PAMT is on.
-
-The put is safe in softirq context, so freeing S-EPT pages from the RCU
-callback later would need no change here."
+KVM takes its references since the previous patch, so a TD can be
+created at every point of the series.  The bitmap arithmetic is a pure
+function, tested by KUnit on TDMRs of several sizes."
 
 copy $(ours $TDX/pamt_debugfs.c $TDX/pamt_debugfs.h)
 "$HERE/hooks.sh" "$WORK" debugfs 2>/dev/null
