@@ -189,10 +189,62 @@ static inline void tdx_init_pamt_cache(struct tdx_pamt_cache *cache)
 int __tdx_topup_pamt_cache(struct tdx_pamt_cache *cache, unsigned int nr,
 			   gfp_t gfp);
 
-int tdx_pamt_pair_take(struct tdx_pamt_pair *pair,
-		       struct tdx_pamt_cache *res, gfp_t gfp);
-void tdx_pamt_pair_give(const struct tdx_pamt_pair *pair);
+struct page *__tdx_alloc_control_page(gfp_t gfp);
 
+unsigned long tdx_pamt_shrink_count(void);
+unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
+				   unsigned long *nr_scanned);
+unsigned long tdx_pamt_drain(void);
+void tdx_pamt_drain_cpu(unsigned int cpu);
+void tdx_pamt_set_idle_cap(unsigned long cap);
+unsigned long tdx_pamt_idle_cap(void);
+
+void tdx_pamt_read_stats(u64 *vals);
+
+/* What KVM calls (EXPORT_SYMBOL_FOR_KVM). */
+#ifdef CONFIG_INTEL_TDX_PAMT_CACHE
+bool tdx_pamt_enabled(void);
+int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_cache *cache);
+int tdx_pamt_put(unsigned long pfn);
+int tdx_topup_pamt_cache(struct tdx_pamt_cache *cache, unsigned int nr);
+void tdx_free_pamt_cache(struct tdx_pamt_cache *cache);
+struct page *tdx_alloc_control_page(void);
+void tdx_free_control_page(struct page *page);
+#else
+/* Built without the cache: KVM TDX behaves as with a module lacking DPAMT. */
+static inline bool tdx_pamt_enabled(void) { return false; }
+
+static inline int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_cache *cache)
+{
+	return 0;
+}
+
+static inline int tdx_pamt_put(unsigned long pfn) { return 0; }
+
+static inline int tdx_topup_pamt_cache(struct tdx_pamt_cache *cache,
+				       unsigned int nr)
+{
+	return 0;
+}
+
+static inline void tdx_free_pamt_cache(struct tdx_pamt_cache *cache) { }
+
+static inline struct page *tdx_alloc_control_page(void)
+{
+	return alloc_page(GFP_KERNEL_ACCOUNT);
+}
+
+static inline void tdx_free_control_page(struct page *page)
+{
+	if (page)
+		__free_page(page);
+}
+#endif
+
+/*
+ * pamt_huge.c: for a future huge-page series; KVM in 7.3 maps private
+ * memory at 4K only and calls none of this.
+ */
 /**
  * typedef tdx_pamt_demote_fn - issue TDH.MEM.PAGE.DEMOTE for tdx_pamt_demote()
  * @pair: the pair to pass in R12/R13; NULL without Dynamic PAMT
@@ -217,42 +269,16 @@ typedef u64 (*tdx_pamt_demote_fn)(const struct tdx_pamt_pair *pair, void *arg);
  */
 typedef u64 (*tdx_pamt_promote_fn)(struct tdx_pamt_pair *pair, void *arg);
 
-struct page *__tdx_alloc_control_page(gfp_t gfp);
-
-unsigned long tdx_pamt_shrink_count(void);
-unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
-				   unsigned long *nr_scanned);
-unsigned long tdx_pamt_drain(void);
-void tdx_pamt_drain_cpu(unsigned int cpu);
-void tdx_pamt_set_idle_cap(unsigned long cap);
-unsigned long tdx_pamt_idle_cap(void);
-
-void tdx_pamt_read_stats(u64 *vals);
-
-/* What KVM calls (EXPORT_SYMBOL_FOR_KVM). */
 #ifdef CONFIG_INTEL_TDX_PAMT_CACHE
-bool tdx_pamt_enabled(void);
-int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_cache *cache);
-int tdx_pamt_put(unsigned long pfn);
+int tdx_pamt_pair_take(struct tdx_pamt_pair *pair,
+		       struct tdx_pamt_cache *res, gfp_t gfp);
+void tdx_pamt_pair_give(const struct tdx_pamt_pair *pair);
+
 int tdx_pamt_demote(unsigned long pfn, struct tdx_pamt_cache *cache,
 		    tdx_pamt_demote_fn demote, void *arg);
 int tdx_pamt_promote(unsigned long pfn, tdx_pamt_promote_fn promote,
 		     void *arg);
-int tdx_topup_pamt_cache(struct tdx_pamt_cache *cache, unsigned int nr);
-void tdx_free_pamt_cache(struct tdx_pamt_cache *cache);
-struct page *tdx_alloc_control_page(void);
-void tdx_free_control_page(struct page *page);
 #else
-/* Built without the cache: KVM TDX behaves as with a module lacking DPAMT. */
-static inline bool tdx_pamt_enabled(void) { return false; }
-
-static inline int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_cache *cache)
-{
-	return 0;
-}
-
-static inline int tdx_pamt_put(unsigned long pfn) { return 0; }
-
 /* No Dynamic PAMT: DEMOTE takes no pair and PROMOTE hands none back. */
 static inline int tdx_pamt_split_errno(u64 status)
 {
@@ -273,25 +299,6 @@ static inline int tdx_pamt_promote(unsigned long pfn,
 				   tdx_pamt_promote_fn promote, void *arg)
 {
 	return tdx_pamt_split_errno(promote(NULL, arg));
-}
-
-static inline int tdx_topup_pamt_cache(struct tdx_pamt_cache *cache,
-				       unsigned int nr)
-{
-	return 0;
-}
-
-static inline void tdx_free_pamt_cache(struct tdx_pamt_cache *cache) { }
-
-static inline struct page *tdx_alloc_control_page(void)
-{
-	return alloc_page(GFP_KERNEL_ACCOUNT);
-}
-
-static inline void tdx_free_control_page(struct page *page)
-{
-	if (page)
-		__free_page(page);
 }
 #endif
 

@@ -162,7 +162,7 @@ kunit_here() { KUNIT_AT="$KUNIT_AT $(git -C "$WORK" rev-list --count "$BASE"..HE
 copy $TDX/pamt_slot.c $TDX/pamt_core.c $TDX/pamt_trace.h $TDX/pamt_trace.c \
 	$TDX/Kconfig $TDX/.kunitconfig $TDX/pamt_fake.c $TDX/pamt_fake.h \
 	$TDX/pamt_kunit.h $TDX/pamt_kunit_main.c $TDX/pamt_kunit_slot.c
-headers arena mag shrink glue
+headers arena mag shrink glue huge
 "$HERE/hooks.sh" "$WORK" kconfig trace slots kunit 2>/dev/null
 commit "x86/virt/tdx: Add refcounted 2M slots for Dynamic PAMT" \
 "With Dynamic PAMT the TDX module needs a pair of 4K pages for every 2M
@@ -200,7 +200,7 @@ teardown checks that every page went back.  Run with:
 kunit_here
 
 copy $TDX/pamt_mag.c $TDX/pamt_kunit_mag.c
-headers arena shrink glue
+headers arena shrink glue huge
 "$HERE/hooks.sh" "$WORK" mag kunit 2>/dev/null
 commit "x86/virt/tdx: Add per-CPU magazines of ready PAMT pairs" \
 "Keep free pairs in two magazines per CPU in front of a depot of full
@@ -220,7 +220,7 @@ bounds the magazines and tdx_pamt_drain() empties them."
 kunit_here
 
 copy $TDX/pamt_arena.c $TDX/pamt_kunit_arena.c
-headers shrink glue
+headers shrink glue huge
 "$HERE/hooks.sh" "$WORK" arena kunit 2>/dev/null
 commit "x86/virt/tdx: Carve PAMT pairs out of 2M chunks of pair pages" \
 "A pair page is marked in the TDX module's PAMT page bitmap, so its 2M
@@ -239,7 +239,7 @@ pages per pair.  This replaces the pair stand-ins of the first patch."
 kunit_here
 
 copy $TDX/pamt_shrink.c $TDX/pamt_kunit_shrink.c
-headers glue
+headers glue huge
 "$HERE/hooks.sh" "$WORK" shrink kunit 2>/dev/null
 commit "x86/virt/tdx: Give idle PAMT memory back: idle cap, sweep and drains" \
 "An idle range keeps its pair installed, and the magazines and the depot
@@ -256,7 +256,7 @@ kunit_here
 
 copy $TDX/pamt_glue.c $TDX/pamt_glue.h $TDX/pamt_kunit_ctx.c $TDX/pamt_kunit_release.c \
 	$TDX/pamt_kunit_pressure.c
-headers
+headers huge
 "$HERE/hooks.sh" "$WORK" glue kunit 2>/dev/null
 commit "x86/virt/tdx: Register the PAMT shrinker and a CPU hotplug callback" \
 "Register a shrinker that counts idle and cached pairs and gives them
@@ -324,7 +324,7 @@ commit "x86/virt/tdx: Add debugfs files for the PAMT cache" \
 \"name value\" per line), \"drain\" (write 1 to give back every idle and
 cached pair) and \"idle_cap\"."
 
-for f in $(tracked $TDX | grep "/pamt_kunit[^/]*\.[ch]$"); do
+for f in $(tracked $TDX | grep "/pamt_kunit[^/]*\.[ch]$" | grep -v "/pamt_kunit_huge\.c$"); do
 	[ -e "$WORK/$f" ] || copy "$f"
 done
 "$HERE/hooks.sh" "$WORK" kunit 2>/dev/null
@@ -334,6 +334,23 @@ backend with made-up register results, the PAMT bitmap arithmetic,
 enabling, debugfs, the per-vCPU cache as KVM uses it, a multi-CPU stress
 test, WARNs on caller bugs, and canaries that prove lockdep, the
 sleep-in-atomic check and KASAN fire (run only with pamt_kunit.canary=1)."
+
+# Optional: what only a huge-page series would call.  The harness after it
+# tests it too, as it compiles every layer.
+copy $TDX/pamt_huge.c $TDX/pamt_kunit_huge.c
+headers
+"$HERE/hooks.sh" "$WORK" huge kunit 2>/dev/null
+commit "x86/virt/tdx: Add DEMOTE/PROMOTE and the PAMT pair API for huge pages" \
+"For a future huge-page series; not needed by 7.3, whose KVM maps
+private memory at 4K only.  A 2M range that DEMOTE splits needs a pair
+in R12/R13, and PROMOTE hands one back.  tdx_pamt_demote() takes a pair
+and installs it in the range's slot with one reference per 4K page the
+split maps; tdx_pamt_promote() empties the slot and keeps the pair for
+the next ADD.  Both run their SEAMCALL, given as a callback, inside the
+slot's transition.  tdx_pamt_pair_take() and tdx_pamt_pair_give() hand
+out and take back a pair outside any slot.  KUnit runs a split and a
+merge against the fake module under a write-held rwlock."
+kunit_here
 
 # The harness, without our CI scripts, the benchmark, the spin model and
 # virtual time, which are this project's tooling rather than something to

@@ -368,6 +368,18 @@ void pamt_pair_release(const struct tdx_pamt_pair *pair,
 int pamt_status_errno(u64 status);
 int tdx_pamt_evict(unsigned long pfn);
 
+/* Where the pair a get holds for an ADD came from. */
+enum pamt_pair_src {
+	PAMT_PAIR_NONE,
+	PAMT_PAIR_POOL,		/* magazines or page allocator: back to a magazine */
+	PAMT_PAIR_RES,		/* the caller's reserve: back to it */
+};
+
+enum pamt_pair_src pamt_slot_pair_get(struct tdx_pamt_pair *pair,
+				      struct tdx_pamt_cache *res);
+void pamt_slot_pair_put(const struct tdx_pamt_pair *pair,
+			enum pamt_pair_src src, struct tdx_pamt_cache *res);
+
 /* pamt_arena.c */
 struct pamt_arena_chunk;
 
