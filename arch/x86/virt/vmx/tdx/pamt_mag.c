@@ -29,7 +29,6 @@
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include "pamt_internal.h"
-#include "pamt_trace.h"
 
 #define PAMT_FREE_BATCH	16	/* pairs freed per depot lock hold */
 
@@ -73,7 +72,6 @@ static void pamt_depot_park_full(struct pamt_mag *mag)
 	list_add_tail(&mag->list, &pamt.depot.full);
 	WRITE_ONCE(pamt.depot.nr_full, pamt.depot.nr_full + 1);
 	WRITE_ONCE(pamt.depot.nr_pairs, pamt.depot.nr_pairs + mag->nr);
-	trace_tdx_pamt_depot(true, mag->nr, pamt.depot.nr_pairs);
 }
 
 static struct pamt_mag *pamt_depot_unpark_full(void)
@@ -86,7 +84,6 @@ static struct pamt_mag *pamt_depot_unpark_full(void)
 		list_del_init(&mag->list);
 		WRITE_ONCE(pamt.depot.nr_full, pamt.depot.nr_full - 1);
 		WRITE_ONCE(pamt.depot.nr_pairs, pamt.depot.nr_pairs - mag->nr);
-		trace_tdx_pamt_depot(false, mag->nr, pamt.depot.nr_pairs);
 	}
 	return mag;
 }

@@ -800,7 +800,6 @@ int tdx_pamt_evict(unsigned long pfn)
 		/* The module held no pair: the range is empty, as asked. */
 		if (ret == -ENOENT)
 			ret = 0;
-		trace_tdx_pamt_evict(pfn, ret);
 		if (!ret)
 			pamt_stat_inc(EVICT);
 		return ret;
