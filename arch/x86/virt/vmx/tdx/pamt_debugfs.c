@@ -15,8 +15,8 @@
 #include <linux/init.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
-#include <asm/tdx_pamt.h>
 #include "pamt_debugfs.h"
+#include "pamt_internal.h"
 
 static struct dentry *pamt_dentry;
 
