@@ -321,8 +321,9 @@ copy $(ours $TDX/pamt_debugfs.c $TDX/pamt_debugfs.h)
 "$HERE/hooks.sh" "$WORK" debugfs 2>/dev/null
 commit "x86/virt/tdx: Add debugfs files for the PAMT cache" \
 "Add /sys/kernel/debug/tdx/pamt/ with \"stats\" (every counter, one
-\"name value\" per line), \"drain\" (write 1 to give back every idle and
-cached pair) and \"idle_cap\"."
+\"name value\" per line), \"idle_cap\" (the cap in force), both
+read-only, and \"drain\" (write 1 to give back every idle and cached
+pair), which a memory-pressure or leak test needs between runs."
 
 for f in $(tracked $TDX | grep "/pamt_kunit[^/]*\.[ch]$" | grep -v "/pamt_kunit_huge\.c$"); do
 	[ -e "$WORK/$f" ] || copy "$f"
