@@ -184,8 +184,9 @@ void pamt_env_down(void)
 	/* Leaked slots keep their pair in the module, by design. */
 	if (pamt_sim_pages_in_use() !=
 	    (unsigned long)(env.held_pages + 2 * atomic64_read(&pamt_fake.pairs))) {
-		fprintf(stderr, "    %lu pages in use, %ld held by the test, %lld pairs in the module\n",
-			pamt_sim_pages_in_use(), env.held_pages,
+		fprintf(stderr, "    %lu pages in use, %ld held by the test, ",
+			pamt_sim_pages_in_use(), env.held_pages);
+		fprintf(stderr, "%lld pairs in the module\n",
 			(long long)atomic64_read(&pamt_fake.pairs));
 		pamt_test_failed(__FILE__, __LINE__, "pages leaked");
 	}
@@ -256,8 +257,9 @@ bool pamt_accounting_ok(void)
 	if (in_pairs != 2 * ((long)v[TDX_PAMT_STAT_INSTALLED] +
 			     (long)v[TDX_PAMT_STAT_CACHED_PAIRS] + env.held_pairs +
 			     (long)v[TDX_PAMT_STAT_ARENA_FREE])) {
-		fprintf(stderr, "    accounting: %ld pair pages = 2 * (%llu installed + %llu cached + %ld held + %llu in chunks)\n",
-			in_pairs, (unsigned long long)v[TDX_PAMT_STAT_INSTALLED],
+		fprintf(stderr, "    accounting: %ld pair pages = 2 * (%llu installed + ",
+			in_pairs, (unsigned long long)v[TDX_PAMT_STAT_INSTALLED]);
+		fprintf(stderr, "%llu cached + %ld held + %llu in chunks)\n",
 			(unsigned long long)v[TDX_PAMT_STAT_CACHED_PAIRS],
 			env.held_pairs,
 			(unsigned long long)v[TDX_PAMT_STAT_ARENA_FREE]);
@@ -268,9 +270,10 @@ bool pamt_accounting_ok(void)
 	    (pamt_arena_check() ||
 	     v[TDX_PAMT_STAT_ARENA_CHUNKS] != v[TDX_PAMT_STAT_CHUNK_ALLOC] -
 					     v[TDX_PAMT_STAT_CHUNK_FREE])) {
-		fprintf(stderr, "    accounting: arena unsound (%lu), %llu chunks, %llu allocated, %llu freed\n",
+		fprintf(stderr, "    accounting: arena unsound (%lu), %llu chunks, ",
 			pamt_arena_check(),
-			(unsigned long long)v[TDX_PAMT_STAT_ARENA_CHUNKS],
+			(unsigned long long)v[TDX_PAMT_STAT_ARENA_CHUNKS]);
+		fprintf(stderr, "%llu allocated, %llu freed\n",
 			(unsigned long long)v[TDX_PAMT_STAT_CHUNK_ALLOC],
 			(unsigned long long)v[TDX_PAMT_STAT_CHUNK_FREE]);
 		return false;

@@ -12,7 +12,8 @@ ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" \
 UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
 	"$@" >"$out" 2>&1
 rc=$?
-grep -E '^(not ok|  (ops|core|fake):|stress:|mutant|tdx-pamt-fake: VIOLATION: concurrent)|FAIL|ERROR|WARNING: ThreadSanitizer|Sanitizer' "$out" | head -40
+bad='^(not ok|  (ops|core|fake):|stress:|mutant|tdx-pamt-fake: VIOLATION: concurrent)'
+grep -E "$bad|FAIL|ERROR|WARNING: ThreadSanitizer|Sanitizer" "$out" | head -40
 summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -n 1)
 if [ -z "$summary" ] || { [ $rc -ne 0 ] && echo "$summary" | grep -q ' 0 failed$'; }; then
 	tail -n 30 "$out"

@@ -72,7 +72,7 @@ static pthread_mutex_t mmu_lock = PTHREAD_MUTEX_INITIALIZER;
  * private ones in far blocks at pfn 2^46, found through the far table.
  */
 static bool stress_sparse;
-#define STRESS_FAR_PFN		(1UL << 46)
+#define STRESS_FAR_PFN		BIT(46)
 
 static unsigned long stress_slot_pfn(unsigned long slot, unsigned long page)
 {

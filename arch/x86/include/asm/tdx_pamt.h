@@ -15,92 +15,12 @@
 
 struct obj_cgroup;
 
-/*
- * TDX module status codes used by PAMT.ADD/PAMT.REMOVE.  Bits 63:32 carry
- * the status; the low bits carry an operand id and are masked off before
- * comparing.  Every value is the one in the TDX module's public source
- * (include/auto_gen_2_0/tdx_error_codes_defs.h, TDX module 2.0); BUSY and
- * PAGE_METADATA_INCORRECT are also in Linux's tdx_errno.h.  Only BUSY and
- * NO_PAMT_PAGE_PAIR change what the cache does (HPA_RANGE_NOT_FREE also
- * warns); anything else is an ordinary -EIO.
- */
-#define TDX_PAMT_STATUS_MASK		0xFFFFFFFF00000000ULL
-#define TDX_PAMT_SUCCESS		0x0000000000000000ULL
-#define TDX_PAMT_OPERAND_BUSY		0x8000020000000000ULL
-#define TDX_PAMT_OPERAND_ADDR_RANGE	0xC000010100000000ULL
-#define TDX_PAMT_PAGE_NOT_FREE		0xC000030300000000ULL
-#define TDX_PAMT_HPA_RANGE_NOT_FREE	0xC000030400000000ULL
-#define TDX_PAMT_NO_PAGE_PAIR		0xC000030500000000ULL
-#define TDX_PAMT_PAGE_NOT_EMPTY		0xC000030600000000ULL
-#define TDX_PAMT_MISSING_PAGE_PAIR	0x8000030800000000ULL
-#define TDX_PAMT_PAGE_METADATA_INCORRECT 0xC000030000000000ULL
-
-/*
- * Kernel-defined statuses (class 0xFF in bits 47:40, never used by the
- * module): the SEAMCALL did not run (no VMX operation on this CPU: #UD,
- * #GP, VMFAILINVALID), or it ran but the backend could not use its output.
- */
-#define TDX_PAMT_SW_ERROR		0x8000FF0000000000ULL
-#define TDX_PAMT_SW_PAIR_LOST		(TDX_PAMT_SW_ERROR | 0xBADULL)
-
-/* SEAMCALL leaves (BRIEF: TDH.PHYMEM.PAMT.ADD/REMOVE). */
-#define TDH_PHYMEM_PAMT_ADD		58
-#define TDH_PHYMEM_PAMT_REMOVE		59
-
-#define TDX_PAMT_PAGES_PER_SLOT		512	/* 4K pages per 2M range */
-
 /**
  * struct tdx_pamt_pair - the two 4K pages that hold one 2M range's 4K PAMT
  * @pfn: page frame numbers of the two pages; they need not be contiguous
  */
 struct tdx_pamt_pair {
 	unsigned long pfn[2];
-};
-
-/**
- * struct tdx_pamt_range - a covered physical range, in pfns
- * @start_pfn: first pfn, 2M aligned
- * @end_pfn: one past the last pfn, 2M aligned
- */
-struct tdx_pamt_range {
-	unsigned long start_pfn;
-	unsigned long end_pfn;
-};
-
-/**
- * struct tdx_pamt_ops - platform backend
- * @add: issue PAMT.ADD for the 2M range at @base_pfn with @pair; returns a
- *	TDX status
- * @remove: issue PAMT.REMOVE for the 2M range at @base_pfn; on success
- *	fills @pair with the pages the module handed back
- * @reset_page: make a page that the module wrote safe to return to the
- *	page allocator
- *
- * All three may be called from atomic context, with interrupts enabled.
- */
-struct tdx_pamt_ops {
-	u64 (*add)(unsigned long base_pfn, const struct tdx_pamt_pair *pair);
-	u64 (*remove)(unsigned long base_pfn, struct tdx_pamt_pair *pair);
-	void (*reset_page)(unsigned long pfn);
-};
-
-/**
- * struct tdx_pamt_config - parameters fixed at tdx_pamt_init()
- * @mag_size: pairs per magazine; 0 picks PAMT_MAG_SIZE, as the kernel
- *	does; the tests pick small ones to reach the depot in a few puts
- * @idle_cap: most idle memory (pairs of idle slots, and free pairs in
- *	the depot and magazines); 0 picks the default (a quarter of all
- *	slots)
- * @ops: the platform backend; must outlive the cache
- * @arena: carve pairs out of 2M chunks that hold only pair pages; false:
- *	two order-0 pages per pair.  Either way a pair is charged to a memcg
- *	only through a reserve (struct tdx_pamt_cache)
- */
-struct tdx_pamt_config {
-	unsigned int mag_size;
-	unsigned long idle_cap;
-	const struct tdx_pamt_ops *ops;
-	bool arena;
 };
 
 #define TDX_PAMT_CACHE_MAX	8
@@ -164,10 +84,6 @@ enum tdx_pamt_stat {
 
 extern const char * const tdx_pamt_stat_names[TDX_PAMT_STAT_NR];
 
-int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
-		  const struct tdx_pamt_config *cfg);
-void tdx_pamt_exit(void);
-
 static inline void tdx_init_pamt_cache(struct tdx_pamt_cache *cache)
 {
 	cache->nr = 0;
@@ -175,13 +91,52 @@ static inline void tdx_init_pamt_cache(struct tdx_pamt_cache *cache)
 	cache->objcg = NULL;
 }
 
-int __tdx_topup_pamt_cache(struct tdx_pamt_cache *cache, unsigned int nr,
-			   gfp_t gfp);
+void tdx_pamt_read_stats(u64 *vals);
 
-int tdx_pamt_pair_take(struct tdx_pamt_pair *pair,
-		       struct tdx_pamt_cache *res, gfp_t gfp);
-void tdx_pamt_pair_give(const struct tdx_pamt_pair *pair);
+/* What KVM calls (EXPORT_SYMBOL_FOR_KVM). */
+#ifdef CONFIG_INTEL_TDX_PAMT_CACHE
+bool tdx_pamt_enabled(void);
+int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_cache *cache);
+int tdx_pamt_put(unsigned long pfn);
+int tdx_topup_pamt_cache(struct tdx_pamt_cache *cache, unsigned int nr);
+void tdx_free_pamt_cache(struct tdx_pamt_cache *cache);
+struct page *tdx_alloc_control_page(void);
+void tdx_free_control_page(struct page *page);
+#else
+/* Built without the cache: KVM TDX behaves as with a module lacking DPAMT. */
+static inline bool tdx_pamt_enabled(void) { return false; }
 
+static inline int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_cache *cache)
+{
+	return 0;
+}
+
+static inline int tdx_pamt_put(unsigned long pfn) { return 0; }
+
+static inline int tdx_topup_pamt_cache(struct tdx_pamt_cache *cache,
+				       unsigned int nr)
+{
+	return 0;
+}
+
+static inline void tdx_free_pamt_cache(struct tdx_pamt_cache *cache) { }
+
+static inline struct page *tdx_alloc_control_page(void)
+{
+	return alloc_page(GFP_KERNEL_ACCOUNT);
+}
+
+static inline void tdx_free_control_page(struct page *page)
+{
+	if (page)
+		__free_page(page);
+}
+#endif
+
+/*
+ * pamt_huge.c: for a future huge-page series; KVM in 7.3 maps private
+ * memory at 4K only and calls none of this.
+ */
 /**
  * typedef tdx_pamt_demote_fn - issue TDH.MEM.PAGE.DEMOTE for tdx_pamt_demote()
  * @pair: the pair to pass in R12/R13; NULL without Dynamic PAMT
@@ -206,50 +161,24 @@ typedef u64 (*tdx_pamt_demote_fn)(const struct tdx_pamt_pair *pair, void *arg);
  */
 typedef u64 (*tdx_pamt_promote_fn)(struct tdx_pamt_pair *pair, void *arg);
 
-struct page *__tdx_alloc_control_page(gfp_t gfp);
-
-unsigned long tdx_pamt_shrink_count(void);
-unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
-				   unsigned long *nr_scanned);
-unsigned long tdx_pamt_drain(void);
-void tdx_pamt_drain_cpu(unsigned int cpu);
-void tdx_pamt_set_idle_cap(unsigned long cap);
-unsigned long tdx_pamt_idle_cap(void);
-
-void tdx_pamt_read_stats(u64 *vals);
-
-/* What KVM calls (EXPORT_SYMBOL_FOR_KVM). */
 #ifdef CONFIG_INTEL_TDX_PAMT_CACHE
-bool tdx_pamt_enabled(void);
-int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_cache *cache);
-int tdx_pamt_put(unsigned long pfn);
-int tdx_pamt_evict(unsigned long pfn);
+int tdx_pamt_pair_take(struct tdx_pamt_pair *pair,
+		       struct tdx_pamt_cache *res, gfp_t gfp);
+void tdx_pamt_pair_give(const struct tdx_pamt_pair *pair);
+
 int tdx_pamt_demote(unsigned long pfn, struct tdx_pamt_cache *cache,
 		    tdx_pamt_demote_fn demote, void *arg);
 int tdx_pamt_promote(unsigned long pfn, tdx_pamt_promote_fn promote,
 		     void *arg);
-int tdx_topup_pamt_cache(struct tdx_pamt_cache *cache, unsigned int nr);
-void tdx_free_pamt_cache(struct tdx_pamt_cache *cache);
-struct page *tdx_alloc_control_page(void);
-void tdx_free_control_page(struct page *page);
 #else
-/* Built without the cache: KVM TDX behaves as with a module lacking DPAMT. */
-static inline bool tdx_pamt_enabled(void) { return false; }
-
-static inline int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_cache *cache)
-{
-	return 0;
-}
-
-static inline int tdx_pamt_put(unsigned long pfn) { return 0; }
-static inline int tdx_pamt_evict(unsigned long pfn) { return 0; }
+#include <asm/shared/tdx_errno.h>
 
 /* No Dynamic PAMT: DEMOTE takes no pair and PROMOTE hands none back. */
 static inline int tdx_pamt_split_errno(u64 status)
 {
-	if (!(status & TDX_PAMT_STATUS_MASK))
+	if (!(status & TDX_SEAMCALL_STATUS_MASK))
 		return 0;
-	return (status & TDX_PAMT_STATUS_MASK) == TDX_PAMT_OPERAND_BUSY ?
+	return (status & TDX_SEAMCALL_STATUS_MASK) == TDX_OPERAND_BUSY ?
 	       -EBUSY : -EIO;
 }
 
@@ -264,25 +193,6 @@ static inline int tdx_pamt_promote(unsigned long pfn,
 				   tdx_pamt_promote_fn promote, void *arg)
 {
 	return tdx_pamt_split_errno(promote(NULL, arg));
-}
-
-static inline int tdx_topup_pamt_cache(struct tdx_pamt_cache *cache,
-				       unsigned int nr)
-{
-	return 0;
-}
-
-static inline void tdx_free_pamt_cache(struct tdx_pamt_cache *cache) { }
-
-static inline struct page *tdx_alloc_control_page(void)
-{
-	return alloc_page(GFP_KERNEL_ACCOUNT);
-}
-
-static inline void tdx_free_control_page(struct page *page)
-{
-	if (page)
-		__free_page(page);
 }
 #endif
 

@@ -96,7 +96,7 @@ for f in $HOOKED; do
 done
 cp "$TREE"/$TDX/pamt_kunit_*.c "$tmp/$TDX/" 2>/dev/null || true
 "$REPO/tools/testing/pamt/kernel/hooks.sh" "$tmp" \
-	kconfig trace slots mag arena shrink glue backend enable debugfs kunit docs 2>/dev/null
+	kconfig trace slots mag arena shrink glue backend enable debugfs huge kunit docs 2>/dev/null
 for f in $HOOKED; do
 	cmp -s "$tmp/$f" "$TREE/$f" || { cp "$tmp/$f" "$TREE/$f"; log "hooked $f"; }
 done

@@ -17,6 +17,7 @@
 #   backend   build the SEAMCALL backend
 #   enable    build the enabling code and call it from tdx.c
 #   debugfs   build the debugfs files
+#   huge      build DEMOTE/PROMOTE and the pair API (pamt_huge.c)
 #   kunit     build the KUnit suites, every pamt_kunit_*.c of the tree
 #   docs      link Documentation/arch/x86/tdx-dpamt.rst from the x86 index
 set -euo pipefail
@@ -77,6 +78,9 @@ for hook in "$@"; do
 	debugfs)
 		append_once $TDX/Makefile \
 			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_debugfs.o' ;;
+	huge)
+		append_once $TDX/Makefile \
+			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_huge.o' ;;
 	kunit)
 		# The suites use the core's internals, which are not exported:
 		# they are linked into vmlinux whether the symbol is y or m.

@@ -88,47 +88,47 @@ typedef struct { int counter; } atomic_t;
 typedef struct { long counter; } atomic_long_t;
 typedef struct { s64 counter; } atomic64_t;
 
-#define PAMT_SIM_ATOMIC_OPS(pfx, type, T)				\
-static inline T pfx##_read(const type *v)				\
+#define PAMT_SIM_ATOMIC_OPS(pfx, type_t, T)				\
+static inline T pfx##_read(const type_t *v)				\
 { pamt_sim_access(&v->counter, VT_LD);					\
-  return __atomic_load_n(&v->counter, __ATOMIC_RELAXED); }		\
-static inline T pfx##_read_acquire(const type *v)			\
+	return __atomic_load_n(&v->counter, __ATOMIC_RELAXED); }	\
+static inline T pfx##_read_acquire(const type_t *v)			\
 { pamt_sim_access(&v->counter, VT_LD);					\
-  return __atomic_load_n(&v->counter, __ATOMIC_ACQUIRE); }		\
-static inline void pfx##_set(type *v, T i)				\
+	return __atomic_load_n(&v->counter, __ATOMIC_ACQUIRE); }	\
+static inline void pfx##_set(type_t *v, T i)				\
 { pamt_sim_access(&v->counter, VT_ST);					\
-  __atomic_store_n(&v->counter, i, __ATOMIC_RELAXED); }			\
-static inline void pfx##_set_release(type *v, T i)			\
+	__atomic_store_n(&v->counter, i, __ATOMIC_RELAXED); }		\
+static inline void pfx##_set_release(type_t *v, T i)			\
 { pamt_sim_access(&v->counter, VT_ST);					\
-  __atomic_store_n(&v->counter, i, __ATOMIC_RELEASE); }			\
-static inline void pfx##_add(T i, type *v)				\
+	__atomic_store_n(&v->counter, i, __ATOMIC_RELEASE); }		\
+static inline void pfx##_add(T i, type_t *v)				\
 { pamt_sim_access(&v->counter, VT_RMW);					\
-  __atomic_fetch_add(&v->counter, i, __ATOMIC_RELAXED); }		\
-static inline void pfx##_inc(type *v)					\
+	__atomic_fetch_add(&v->counter, i, __ATOMIC_RELAXED); }		\
+static inline void pfx##_inc(type_t *v)					\
 { pamt_sim_access(&v->counter, VT_RMW);					\
-  __atomic_fetch_add(&v->counter, 1, __ATOMIC_RELAXED); }		\
-static inline void pfx##_dec(type *v)					\
+	__atomic_fetch_add(&v->counter, 1, __ATOMIC_RELAXED); }		\
+static inline void pfx##_dec(type_t *v)					\
 { pamt_sim_access(&v->counter, VT_RMW);					\
-  __atomic_fetch_sub(&v->counter, 1, __ATOMIC_RELAXED); }		\
-static inline T pfx##_inc_return(type *v)				\
+	__atomic_fetch_sub(&v->counter, 1, __ATOMIC_RELAXED); }		\
+static inline T pfx##_inc_return(type_t *v)				\
 { pamt_sim_access(&v->counter, VT_RMW);					\
-  return __atomic_add_fetch(&v->counter, 1, __ATOMIC_SEQ_CST); }	\
-static inline T pfx##_dec_return(type *v)				\
+	return __atomic_add_fetch(&v->counter, 1, __ATOMIC_SEQ_CST); }	\
+static inline T pfx##_dec_return(type_t *v)				\
 { pamt_sim_access(&v->counter, VT_RMW);					\
-  return __atomic_sub_fetch(&v->counter, 1, __ATOMIC_SEQ_CST); }	\
-static inline T pfx##_dec_return_release(type *v)			\
+	return __atomic_sub_fetch(&v->counter, 1, __ATOMIC_SEQ_CST); }	\
+static inline T pfx##_dec_return_release(type_t *v)			\
 { pamt_sim_access(&v->counter, VT_RMW);					\
-  return __atomic_sub_fetch(&v->counter, 1, __ATOMIC_RELEASE); }	\
-static inline T pfx##_xchg(type *v, T i)				\
+	return __atomic_sub_fetch(&v->counter, 1, __ATOMIC_RELEASE); }	\
+static inline T pfx##_xchg(type_t *v, T i)				\
 { pamt_sim_access(&v->counter, VT_RMW);					\
-  return __atomic_exchange_n(&v->counter, i, __ATOMIC_SEQ_CST); }	\
-static inline void pfx##_or(T i, type *v)				\
+	return __atomic_exchange_n(&v->counter, i, __ATOMIC_SEQ_CST); }	\
+static inline void pfx##_or(T i, type_t *v)				\
 { pamt_sim_access(&v->counter, VT_RMW);					\
-  __atomic_fetch_or(&v->counter, i, __ATOMIC_RELAXED); }		\
-static inline T pfx##_fetch_add(T i, type *v)				\
+	__atomic_fetch_or(&v->counter, i, __ATOMIC_RELAXED); }		\
+static inline T pfx##_fetch_add(T i, type_t *v)				\
 { pamt_sim_access(&v->counter, VT_RMW);					\
-  return __atomic_fetch_add(&v->counter, i, __ATOMIC_SEQ_CST); }	\
-static inline T pfx##_cmpxchg(type *v, T o, T n)			\
+	return __atomic_fetch_add(&v->counter, i, __ATOMIC_SEQ_CST); }	\
+static inline T pfx##_cmpxchg(type_t *v, T o, T n)			\
 {									\
 	bool __ok;							\
 									\
@@ -138,7 +138,7 @@ static inline T pfx##_cmpxchg(type *v, T o, T n)			\
 	pamt_sim_cas_done(&v->counter, __ok);				\
 	return o;							\
 }									\
-static inline bool pfx##_add_unless(type *v, T a, T u)			\
+static inline bool pfx##_add_unless(type_t *v, T a, T u)			\
 {									\
 	T c;								\
 									\
@@ -220,31 +220,40 @@ static inline void set_bit(unsigned long nr, volatile unsigned long *addr)
 	pamt_sim_access(__PAMT_BIT_WORD(nr, addr), VT_RMW);
 	__atomic_fetch_or(__PAMT_BIT_WORD(nr, addr), __PAMT_BIT_MASK(nr), __ATOMIC_RELAXED);
 }
+
 static inline void clear_bit(unsigned long nr, volatile unsigned long *addr)
 {
 	pamt_sim_access(__PAMT_BIT_WORD(nr, addr), VT_RMW);
 	__atomic_fetch_and(__PAMT_BIT_WORD(nr, addr), ~__PAMT_BIT_MASK(nr), __ATOMIC_RELAXED);
 }
+
 static inline bool test_bit(unsigned long nr, const volatile unsigned long *addr)
 {
 	pamt_sim_access(__PAMT_BIT_WORD(nr, addr), VT_LD);
 	return __atomic_load_n(__PAMT_BIT_WORD(nr, addr), __ATOMIC_RELAXED) & __PAMT_BIT_MASK(nr);
 }
+
 static inline bool test_and_set_bit(unsigned long nr, volatile unsigned long *addr)
 {
 	pamt_sim_access(__PAMT_BIT_WORD(nr, addr), VT_RMW);
-	return __atomic_fetch_or(__PAMT_BIT_WORD(nr, addr), __PAMT_BIT_MASK(nr), __ATOMIC_SEQ_CST) & __PAMT_BIT_MASK(nr);
+	return __atomic_fetch_or(__PAMT_BIT_WORD(nr, addr), __PAMT_BIT_MASK(nr),
+				__ATOMIC_SEQ_CST) & __PAMT_BIT_MASK(nr);
 }
+
 static inline bool test_and_clear_bit(unsigned long nr, volatile unsigned long *addr)
 {
 	pamt_sim_access(__PAMT_BIT_WORD(nr, addr), VT_RMW);
-	return __atomic_fetch_and(__PAMT_BIT_WORD(nr, addr), ~__PAMT_BIT_MASK(nr), __ATOMIC_SEQ_CST) & __PAMT_BIT_MASK(nr);
+	return __atomic_fetch_and(__PAMT_BIT_WORD(nr, addr), ~__PAMT_BIT_MASK(nr),
+				__ATOMIC_SEQ_CST) & __PAMT_BIT_MASK(nr);
 }
+
 static inline bool test_and_set_bit_lock(unsigned long nr, volatile unsigned long *addr)
 {
 	pamt_sim_access(__PAMT_BIT_WORD(nr, addr), VT_RMW);
-	return __atomic_fetch_or(__PAMT_BIT_WORD(nr, addr), __PAMT_BIT_MASK(nr), __ATOMIC_ACQUIRE) & __PAMT_BIT_MASK(nr);
+	return __atomic_fetch_or(__PAMT_BIT_WORD(nr, addr), __PAMT_BIT_MASK(nr),
+				__ATOMIC_ACQUIRE) & __PAMT_BIT_MASK(nr);
 }
+
 static inline void clear_bit_unlock(unsigned long nr, volatile unsigned long *addr)
 {
 	pamt_sim_access(__PAMT_BIT_WORD(nr, addr), VT_RMW);
@@ -316,7 +325,8 @@ void pamt_sim_irqoff_end(void);
 #define pamt_sim_rt_sleeps(what, file, line)				\
 	do {								\
 		if (pamt_sim_raw_depth)					\
-			pamt_sim_fatal("PREEMPT_RT: " what " in a raw atomic section (preemption or IRQs off, raw lock)", \
+			/* raw: preemption or IRQs off, or a raw lock */	\
+			pamt_sim_fatal("PREEMPT_RT: " what " in a raw atomic section", \
 				       file, line);			\
 	} while (0)
 /* Work the core handed to its worker (pamt_platform_defer()), not yet run. */

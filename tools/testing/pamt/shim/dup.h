@@ -222,7 +222,7 @@ static inline void bitmap_fill(unsigned long *dst, unsigned long nbits)
 }
 
 #define PAGE_SHIFT		12
-#define PAGE_SIZE		(1UL << PAGE_SHIFT)
+#define PAGE_SIZE		BIT(PAGE_SHIFT)
 
 /* Allocation flags: only what the cache looks at. */
 #define __GFP_HIGH		0x20u

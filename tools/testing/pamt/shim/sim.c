@@ -81,6 +81,7 @@ static __thread struct pamt_sim_span irqoff_span, preemptoff_span;
 static struct pamt_sim_spans irqoff_spans = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 };
+
 static struct pamt_sim_spans preemptoff_spans = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 };
@@ -275,8 +276,9 @@ static void pamt_sim_lock_check(struct pamt_sim_lock *l, const char *file,
 				int line)
 {
 	if (nr_held && held[nr_held - 1]->rank >= l->rank) {
-		fprintf(stderr, "pamt-sim: lock order: %s (rank %d) taken while holding %s (rank %d)\n",
-			l->name, l->rank, held[nr_held - 1]->name,
+		fprintf(stderr, "pamt-sim: lock order: %s (rank %d) taken while holding ",
+			l->name, l->rank);
+		fprintf(stderr, "%s (rank %d)\n", held[nr_held - 1]->name,
 			held[nr_held - 1]->rank);
 		pamt_sim_fatal("possible circular locking dependency", file, line);
 	}
@@ -798,7 +800,7 @@ u32 get_random_u32(void)
 	u64 x = rng_state;
 
 	/* A local lock and base_crng's spinlock_t in the kernel. */
-	pamt_sim_rt_sleeps("get_random_u32()", __FILE__, __LINE__);
+	pamt_sim_rt_sleeps("the random number generator", __FILE__, __LINE__);
 
 	if (!x) {
 		static unsigned long threads;

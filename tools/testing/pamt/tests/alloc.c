@@ -9,7 +9,7 @@
 #include "../harness.h"
 
 #define ORDER_2M	PAMT_SIM_MAX_ORDER
-#define PAGES_2M	(1UL << ORDER_2M)
+#define PAGES_2M	BIT(ORDER_2M)
 
 /* The environment's memory: 64 wholly free 2M blocks, nothing in use. */
 static void env_mem(void)

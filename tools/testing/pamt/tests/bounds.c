@@ -209,8 +209,10 @@ PAMT_TEST(bounds_reclaim_cost_flat_1g_vs_1t)
 
 	reclaim_at_scale(512, &g);		/* 1 GiB */
 	reclaim_at_scale(512UL * 1024, &t);	/* 1 TiB */
-	printf("    reclaim work (index entries), 1 GiB / 1 TiB: shrinker %lu / %lu, cap %lu / %lu, puts %lu / %lu, for %d pairs each\n",
-	       g.scan, t.scan, g.cap, t.cap, g.put, t.put, SCALE_K);
+	printf("    reclaim work (index entries), 1 GiB / 1 TiB: shrinker %lu / %lu, ",
+	       g.scan, t.scan);
+	printf("cap %lu / %lu, puts %lu / %lu, for %d pairs each\n",
+	       g.cap, t.cap, g.put, t.put, SCALE_K);
 	/* Second chance: every entry at most twice, and a few spare. */
 	EXPECT(t.scan <= 2 * SCALE_K + 8);
 	EXPECT(t.cap <= SCALE_K + 8);

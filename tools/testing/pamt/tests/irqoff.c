@@ -104,12 +104,15 @@ PAMT_TEST(irqoff_busy_storm_one_seamcall_per_section)
 
 	p999 = pamt_sim_irqoff_percentile(r.span_us, r.sections, 9990);
 	o999 = pamt_sim_irqoff_percentile(r.other_us, r.sections, 9990);
-	printf("# irqoff: %lu sections, %ld serialised SEAMCALLs; p99.9 section <= %llu ns, of it outside a SEAMCALL <= %llu ns; max section %llu ns (%llu ns in its SEAMCALL), max SEAMCALL %llu ns, max outside a SEAMCALL %llu ns\n",
-	       r.sections, irqoff_serialised,
-	       (unsigned long long)p999, (unsigned long long)o999,
+	printf("# irqoff: %lu sections, %ld serialised SEAMCALLs; ",
+	       r.sections, irqoff_serialised);
+	printf("p99.9 section <= %llu ns, of it outside a SEAMCALL <= %llu ns; ",
+	       (unsigned long long)p999, (unsigned long long)o999);
+	printf("max section %llu ns (%llu ns in its SEAMCALL), max SEAMCALL %llu ns, ",
 	       (unsigned long long)r.max_ns,
 	       (unsigned long long)r.max_span_seamcall_ns,
-	       (unsigned long long)r.max_seamcall_ns,
+	       (unsigned long long)r.max_seamcall_ns);
+	printf("max outside a SEAMCALL %llu ns\n",
 	       (unsigned long long)r.max_other_ns);
 	EXPECT(irqoff_serialised > 0);
 	EXPECT(r.sections > 0);

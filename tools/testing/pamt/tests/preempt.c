@@ -35,8 +35,9 @@ static void preempt_latency(void)
 
 static void preempt_report(const char *what, const struct pamt_sim_irqoff *r)
 {
-	printf("# preempt-off, %s: %lu sections, %lu with two SEAMCALLs or more; p99 / p99.9 section <= %llu / %llu ns, less lock waits <= %llu / %llu ns; max section %llu ns (%llu ns in SEAMCALLs), max outside SEAMCALLs %llu ns, max lock wait %llu ns\n",
-	       what, r->sections, r->multi_seamcall,
+	printf("# preempt-off, %s: %lu sections, %lu with two SEAMCALLs or more; ",
+	       what, r->sections, r->multi_seamcall);
+	printf("p99 / p99.9 section <= %llu / %llu ns, less lock waits <= %llu / %llu ns; ",
 	       (unsigned long long)pamt_sim_irqoff_percentile(r->span_us,
 							       r->sections,
 							       9900),
@@ -48,11 +49,12 @@ static void preempt_report(const char *what, const struct pamt_sim_irqoff *r)
 							       9900),
 	       (unsigned long long)pamt_sim_irqoff_percentile(r->nowait_us,
 							       r->sections,
-							       9990),
+							       9990));
+	printf("max section %llu ns (%llu ns in SEAMCALLs), max outside SEAMCALLs %llu ns, ",
 	       (unsigned long long)r->max_ns,
 	       (unsigned long long)r->max_span_seamcall_ns,
-	       (unsigned long long)r->max_other_ns,
-	       (unsigned long long)r->max_lockwait_ns);
+	       (unsigned long long)r->max_other_ns);
+	printf("max lock wait %llu ns\n", (unsigned long long)r->max_lockwait_ns);
 }
 
 /*

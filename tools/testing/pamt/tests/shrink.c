@@ -102,32 +102,37 @@ PAMT_TEST(shrink_scan_objects_keeps_the_contract)
 
 	env_cap(1000, 0);
 	EXPECT_EQ(pamt_shrink_count_objects(NULL, &sc), SHRINK_EMPTY);
-	sc.nr_to_scan = sc.nr_scanned = 4;
+	sc.nr_to_scan = 4;
+	sc.nr_scanned = 4;
 	EXPECT_EQ(pamt_shrink_scan_objects(NULL, &sc), SHRINK_STOP);
 
 	make_idle(0, 8);
 	make_idle(0, 8);	/* revived while queued: all RECENT */
 	EXPECT_EQ(pamt_shrink_count_objects(NULL, &sc), 8);
 	before = reclaim_work();
-	sc.nr_to_scan = sc.nr_scanned = 8;
+	sc.nr_to_scan = 8;
+	sc.nr_scanned = 8;
 	EXPECT_EQ(pamt_shrink_scan_objects(NULL, &sc), 0);
 	EXPECT_EQ(sc.nr_scanned, 8);
 	EXPECT_EQ(reclaim_work() - before, 8);
-	sc.nr_to_scan = sc.nr_scanned = 5;
+	sc.nr_to_scan = 5;
+	sc.nr_scanned = 5;
 	EXPECT_EQ(pamt_shrink_scan_objects(NULL, &sc), 5);
 	EXPECT_EQ(sc.nr_scanned, 5);
 	EXPECT_EQ(reclaim_work() - before, 13);
 
 	/* The module stays busy: stop after a bounded number of tries. */
 	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, 0, 1000000);
-	sc.nr_to_scan = sc.nr_scanned = 128;
+	sc.nr_to_scan = 128;
+	sc.nr_scanned = 128;
 	EXPECT_EQ(pamt_shrink_scan_objects(NULL, &sc), SHRINK_STOP);
 	EXPECT(fake_calls(PAMT_FAKE_REMOVE) <= 5 + 8 * PAMT_BUSY_CALLS_MAX);
 	pamt_fake_inject(PAMT_FAKE_REMOVE, 0, 0, 0);
 	EXPECT_EQ(pamt_shrink_count_objects(NULL, &sc), 3);
 
 	/* Fewer left than asked, some freed: the number, not SHRINK_STOP. */
-	sc.nr_to_scan = sc.nr_scanned = 128;
+	sc.nr_to_scan = 128;
+	sc.nr_scanned = 128;
 	EXPECT_EQ(pamt_shrink_scan_objects(NULL, &sc), 3);
 	EXPECT_EQ(sc.nr_scanned, 3);
 	EXPECT_EQ(pamt_shrink_count_objects(NULL, &sc), SHRINK_EMPTY);

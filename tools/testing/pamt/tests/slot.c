@@ -280,7 +280,8 @@ static void *busy_shrinker(void *arg)
 	while (!__atomic_load_n(&h->stop, __ATOMIC_ACQUIRE)) {
 		old = idle;
 		if (!atomic_try_cmpxchg_acquire(&pamt.slots[h->slot], &old,
-				PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT))
+						PAMT_SLOT_INSTALLED |
+						PAMT_SLOT_TRANSIT))
 			continue;
 		ndelay(NSEC_PER_MSEC);
 		atomic_set_release(&pamt.slots[h->slot], idle);

@@ -7,8 +7,8 @@
 #include <string.h>
 #include "harness.h"
 
-#define FAR_PFN		(1UL << 46)
-#define GIB_PFNS	(1UL << 18)
+#define FAR_PFN		BIT(46)
+#define GIB_PFNS	BIT(18)
 #define SPARSE_MEM	64	/* 2M ranges of pair memory, at 4 GiB */
 
 /* 1 GiB at pfn 0 and 1 GiB at pfn 2^46. */
@@ -184,8 +184,9 @@ PAMT_TEST(sparse_metadata_is_proportional_to_covered)
 	d = sparse_init_bytes(dense, 1, &d_meta);
 	a = sparse_init_bytes(apart_4t, 2, &a_meta);
 	f = sparse_init_bytes(far_apart, 2, &f_meta);
-	printf("    slot metadata for 2 GiB covered: one piece %lu bytes, 4 TiB apart %lu, 2^46 pfns apart %lu (allocated in all by init: %lu, %lu, %lu)\n",
-	       d_meta, a_meta, f_meta, d, a, f);
+	printf("    slot metadata for 2 GiB covered: one piece %lu bytes, ", d_meta);
+	printf("4 TiB apart %lu, 2^46 pfns apart %lu ", a_meta, f_meta);
+	printf("(allocated in all by init: %lu, %lu, %lu)\n", d, a, f);
 	/* 4-byte words, a u32 ring entry and a bit per slot; 1024 slots. */
 	EXPECT_EQ(d_meta, 1024 * 8 + 1024 / 8);
 	/* Apart: the same, plus a far table of 2 entries and a far key. */

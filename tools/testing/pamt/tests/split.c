@@ -242,8 +242,10 @@ static u64 split_promote_bad(struct tdx_pamt_pair *pair, void *arg)
 	u64 status = split_promote(&b->real, &b->a);
 
 	*pair = b->bad;
-	if (b->dup)
-		pair->pfn[0] = pair->pfn[1] = b->real.pfn[0];
+	if (b->dup) {
+		pair->pfn[0] = b->real.pfn[0];
+		pair->pfn[1] = b->real.pfn[0];
+	}
 	return status;
 }
 
@@ -350,7 +352,8 @@ PAMT_TEST(split_demote_owns_the_slot)
 	pthread_t td, tg;
 
 	pamt_env_up_default();
-	d.a.base = g.a.base = slot_pfn(7, 0);
+	d.a.base = slot_pfn(7, 0);
+	g.a.base = d.a.base;
 	pamt.wait_ns = 60ULL * NSEC_PER_SEC;
 	map_2m(7);
 	pamt_fake_stall(PAMT_FAKE_DEMOTE, true);

@@ -4,18 +4,19 @@
  *
  *   stats     the counters of enum tdx_pamt_stat, one "name value" a line
  *   drain     write 1: REMOVE every idle slot and free every cached pair
- *   idle_cap  the cap on idle pairs; writing it enforces it at once
+ *   idle_cap  the cap on idle pairs, read-only
  *
  * The files exist whether or not the cache is on; while it is off, stats
- * reads zeroes and drain does nothing.
+ * reads zeroes and drain does nothing.  drain is the one writable file:
+ * a memory-pressure or leak test needs the cache empty between runs.
  */
 #include <linux/debugfs.h>
 #include <linux/errno.h>
 #include <linux/init.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
-#include <asm/tdx_pamt.h>
 #include "pamt_debugfs.h"
+#include "pamt_internal.h"
 
 static struct dentry *pamt_dentry;
 
@@ -72,20 +73,8 @@ int pamt_debugfs_idle_cap_get(void *data, u64 *val)
 	return 0;
 }
 
-/**
- * pamt_debugfs_idle_cap_set() - the write handler of "idle_cap"
- * @data: unused
- * @val: the new cap, in pairs
- *
- * Return: 0.
- */
-int pamt_debugfs_idle_cap_set(void *data, u64 val)
-{
-	tdx_pamt_set_idle_cap(val);
-	return 0;
-}
 DEFINE_DEBUGFS_ATTRIBUTE(pamt_idle_cap_fops, pamt_debugfs_idle_cap_get,
-			 pamt_debugfs_idle_cap_set, "%llu\n");
+			 NULL, "%llu\n");
 
 /**
  * pamt_debugfs_dir() - the debugfs directory of the cache, for tests
@@ -111,7 +100,7 @@ static int __init pamt_debugfs_init(void)
 	debugfs_create_file("stats", 0444, pamt_dentry, NULL, &pamt_stats_fops);
 	debugfs_create_file_unsafe("drain", 0200, pamt_dentry, NULL,
 				   &pamt_drain_fops);
-	debugfs_create_file_unsafe("idle_cap", 0644, pamt_dentry, NULL,
+	debugfs_create_file_unsafe("idle_cap", 0444, pamt_dentry, NULL,
 				   &pamt_idle_cap_fops);
 	return 0;
 }

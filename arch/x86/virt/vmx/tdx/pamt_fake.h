@@ -11,7 +11,7 @@
 
 #include <linux/atomic.h>
 #include <linux/types.h>
-#include <asm/tdx_pamt.h>
+#include "pamt_internal.h"
 
 enum pamt_fake_op {
 	PAMT_FAKE_ADD,

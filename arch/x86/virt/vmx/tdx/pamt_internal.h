@@ -22,6 +22,86 @@
 #include <asm/tdx_pamt.h>
 
 /*
+ * TDX module status codes used by PAMT.ADD/PAMT.REMOVE.  Bits 63:32 carry
+ * the status; the low bits carry an operand id and are masked off before
+ * comparing.  Every value is the one in the TDX module's public source
+ * (include/auto_gen_2_0/tdx_error_codes_defs.h, TDX module 2.0); BUSY and
+ * PAGE_METADATA_INCORRECT are also in Linux's tdx_errno.h.  Only BUSY and
+ * NO_PAMT_PAGE_PAIR change what the cache does (HPA_RANGE_NOT_FREE also
+ * warns); anything else is an ordinary -EIO.
+ */
+#define TDX_PAMT_STATUS_MASK		0xFFFFFFFF00000000ULL
+#define TDX_PAMT_SUCCESS		0x0000000000000000ULL
+#define TDX_PAMT_OPERAND_BUSY		0x8000020000000000ULL
+#define TDX_PAMT_OPERAND_ADDR_RANGE	0xC000010100000000ULL
+#define TDX_PAMT_PAGE_NOT_FREE		0xC000030300000000ULL
+#define TDX_PAMT_HPA_RANGE_NOT_FREE	0xC000030400000000ULL
+#define TDX_PAMT_NO_PAGE_PAIR		0xC000030500000000ULL
+#define TDX_PAMT_PAGE_NOT_EMPTY		0xC000030600000000ULL
+#define TDX_PAMT_MISSING_PAGE_PAIR	0x8000030800000000ULL
+#define TDX_PAMT_PAGE_METADATA_INCORRECT 0xC000030000000000ULL
+
+/*
+ * Kernel-defined statuses (class 0xFF in bits 47:40, never used by the
+ * module): the SEAMCALL did not run (no VMX operation on this CPU: #UD,
+ * #GP, VMFAILINVALID), or it ran but the backend could not use its output.
+ */
+#define TDX_PAMT_SW_ERROR		0x8000FF0000000000ULL
+#define TDX_PAMT_SW_PAIR_LOST		(TDX_PAMT_SW_ERROR | 0xBADULL)
+
+/* SEAMCALL leaves (BRIEF: TDH.PHYMEM.PAMT.ADD/REMOVE). */
+#define TDH_PHYMEM_PAMT_ADD		58
+#define TDH_PHYMEM_PAMT_REMOVE		59
+
+#define TDX_PAMT_PAGES_PER_SLOT		512	/* 4K pages per 2M range */
+
+/**
+ * struct tdx_pamt_range - a covered physical range, in pfns
+ * @start_pfn: first pfn, 2M aligned
+ * @end_pfn: one past the last pfn, 2M aligned
+ */
+struct tdx_pamt_range {
+	unsigned long start_pfn;
+	unsigned long end_pfn;
+};
+
+/**
+ * struct tdx_pamt_ops - platform backend
+ * @add: issue PAMT.ADD for the 2M range at @base_pfn with @pair; returns a
+ *	TDX status
+ * @remove: issue PAMT.REMOVE for the 2M range at @base_pfn; on success
+ *	fills @pair with the pages the module handed back
+ * @reset_page: make a page that the module wrote safe to return to the
+ *	page allocator
+ *
+ * All three may be called from atomic context, with interrupts enabled.
+ */
+struct tdx_pamt_ops {
+	u64 (*add)(unsigned long base_pfn, const struct tdx_pamt_pair *pair);
+	u64 (*remove)(unsigned long base_pfn, struct tdx_pamt_pair *pair);
+	void (*reset_page)(unsigned long pfn);
+};
+
+/**
+ * struct tdx_pamt_config - parameters fixed at tdx_pamt_init()
+ * @mag_size: pairs per magazine; 0 picks PAMT_MAG_SIZE, as the kernel
+ *	does; the tests pick small ones to reach the depot in a few puts
+ * @idle_cap: most idle memory (pairs of idle slots, and free pairs in
+ *	the depot and magazines); 0 picks the default (a quarter of all
+ *	slots)
+ * @ops: the platform backend; must outlive the cache
+ * @arena: carve pairs out of 2M chunks that hold only pair pages; false:
+ *	two order-0 pages per pair.  Either way a pair is charged to a memcg
+ *	only through a reserve (struct tdx_pamt_cache)
+ */
+struct tdx_pamt_config {
+	unsigned int mag_size;
+	unsigned long idle_cap;
+	const struct tdx_pamt_ops *ops;
+	bool arena;
+};
+
+/*
  * The slot word, an atomic_t: bits 9:0 are the refcount, bits 14:10 flags,
  * the rest zero.  A 2M range has TDX_PAMT_PAGES_PER_SLOT 4K pages; each
  * holds one reference while in use and, for a moment, a second one (its
@@ -356,6 +436,11 @@ extern struct lockdep_map pamt_transit_map;
 #endif
 
 /* pamt_core.c */
+int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
+		  const struct tdx_pamt_config *cfg);
+void tdx_pamt_exit(void);
+struct page *__tdx_alloc_control_page(gfp_t gfp);
+
 void pamt_forget_module_pairs(void);
 
 /* pamt_slot.c */
@@ -365,6 +450,19 @@ int pamt_slot_remove(atomic_t *slot, unsigned long idx, int *word,
 void pamt_pair_release(const struct tdx_pamt_pair *pair,
 		       enum pamt_pair_dest dest);
 int pamt_status_errno(u64 status);
+int tdx_pamt_evict(unsigned long pfn);
+
+/* Where the pair a get holds for an ADD came from. */
+enum pamt_pair_src {
+	PAMT_PAIR_NONE,
+	PAMT_PAIR_POOL,		/* magazines or page allocator: back to a magazine */
+	PAMT_PAIR_RES,		/* the caller's reserve: back to it */
+};
+
+enum pamt_pair_src pamt_slot_pair_get(struct tdx_pamt_pair *pair,
+				      struct tdx_pamt_cache *res);
+void pamt_slot_pair_put(const struct tdx_pamt_pair *pair,
+			enum pamt_pair_src src, struct tdx_pamt_cache *res);
 
 /* pamt_arena.c */
 #define PAMT_ARENA_ORDER	9	/* a chunk is one 2M block */
@@ -410,6 +508,9 @@ extern unsigned long pamt_arena_fail_orders;
 #endif
 
 /* pamt_mag.c */
+int __tdx_topup_pamt_cache(struct tdx_pamt_cache *cache, unsigned int nr,
+			   gfp_t gfp);
+
 int pamt_mag_init(void);
 void pamt_mag_exit(void);
 bool pamt_mag_pop(struct tdx_pamt_pair *pair);
@@ -434,6 +535,13 @@ static inline void pamt_pair_uncharge(const struct tdx_pamt_pair *pair) { }
 #endif
 
 /* pamt_shrink.c */
+unsigned long tdx_pamt_shrink_count(void);
+unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
+				   unsigned long *nr_scanned);
+unsigned long tdx_pamt_drain(void);
+void tdx_pamt_drain_cpu(unsigned int cpu);
+void tdx_pamt_set_idle_cap(unsigned long cap);
+unsigned long tdx_pamt_idle_cap(void);
 int pamt_shrink_init(unsigned long nr_slots);
 void pamt_shrink_exit(void);
 bool pamt_shrink_idle_inc(unsigned long idx);

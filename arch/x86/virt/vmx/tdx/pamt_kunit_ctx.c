@@ -375,7 +375,7 @@ static void pk_ctx_shrinker_registered(struct kunit *test)
 	for (i = 0; i < 8; i++) {
 		if (pamt_pair_alloc(&p, GFP_KERNEL))
 			break;
-		tdx_pamt_pair_give(&p);
+		pamt_mag_push(&p);
 	}
 	migrate_enable();
 	KUNIT_EXPECT_GE(test, tdx_pamt_shrink_count(), 8UL);
@@ -447,10 +447,10 @@ static long pk_fill_on_cpu(void *arg)
 	long i;
 
 	for (i = 0; i < 6; i++)
-		if (tdx_pamt_pair_take(&p[i], NULL, GFP_KERNEL))
+		if (!pamt_mag_pop(&p[i]) && pamt_pair_alloc(&p[i], GFP_KERNEL))
 			break;
 	while (i--)
-		tdx_pamt_pair_give(&p[i]);
+		pamt_mag_push(&p[i]);
 	return 0;
 }
 
@@ -504,7 +504,7 @@ static long pk_give_on_cpu(void *arg)
 	for (i = 0; i < n; i++) {
 		if (pamt_pair_alloc(&p, GFP_KERNEL))
 			return i;
-		tdx_pamt_pair_give(&p);
+		pamt_mag_push(&p);
 	}
 	return n;
 }
@@ -689,7 +689,7 @@ static long pk_give_six(void *arg)
 			KUNIT_FAIL(test, "no memory for a pair");
 			break;
 		}
-		tdx_pamt_pair_give(&p);
+		pamt_mag_push(&p);
 	}
 	return 0;
 }

@@ -267,10 +267,17 @@ static void pk_integ_debugfs_drain_cap(struct kunit *test)
 	}
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 6ULL);
 
-	KUNIT_EXPECT_EQ(test, pamt_debugfs_idle_cap_set(NULL, 4), 0);
+	tdx_pamt_set_idle_cap(4);
 	KUNIT_EXPECT_EQ(test, pamt_debugfs_idle_cap_get(NULL, &cap), 0);
 	KUNIT_EXPECT_EQ(test, cap, 4ULL);
 	KUNIT_EXPECT_LE(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 4ULL);
+	if (IS_ENABLED(CONFIG_DEBUG_FS)) {
+		struct dentry *d = debugfs_lookup("idle_cap", pamt_debugfs_dir());
+
+		KUNIT_ASSERT_NOT_NULL(test, d);
+		KUNIT_EXPECT_EQ(test, d_inode(d)->i_mode & 0777, 0444);
+		dput(d);
+	}
 
 	KUNIT_EXPECT_EQ(test, pamt_debugfs_drain_set(NULL, 2), -EINVAL);
 	KUNIT_EXPECT_EQ(test, pamt_debugfs_drain_set(NULL, 1), 0);

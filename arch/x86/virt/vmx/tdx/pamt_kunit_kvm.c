@@ -2,8 +2,7 @@
 /*
  * KUnit: the PAMT cache as KVM TDX calls it (arch/x86/kvm/vmx/tdx.c): a
  * put from a real RCU callback, the per-vCPU cache from vCPU creation to
- * vCPU free, TD control pages, and DEMOTE/PROMOTE around a split and a
- * merge.  Only the exported API is used, as
+ * vCPU free, and TD control pages.  Only the exported API is used, as
  * kvm-intel would use it; KVM itself is not run.
  */
 #include <linux/kvm_host.h>
@@ -269,122 +268,11 @@ static void pk_kvm_control_pages(struct kunit *test)
 	pk_check_accounting(test, 0);
 }
 
-/*
- * KVM's split and merge hooks, under the write-held mmu_lock: DEMOTE and
- * PROMOTE run inside the slot's transition, with preemption off (also on
- * PREEMPT_RT, where the rwlock itself sleeps).
- */
-struct pk_kvm_split {
-	unsigned long base;
-	bool atomic;
-	u64 status;
-};
-
-static u64 pk_kvm_demote_cb(const struct tdx_pamt_pair *pair, void *arg)
-{
-	struct pk_kvm_split *s = arg;
-
-	s->atomic = !preemptible();
-	s->status = pamt_fake_page_demote(s->base, pair);
-	return s->status;
-}
-
-static u64 pk_kvm_promote_cb(struct tdx_pamt_pair *pair, void *arg)
-{
-	struct pk_kvm_split *s = arg;
-
-	s->atomic = !preemptible();
-	s->status = pamt_fake_page_promote(s->base, pair);
-	return s->status;
-}
-
-static int pk_kvm_demote(struct pk_kvm_split *s, struct tdx_pamt_cache *c)
-{
-	int ret;
-
-	s->atomic = false;
-	write_lock(&pk_kvm_mmu_lock);
-	ret = tdx_pamt_demote(s->base, c, pk_kvm_demote_cb, s);
-	write_unlock(&pk_kvm_mmu_lock);
-	return ret;
-}
-
-static void pk_kvm_free_2m(void *page)
-{
-	__free_pages(page, PMD_SHIFT - PAGE_SHIFT);
-}
-
-static void pk_kvm_split_merge(struct kunit *test)
-{
-	const unsigned long split = PAMT_SLOT_INSTALLED | TDX_PAMT_PAGES_PER_SLOT;
-	struct pk_kvm_split s = { };
-	struct tdx_pamt_cache c;
-	unsigned long i, bad = 0;
-	struct page *td;
-	int ret;
-
-	pk_up(test);
-	tdx_init_pamt_cache(&c);
-	/*
-	 * The TD's 2M page comes from the page allocator, as guest_memfd's
-	 * would: no pair page can land in it while the test runs.  A range
-	 * merely picked from covered memory could be handed out as a pair
-	 * page by the top-up below, and the fake module rightly refuses that.
-	 */
-	td = alloc_pages(GFP_KERNEL | __GFP_NOWARN, PMD_SHIFT - PAGE_SHIFT);
-	if (!td)
-		kunit_skip(test, "no free 2M block for the TD page");
-	ret = kunit_add_action_or_reset(test, pk_kvm_free_2m, td);
-	KUNIT_ASSERT_EQ(test, ret, 0);
-	s.base = page_to_pfn(td);
-	KUNIT_ASSERT_LT(test, s.base, pk(test)->end_pfn);
-	KUNIT_ASSERT_EQ(test, pamt_fake_page_aug_2m(s.base), TDX_PAMT_SUCCESS);
-	/* As the per-VM split cache, topped up before mmu_lock. */
-	KUNIT_ASSERT_EQ(test, tdx_topup_pamt_cache(&c, 1), 0);
-	atomic_long_add(c.nr, &pk(test)->held_pairs);
-
-	KUNIT_EXPECT_EQ(test, pk_kvm_demote(&s, &c), 0);
-	KUNIT_EXPECT_TRUE(test, s.atomic);
-	KUNIT_EXPECT_EQ(test, s.status, TDX_PAMT_SUCCESS);
-	KUNIT_EXPECT_EQ(test, pk_word(s.base), split);
-	KUNIT_EXPECT_TRUE(test, pamt_fake_range_has_pair(s.base));
-	atomic_long_sub(1 - c.nr, &pk(test)->held_pairs);
-	pk_check_accounting(test, 0);
-
-	s.atomic = false;
-	write_lock(&pk_kvm_mmu_lock);
-	ret = tdx_pamt_promote(s.base + 3, pk_kvm_promote_cb, &s);
-	write_unlock(&pk_kvm_mmu_lock);
-	KUNIT_EXPECT_EQ(test, ret, 0);
-	KUNIT_EXPECT_TRUE(test, s.atomic);
-	KUNIT_EXPECT_EQ(test, pk_word(s.base), 0UL);
-	KUNIT_EXPECT_FALSE(test, pamt_fake_range_has_pair(s.base));
-	KUNIT_EXPECT_TRUE(test, pamt_fake_range_mapped_2m(s.base));
-	pk_check_accounting(test, 0);
-
-	/* Split again, then zap every 4K leaf: the range ends up IDLE. */
-	KUNIT_EXPECT_EQ(test, pk_kvm_demote(&s, &c), 0);
-	write_lock(&pk_kvm_mmu_lock);
-	for (i = 0; i < TDX_PAMT_PAGES_PER_SLOT; i++) {
-		bad += pamt_fake_page_remove(s.base + i) != TDX_PAMT_SUCCESS;
-		bad += tdx_pamt_put(s.base + i) != 0;
-	}
-	write_unlock(&pk_kvm_mmu_lock);
-	KUNIT_EXPECT_EQ(test, bad, 0UL);
-	KUNIT_EXPECT_EQ(test, pamt_slot_state(pk_word(s.base)), PAMT_SLOT_IDLE);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_DEMOTE), 2ULL);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_PROMOTE), 1ULL);
-	atomic_long_sub(c.nr, &pk(test)->held_pairs);
-	tdx_free_pamt_cache(&c);
-	pk_check_accounting(test, 0);
-}
-
 static struct kunit_case pk_kvm_cases[] = {
 	KUNIT_CASE(pk_kvm_rcu_put_magazine),
 	KUNIT_CASE(pk_kvm_rcu_put_lean),
 	KUNIT_CASE(pk_kvm_vcpu_cache),
 	KUNIT_CASE(pk_kvm_control_pages),
-	KUNIT_CASE(pk_kvm_split_merge),
 	KUNIT_CASE(pk_suite_leak_check),
 	{}
 };

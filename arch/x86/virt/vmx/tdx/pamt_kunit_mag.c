@@ -152,38 +152,6 @@ static void pk_reserve_used_under_lock(struct kunit *test)
 	pk_check_accounting(test, 0);
 }
 
-/* DEMOTE takes a pair, PROMOTE gives one back; LIFO on one CPU. */
-static void pk_pair_take_give(struct kunit *test)
-{
-	struct tdx_pamt_cache res = { .nr = 0 };
-	struct tdx_pamt_pair p, q;
-
-	pk_up(test);
-	migrate_disable();
-	KUNIT_EXPECT_EQ(test, tdx_pamt_pair_take(&p, NULL, GFP_NOWAIT), 0);
-	KUNIT_EXPECT_NE(test, p.pfn[0], p.pfn[1]);
-	KUNIT_EXPECT_LT(test, p.pfn[0], pk(test)->end_pfn);
-	pk_check_accounting(test, 1);
-	tdx_pamt_pair_give(&p);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 1ULL);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_pair_take(&q, NULL, GFP_NOWAIT), 0);
-	KUNIT_EXPECT_EQ(test, q.pfn[0], p.pfn[0]);
-	KUNIT_EXPECT_EQ(test, q.pfn[1], p.pfn[1]);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_MAG_HIT), 1ULL);
-	migrate_enable();
-
-	/* Empty magazines: the reserve is next, then the allocator. */
-	KUNIT_ASSERT_EQ(test, __tdx_topup_pamt_cache(&res, 1, GFP_KERNEL), 0);
-	p = res.pairs[0];
-	KUNIT_EXPECT_EQ(test, tdx_pamt_pair_take(&q, &res, GFP_NOWAIT), 0);
-	KUNIT_EXPECT_EQ(test, q.pfn[0], p.pfn[0]);
-	KUNIT_EXPECT_EQ(test, res.nr, 0U);
-	pk_check_accounting(test, 2);
-	tdx_pamt_pair_give(&q);
-	tdx_pamt_pair_give(&p);
-	pk_check_accounting(test, 0);
-}
-
 static struct kunit_case pk_mag_cases[] = {
 	KUNIT_CASE(pk_evict_idle),
 	KUNIT_CASE(pk_cap0_put_removes),
@@ -192,7 +160,6 @@ static struct kunit_case pk_mag_cases[] = {
 	KUNIT_CASE(pk_add_addr_range),
 	KUNIT_CASE(pk_reserve_topup_drain),
 	KUNIT_CASE(pk_reserve_used_under_lock),
-	KUNIT_CASE(pk_pair_take_give),
 	KUNIT_CASE(pk_suite_leak_check),
 	{}
 };

@@ -156,8 +156,9 @@ static void pk_press_free(struct list_head *pages)
  * allocated until reclaim has taken a quarter of the idle pairs back.
  * Every scan must come from reclaim, the first must free pairs, none may
  * free more than twice what it was asked, no allocation may fail first,
- * and reclaim must stop well short of emptying the cache.  Pairs are order-0 pages here (no arena), so every pair the
- * shrinker frees is two pages back in the page allocator.
+ * and reclaim must stop well short of emptying the cache.  Pairs are
+ * order-0 pages here (no arena), so every pair the shrinker frees is two
+ * pages back in the page allocator.
  */
 static void pk_pressure_reclaims(struct kunit *test)
 {

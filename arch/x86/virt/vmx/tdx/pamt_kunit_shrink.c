@@ -74,7 +74,7 @@ static void pk_give_new_pairs(struct kunit *test, int n)
 			KUNIT_FAIL(test, "no memory for a pair");
 			return;
 		}
-		tdx_pamt_pair_give(&p);
+		pamt_mag_push(&p);
 	}
 }
 
@@ -300,13 +300,6 @@ static void pk_disabled_noop(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 0UL);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_scan(10, NULL), 0UL);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_drain(), 0UL);
-	/* Without Dynamic PAMT, DEMOTE takes no pair. */
-	{
-		struct tdx_pamt_pair p;
-
-		KUNIT_EXPECT_EQ(test, tdx_pamt_pair_take(&p, &res, GFP_KERNEL),
-				-EOPNOTSUPP);
-	}
 }
 
 /* drain: every idle slot REMOVEd, every cached pair freed. */

@@ -25,7 +25,7 @@ struct pk_stress;
  * struct pk_worker - one stress thread and what it holds when it stops
  * @s: the shared state
  * @res: its reserve
- * @pairs: pairs taken with tdx_pamt_pair_take(), as DEMOTE would
+ * @pairs: pairs taken out of the magazines, as DEMOTE would
  * @nr_pairs: entries of @pairs held
  * @refs: references held, per slot
  * @ops: operations done
@@ -84,13 +84,13 @@ static void pk_worker_put(struct pk_worker *w, unsigned int i)
 static void pk_worker_pairs(struct pk_worker *w)
 {
 	if (w->nr_pairs < PK_STRESS_PAIRS && get_random_u32_below(2)) {
-		if (!tdx_pamt_pair_take(&w->pairs[w->nr_pairs], &w->res,
-					GFP_KERNEL))
+		if (pamt_mag_pop(&w->pairs[w->nr_pairs]) ||
+		    !pamt_pair_alloc(&w->pairs[w->nr_pairs], GFP_KERNEL))
 			w->nr_pairs++;
 		else
 			w->bad++;
 	} else if (w->nr_pairs) {
-		tdx_pamt_pair_give(&w->pairs[--w->nr_pairs]);
+		pamt_mag_push(&w->pairs[--w->nr_pairs]);
 	}
 }
 
@@ -207,7 +207,7 @@ static void pk_stress(struct kunit *test, unsigned int mag_size,
 	for (i = 0; i < nr; i++) {
 		w = &s->w[i];
 		while (w->nr_pairs)
-			tdx_pamt_pair_give(&w->pairs[--w->nr_pairs]);
+			pamt_mag_push(&w->pairs[--w->nr_pairs]);
 		tdx_free_pamt_cache(&w->res);
 		for (refs = 0; refs < PK_STRESS_SLOTS; refs++)
 			while (w->refs[refs])

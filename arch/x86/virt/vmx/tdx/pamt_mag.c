@@ -29,7 +29,6 @@
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include "pamt_internal.h"
-#include "pamt_trace.h"
 
 #define PAMT_FREE_BATCH	16	/* pairs freed per depot lock hold */
 
@@ -73,7 +72,6 @@ static void pamt_depot_park_full(struct pamt_mag *mag)
 	list_add_tail(&mag->list, &pamt.depot.full);
 	WRITE_ONCE(pamt.depot.nr_full, pamt.depot.nr_full + 1);
 	WRITE_ONCE(pamt.depot.nr_pairs, pamt.depot.nr_pairs + mag->nr);
-	trace_tdx_pamt_depot(true, mag->nr, pamt.depot.nr_pairs);
 }
 
 static struct pamt_mag *pamt_depot_unpark_full(void)
@@ -86,7 +84,6 @@ static struct pamt_mag *pamt_depot_unpark_full(void)
 		list_del_init(&mag->list);
 		WRITE_ONCE(pamt.depot.nr_full, pamt.depot.nr_full - 1);
 		WRITE_ONCE(pamt.depot.nr_pairs, pamt.depot.nr_pairs - mag->nr);
-		trace_tdx_pamt_depot(false, mag->nr, pamt.depot.nr_pairs);
 	}
 	return mag;
 }
@@ -730,48 +727,3 @@ void tdx_free_pamt_cache(struct tdx_pamt_cache *res)
 		pamt_mag_push(&res->pairs[--res->nr]);
 }
 EXPORT_SYMBOL_FOR_KVM(tdx_free_pamt_cache);
-
-/**
- * tdx_pamt_pair_take() - take a free pair, outside any slot
- * @pair: filled on success
- * @res: reserve to fall back on, or NULL
- * @gfp: allocation flags for when both run dry
- *
- * The slot of no range learns of it: a split must use tdx_pamt_demote(),
- * which takes its pair the same way and installs it in the slot.
- *
- * Return: 0; -ENOMEM; -EOPNOTSUPP while the cache is off, when DEMOTE
- * takes no pair.
- */
-int tdx_pamt_pair_take(struct tdx_pamt_pair *pair,
-		       struct tdx_pamt_cache *res, gfp_t gfp)
-{
-	might_alloc(gfp);
-	if (!pamt.enabled)
-		return -EOPNOTSUPP;
-	if (pamt_mag_pop(pair))
-		return 0;
-	if (res && res->nr) {
-		*pair = res->pairs[--res->nr];
-		return 0;
-	}
-	/* A pair outside any range is charged to no memcg. */
-	return pamt_pair_alloc_bulk(pair, 1, gfp & ~__GFP_ACCOUNT) ? 0 : -ENOMEM;
-}
-EXPORT_SYMBOL_FOR_KVM(tdx_pamt_pair_take);
-
-/**
- * tdx_pamt_pair_give() - give back a pair taken by tdx_pamt_pair_take()
- * @pair: a pair the module does not hold
- *
- * A merge must use tdx_pamt_promote(), which empties the slot and gives
- * the pair PROMOTE handed back to the magazines itself.
- */
-void tdx_pamt_pair_give(const struct tdx_pamt_pair *pair)
-{
-	/* No pair can be taken while the cache is off. */
-	if (WARN_ON_ONCE(!pamt.enabled))
-		return;
-	pamt_mag_push(pair);
-}
-EXPORT_SYMBOL_FOR_KVM(tdx_pamt_pair_give);

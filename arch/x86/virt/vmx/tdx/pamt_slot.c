@@ -447,20 +447,19 @@ static bool pamt_slot_wait(atomic_t *slot, int *old, u64 *deadline)
 	}
 }
 
-/* Where the pair a get holds for an ADD came from. */
-enum pamt_pair_src {
-	PAMT_PAIR_NONE,
-	PAMT_PAIR_POOL,		/* magazines or page allocator: back to a magazine */
-	PAMT_PAIR_RES,		/* the caller's reserve: back to it */
-};
-
-/*
- * A pair for an ADD, before the transition is owned: magazines, then @res,
- * then the page allocator without sleeping.  The per-CPU lock and the page
- * allocator sleep on PREEMPT_RT, so this never runs inside a transition.
+/**
+ * pamt_slot_pair_get() - a pair for an ADD, before the transition is owned
+ * @pair: filled on success
+ * @res: reserve to fall back on, or NULL
+ *
+ * Magazines, then @res, then the page allocator without sleeping.  The
+ * per-CPU lock and the page allocator sleep on PREEMPT_RT, so this never
+ * runs inside a transition.
+ *
+ * Return: where @pair came from; PAMT_PAIR_NONE if nowhere.
  */
-static enum pamt_pair_src pamt_slot_pair_get(struct tdx_pamt_pair *pair,
-					     struct tdx_pamt_cache *res)
+enum pamt_pair_src pamt_slot_pair_get(struct tdx_pamt_pair *pair,
+				      struct tdx_pamt_cache *res)
 {
 	if (pamt_mag_pop(pair))
 		return PAMT_PAIR_POOL;
@@ -474,10 +473,16 @@ static enum pamt_pair_src pamt_slot_pair_get(struct tdx_pamt_pair *pair,
 	return PAMT_PAIR_NONE;
 }
 
-/* Give back a pair the get did not use: nothing changed, not even @res. */
-static void pamt_slot_pair_put(const struct tdx_pamt_pair *pair,
-			       enum pamt_pair_src src,
-			       struct tdx_pamt_cache *res)
+/**
+ * pamt_slot_pair_put() - give back a pair an ADD did not use
+ * @pair: from pamt_slot_pair_get()
+ * @src: what pamt_slot_pair_get() returned
+ * @res: the reserve passed to it
+ *
+ * Nothing changed, not even @res.
+ */
+void pamt_slot_pair_put(const struct tdx_pamt_pair *pair,
+			enum pamt_pair_src src, struct tdx_pamt_cache *res)
 {
 	if (src == PAMT_PAIR_RES)
 		res->pairs[res->nr++] = *pair;
@@ -774,161 +779,8 @@ int tdx_pamt_evict(unsigned long pfn)
 		/* The module held no pair: the range is empty, as asked. */
 		if (ret == -ENOENT)
 			ret = 0;
-		trace_tdx_pamt_evict(pfn, ret);
 		if (!ret)
 			pamt_stat_inc(EVICT);
 		return ret;
 	}
 }
-EXPORT_SYMBOL_FOR_KVM(tdx_pamt_evict);
-
-/**
- * tdx_pamt_demote() - give a 2M range its pair as DEMOTE splits its mapping
- * @pfn: any page of the range, which a TD maps at 2M
- * @res: pairs to fall back on when this CPU's magazines are empty, or NULL
- * @demote: issues TDH.MEM.PAGE.DEMOTE with the pair in R12/R13
- * @arg: passed to @demote
- *
- * A range mapped at 2M has no pair (tdx_pamt_evict() emptied it), so its
- * slot is EMPTY.  Takes a pair (this CPU's magazines, @res, then the page
- * allocator without sleeping), then the slot: EMPTY -> ADDING, as a get
- * about to ADD does, so that no get, evict or shrinker acts on the range
- * while the module installs the pair.  Calls @demote inside that
- * transition, and on success publishes INSTALLED with
- * TDX_PAMT_PAGES_PER_SLOT references, one for each 4K page the split
- * maps: each is dropped by the tdx_pamt_put() that follows that page's
- * TDH.MEM.PAGE.REMOVE, as for a page mapped at 4K from the start.  On
- * failure the slot is EMPTY again and the pair goes back where it came
- * from.  Without Dynamic PAMT, calls @demote with a NULL pair.
- *
- * Context: as tdx_pamt_get(); @demote runs with preemption disabled.
- *
- * Return: 0; -EBUSY, changing nothing, if the range has a pair or is in
- * transition, or if @demote answered TDX_OPERAND_BUSY; -ENOMEM if no pair
- * could be found; -EINVAL if @pfn is not covered; -EIO if @demote failed
- * otherwise.
- */
-int tdx_pamt_demote(unsigned long pfn, struct tdx_pamt_cache *res,
-		    tdx_pamt_demote_fn demote, void *arg)
-{
-	atomic_t *slot = pamt_slot_lookup(pfn);
-	struct tdx_pamt_pair pair;
-	enum pamt_pair_src src;
-	int old, ret;
-	u64 status;
-
-	if (!slot) {
-		if (pamt.enabled)
-			return -EINVAL;
-		return pamt_status_errno(demote(NULL, arg));
-	}
-
-	/* EMPTY is the word 0: no pair, no flag, no reference. */
-	old = atomic_read(slot);
-	if (old)
-		return (old & PAMT_SLOT_HOLE) ? -EINVAL : -EBUSY;
-	/* The pair first, while we may still sleep on RT. */
-	src = pamt_slot_pair_get(&pair, res);
-	if (src == PAMT_PAIR_NONE)
-		return -ENOMEM;
-
-	pamt_transit_begin();
-	if (!atomic_try_cmpxchg_acquire(slot, &old, PAMT_SLOT_TRANSIT)) {
-		pamt_transit_end();
-		pamt_slot_pair_put(&pair, src, res);
-		return -EBUSY;
-	}
-	status = demote(&pair, arg);
-	ret = pamt_status_errno(status);
-	if (ret) {
-		atomic_set_release(slot, 0);
-	} else {
-		pamt_arena_note_owner(&pair, pamt_slot_idx(slot));
-		atomic_long_inc(&pamt.installed);
-		atomic_set_release(slot, PAMT_SLOT_INSTALLED |
-					      TDX_PAMT_PAGES_PER_SLOT);
-		pamt_stat_inc(DEMOTE);
-	}
-	pamt_transit_end();
-	if (ret)
-		pamt_slot_pair_put(&pair, src, res);
-	else
-		pamt_pair_charge(&pair, res);
-	return ret;
-}
-EXPORT_SYMBOL_FOR_KVM(tdx_pamt_demote);
-
-/**
- * tdx_pamt_promote() - take a 2M range's pair back as PROMOTE merges it
- * @pfn: any page of the range, which a TD maps as 512 4K pages
- * @promote: issues TDH.MEM.PAGE.PROMOTE and fills the pair it hands back
- * @arg: passed to @promote
- *
- * The range must be ACTIVE with exactly TDX_PAMT_PAGES_PER_SLOT
- * references, one per 4K page about to be merged, and nothing else: any
- * other reference means a page of the range is not one of the 512.
- * Takes the slot (ACTIVE -> REMOVING: gets wait, evict and the shrinker
- * back off), calls @promote inside that transition, and on success
- * publishes EMPTY, the 512 references gone with the 4K mappings, and
- * gives the pair to this CPU's magazines, unless it is not two distinct
- * valid pages: then it warns and leaks them.  On failure the slot is as
- * it was.  Without Dynamic PAMT, calls @promote with a NULL pair.
- *
- * Context: as tdx_pamt_put() minus softirq; @promote runs with preemption
- * disabled.
- *
- * Return: 0; -EBUSY, changing nothing, if the slot does not hold exactly
- * the 512 references, is in transition or LEAKED, or if @promote answered
- * TDX_OPERAND_BUSY; -EINVAL if @pfn is not covered; -EIO if @promote
- * failed otherwise.
- */
-int tdx_pamt_promote(unsigned long pfn, tdx_pamt_promote_fn promote,
-		     void *arg)
-{
-	const int merged = PAMT_SLOT_INSTALLED | TDX_PAMT_PAGES_PER_SLOT;
-	atomic_t *slot = pamt_slot_lookup(pfn);
-	struct tdx_pamt_pair pair = { };
-	int old, ret;
-	u64 status;
-
-	if (!slot) {
-		if (pamt.enabled)
-			return -EINVAL;
-		return pamt_status_errno(promote(NULL, arg));
-	}
-
-	old = atomic_read(slot);
-	if (old != merged)
-		return (old & PAMT_SLOT_HOLE) ? -EINVAL : -EBUSY;
-
-	/* No reference in the word while owned: a get waits, a put warns. */
-	pamt_transit_begin();
-	if (!atomic_try_cmpxchg_acquire(slot, &old, PAMT_SLOT_INSTALLED |
-							 PAMT_SLOT_TRANSIT)) {
-		pamt_transit_end();
-		return -EBUSY;
-	}
-	status = promote(&pair, arg);
-	ret = pamt_status_errno(status);
-	if (ret) {
-		atomic_set_release(slot, merged);
-	} else {
-		atomic_long_dec(&pamt.installed);
-		atomic_set_release(slot, 0);
-		pamt_stat_inc(PROMOTE);
-	}
-	pamt_transit_end();
-	if (ret)
-		return ret;
-	/* As for REMOVE: pages we cannot name are leaked, never touched. */
-	if (WARN_ONCE(!pair.pfn[0] || !pair.pfn[1] ||
-		      pair.pfn[0] == pair.pfn[1] ||
-		      !pfn_valid(pair.pfn[0]) || !pfn_valid(pair.pfn[1]),
-		      "tdx-pamt: PROMOTE on pfn %#lx handed back %#lx, %#lx\n",
-		      pfn, pair.pfn[0], pair.pfn[1]))
-		pamt_stat_inc(LEAKED);
-	else
-		pamt_pair_release(&pair, PAMT_PAIR_TO_MAG);
-	return 0;
-}
-EXPORT_SYMBOL_FOR_KVM(tdx_pamt_promote);

@@ -56,24 +56,6 @@ TRACE_EVENT(tdx_pamt_busy,
 		      __entry->leaf, __entry->base_pfn, __entry->try)
 );
 
-/*
- * A magazine of @nr pairs went into the depot (@give) or came out of it.
- * @depot_pairs is what the depot holds afterwards.
- */
-TRACE_EVENT(tdx_pamt_depot,
-	    TP_PROTO(bool give, unsigned int nr, unsigned long depot_pairs),
-	    TP_ARGS(give, nr, depot_pairs),
-	    TP_STRUCT__entry(__field(bool, give)
-			     __field(unsigned int, nr)
-			     __field(unsigned long, depot_pairs)),
-	    TP_fast_assign(__entry->give = give;
-			   __entry->nr = nr;
-			   __entry->depot_pairs = depot_pairs;),
-	    TP_printk("%s %u pairs, depot %lu",
-		      __entry->give ? "give" : "take", __entry->nr,
-		      __entry->depot_pairs)
-);
-
 /* One shrinker scan: asked for @nr_to_scan pairs, freed @freed. */
 TRACE_EVENT(tdx_pamt_shrink,
 	    TP_PROTO(unsigned long nr_to_scan, unsigned long freed),
@@ -84,17 +66,6 @@ TRACE_EVENT(tdx_pamt_shrink,
 			   __entry->freed = freed;),
 	    TP_printk("nr_to_scan %lu freed %lu",
 		      __entry->nr_to_scan, __entry->freed)
-);
-
-/* tdx_pamt_evict() issued PAMT.REMOVE for the range of @pfn: @ret. */
-TRACE_EVENT(tdx_pamt_evict,
-	    TP_PROTO(unsigned long pfn, int ret),
-	    TP_ARGS(pfn, ret),
-	    TP_STRUCT__entry(__field(unsigned long, pfn)
-			     __field(int, ret)),
-	    TP_fast_assign(__entry->pfn = pfn;
-			   __entry->ret = ret;),
-	    TP_printk("pfn %#lx ret %d", __entry->pfn, __entry->ret)
 );
 
 #endif /* _X86_VIRT_TDX_PAMT_TRACE_H */
