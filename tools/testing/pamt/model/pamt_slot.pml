@@ -7,14 +7,20 @@
  *
  * What is modelled:
  *  - the slot word, with the flag bits of pamt_internal.h and a 3-bit
- *    refcount (PAMT_SLOT_REF_MASK is 10 bits in C); PAMT_SLOT_REF_MAX is
+ *    count (PAMT_SLOT_REF_MASK is 23 bits in C); PAMT_SLOT_REF_MAX is
  *    twice the pages of a range less one, as in C, with SPLIT_PAGES for
  *    512: with SPLIT the getter takes a second reference (a page's next
  *    use before the put of its last), which on a split range meets it and
  *    must answer -EOVERFLOW, changing nothing;
- *  - tdx_pamt_get() (fast path), pamt_slot_get_slow() (revive, 0->1 with
- *    pamt_slot_add(), pamt_slot_wait() on a transition, under one
- *    deadline for the whole get, modelled as a budget of waits),
+ *  - tdx_pamt_get(): one atomic add on the word, a reference on a word
+ *    INSTALLED and not TRANSIT, else a pending count (the ghost `pend`
+ *    counts those, and a count one reference too many);
+ *    pamt_slot_get_slow() (revive, 0->1 with pamt_slot_add() by the get
+ *    whose turn it is, pamt_slot_wait() on a transition, under one
+ *    deadline for the whole get, modelled as a budget of waits, and
+ *    pamt_slot_uncount() on the way out); owners publish by adding, so
+ *    pending counts stay, and become references when INSTALLED is
+ *    published (pamt_slot_publish());
  *    tdx_pamt_put() / pamt_slot_put_slow(),
  *    pamt_slot_remove(), tdx_pamt_evict(), the idle index (pamt_idle_push(),
  *    pamt_idle_pop()) and pamt_reclaim_one() / pamt_reclaim_slot() (from
@@ -43,9 +49,7 @@
  *   PAMT_WAIT_BUDGET=n  waits a get may begin under its deadline (default 1)
  *   MUTANT_NO_TRANSIT, MUTANT_EVICT_NO_RECHECK,
  *   MUTANT_ADD_FAIL_LOSES_PAIR, MUTANT_BUSY_KEEPS_TRANSIT,
- *   MUTANT_REOWN_BLIND,
- *   MUTANT_WAIT_RESETS_DEADLINE, MUTANT_DEADLINE_ON_TRANSIT_READ,
- *   MUTANT_POP_DROPS_REMOVING
+ *   MUTANT_REOWN_BLIND, MUTANT_POP_DROPS_REMOVING
  *                    deliberately broken variants; see the README.  The
  *                    last two are the C code before its two starvation
  *                    fixes.
@@ -59,6 +63,9 @@
  *                    broken variants of those two (README)
  *   MUTANT_OVERFLOW_NO_CHECK  get takes a reference beyond
  *                    PAMT_SLOT_REF_MAX (with SPLIT)
+ *   MUTANT_NO_UNCOUNT  a get that fails leaves its count in the word
+ *   MUTANT_PUBLISH_STORE  owners publish with a store, as before the
+ *                    atomic add: the counts of waiting gets are lost
  */
 
 /* ---- pamt_internal.h ---------------------------------------------------- */
@@ -127,6 +134,9 @@
 
 /* ---- shared state ------------------------------------------------------ */
 byte slot;			/* pamt.slots[idx] */
+byte pend;			/* ghost: counts in the word that are not
+				 * references: gets' pending counts, and one
+				 * too many, taken back at once */
 short idle;			/* pamt.idle */
 bool queued;			/* the slot's bit in pamt.idle_index.queued,
 				 * and its entry in the ring */
@@ -149,7 +159,7 @@ bool in_split;			/* the splitter is inside demote/promote */
 
 /* Locals every process needs; the inlines below share them. */
 #define PAMT_LOCALS						\
-	byte old, ret, r, p = NO_PAIR, st, try, state, deadline, recent; \
+	byte old, ret, r, p = NO_PAIR, st, try, state, deadline, recent, pos; \
 	bool ok;						\
 	byte sw_old;						\
 	bool sw_ok;						\
@@ -342,6 +352,60 @@ inline pamt_status_errno(st, rr)
 }
 
 /*
+ * pamt_slot_publish(): the owner adds @delta, the new word less the one it
+ * owned; the counts that came meanwhile stay, and are references once the
+ * word is INSTALLED and not TRANSIT.  MUTANT_PUBLISH_STORE: a store of the
+ * new word, @delta applied to the owned word @own, losing them.
+ */
+inline pamt_slot_publish(own, delta)
+{
+#ifdef MUTANT_PUBLISH_STORE
+	slot = own + delta;
+#else
+	slot = slot + delta;
+#endif
+	if
+	:: (slot & (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT)) ==
+	   PAMT_SLOT_INSTALLED -> pend = 0
+	:: else
+	fi
+}
+
+/* A get revived the slot: drop RECENT unless the word moved on. */
+inline pamt_slot_clear_recent()
+{
+	atomic {
+		if
+		:: (slot & (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT |
+			    PAMT_SLOT_RECENT)) ==
+		   (PAMT_SLOT_INSTALLED | PAMT_SLOT_RECENT) &&
+		   pamt_slot_refs(slot) != 0 -> slot = slot & ~PAMT_SLOT_RECENT
+		:: else
+		fi
+	}
+}
+
+/*
+ * Publish the IDLE word @rw again after a REMOVE that did not happen; gets
+ * that came meanwhile hold references now, the slot ACTIVE, not IDLE.
+ */
+inline pamt_slot_publish_idle()
+{
+	atomic {
+		idle++;
+		pamt_slot_publish(rw | PAMT_SLOT_TRANSIT, -PAMT_SLOT_TRANSIT);
+		if
+		:: pamt_slot_refs(slot) != 0 -> idle--; recent = 1
+		:: else
+		fi
+	};
+	if
+	:: recent -> recent = 0; pamt_slot_clear_recent()
+	:: else
+	fi
+}
+
+/*
  * Called with the slot ADDING and owned, and the pair @p in hand (taken
  * before the transition: on PREEMPT_RT the magazines and the allocator
  * may not be used inside one).  One PAMT.ADD.  Ends ACTIVE(1) or EMPTY;
@@ -358,17 +422,17 @@ inline pamt_slot_add(rr)
 		/* A failed ADD leaves the slot as it was: EMPTY. */
 		atomic {
 			assert(!mod_has_pair);
-			assert(slot == PAMT_SLOT_TRANSIT);
+			assert((slot & ~PAMT_SLOT_REF_MASK) == PAMT_SLOT_TRANSIT);
 #ifdef MUTANT_ADD_FAIL_LOSES_PAIR
-			slot = 0; p = NO_PAIR
-#else
-			slot = 0
+			p = NO_PAIR;
 #endif
+			pamt_slot_publish(old | PAMT_SLOT_TRANSIT, -PAMT_SLOT_TRANSIT)
 		}
 	:: else ->
 		atomic {	/* pamt.installed is statistics only */
 			installed++;
-			slot = PAMT_SLOT_INSTALLED | 1
+			pamt_slot_publish(old | PAMT_SLOT_TRANSIT,
+					  PAMT_SLOT_INSTALLED - PAMT_SLOT_TRANSIT)
 		};
 		p = NO_PAIR	/* the module owns it now */
 	fi;
@@ -386,21 +450,19 @@ inline pamt_slot_add(rr)
  */
 inline pamt_slot_remove(dest, rr)
 {
-	rw = slot & ~PAMT_SLOT_TRANSIT;
+	/* The word it owned: counts that came since are gets'. */
+	rw = slot & ~(PAMT_SLOT_TRANSIT | PAMT_SLOT_REF_MASK);
 	do
 	:: module_remove(p, st);
 	   pamt_status_errno(st, rr);
 	   if
 	   :: rr == EBUSY && try < PAMT_BUSY_RETRIES ->
-		atomic {
-			try++;
-			idle++;
+		try++;
 #ifdef MUTANT_BUSY_KEEPS_TRANSIT
-			skip
+		idle++;
 #else
-			slot = rw
+		pamt_slot_publish_idle();
 #endif
-		};
 		atomic {
 			if
 #ifdef MUTANT_REOWN_BLIND
@@ -418,27 +480,34 @@ inline pamt_slot_remove(dest, rr)
 	   :: else -> break
 	   fi
 	od;
-	atomic { try = 0; rw = 0 };
+	try = 0;
 	if
 	:: rr == EAGAIN -> rr = EBUSY	/* the slot is another's now */
 	:: rr == EBUSY ->
-		idle++;
 		/* The word it had, RECENT included: the owner set only TRANSIT. */
 #ifdef MUTANT_BUSY_KEEPS_TRANSIT
-		skip
+		idle++
 #else
-		slot = slot & ~PAMT_SLOT_TRANSIT
+		pamt_slot_publish_idle()
 #endif
 	:: rr == EIO ->
-		slot = PAMT_SLOT_INSTALLED | PAMT_SLOT_LEAKED
+		atomic {
+			pamt_slot_publish(rw | PAMT_SLOT_TRANSIT,
+					  (PAMT_SLOT_INSTALLED | PAMT_SLOT_LEAKED) -
+					  (rw | PAMT_SLOT_TRANSIT))
+		}
 	:: rr == 0 ->
-		atomic { installed--; slot = 0 };
+		atomic {
+			installed--;
+			pamt_slot_publish(rw | PAMT_SLOT_TRANSIT,
+					  -(rw | PAMT_SLOT_TRANSIT))
+		};
 		if
 		:: dest == PAMT_PAIR_TO_MAG -> pamt_mag_push(p)
 		:: else -> pamt_pair_free(p)
 		fi
 	fi;
-	st = 0
+	atomic { st = 0; rw = 0 }
 }
 
 /*
@@ -447,10 +516,9 @@ inline pamt_slot_remove(dest, rr)
  * get then returns -EBUSY.  The deadline belongs to the whole get.
  *
  * The local `deadline` stands for the C one: 0 while the get has none, then
- * the number of waits the get has begun under it.  As in C, the wait that
- * first wait sets it on entry (MUTANT_DEADLINE_ON_TRANSIT_READ: when it
- * first reads a TRANSIT word, as the C code once did), and it is checked at
- * the top of each spin and of each later wait.
+ * the number of waits the get has begun under it.  As in C, the first
+ * wait sets it on entry, and it is checked at the top of each spin and of
+ * each later wait.
  *
  * Time is abstracted by a budget of waits: "deadline passed" is a free
  * choice once a deadline is set, sticky since the get ends at once, and
@@ -466,18 +534,9 @@ inline pamt_slot_remove(dest, rr)
  */
 inline pamt_slot_wait(res)
 {
-#ifdef MUTANT_WAIT_RESETS_DEADLINE
-	deadline = 0;		/* the old code: a fresh deadline per wait */
-#endif
-#ifndef MUTANT_DEADLINE_ON_TRANSIT_READ
 	/* if (!*deadline) *deadline = ktime_get_ns() + PAMT_WAIT_NS; */
 	if
 	:: deadline == 0 -> deadline = 1; res = true
-#else
-	/* if (*deadline && ktime_get_ns() > *deadline) return false; */
-	if
-	:: deadline == 0 -> res = true
-#endif
 	:: deadline > 0 -> res = false
 	:: deadline > 0 && deadline < PAMT_WAIT_BUDGET -> deadline++; res = true
 	fi;
@@ -500,37 +559,132 @@ inline pamt_slot_wait(res)
 	fi
 }
 
+/*
+ * pamt_slot_uncount(): take the get's count back (one compare-and-exchange
+ * that succeeds, the failed ones being reads) unless the word is INSTALLED
+ * and not TRANSIT: then the count is a reference.  @res: taken back.
+ * MUTANT_NO_UNCOUNT: leave it in the word.
+ */
+inline pamt_slot_uncount(res)
+{
+	atomic {
+		if
+		:: (slot & (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT)) ==
+		   PAMT_SLOT_INSTALLED -> res = false
+		:: else ->
+#ifndef MUTANT_NO_UNCOUNT
+			assert(pend > 0 && pamt_slot_refs(slot) > 0);
+			slot--; pend--;
+#endif
+			res = true
+		fi;
+		old = slot
+	}
+}
+
+/* pamt_slot_unget(): a count one reference too many; the others stay. */
+inline pamt_slot_unget()
+{
+	atomic {
+		assert(pend > 0 && pamt_slot_refs(slot) > 1);
+		slot--; pend--
+	}
+}
+
+/* The get's count went onto @old, INSTALLED and not TRANSIT. */
+inline pamt_slot_got(rr)
+{
+	if
+#ifndef MUTANT_OVERFLOW_NO_CHECK
+	:: pamt_slot_refs(old) >= PAMT_SLOT_REF_MAX -> pamt_slot_unget(); rr = EOVERFLOW
+#endif
+	:: else ->
+#ifdef MUTANT_OVERFLOW_NO_CHECK
+		atomic {
+			if
+			:: pamt_slot_refs(old) >= PAMT_SLOT_REF_MAX -> pend--
+			:: else
+			fi
+		};
+#endif
+		if
+		:: pamt_slot_refs(old) == 0 && !(old & PAMT_SLOT_LEAKED) ->
+			idle--		/* revive */
+		:: else
+		fi;
+		if
+		:: pamt_slot_refs(old) == 0 && (old & PAMT_SLOT_RECENT) ->
+			/* atomic_andnot(): nobody else sets RECENT or TRANSIT now */
+			atomic {
+				assert((slot & (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT)) ==
+				       PAMT_SLOT_INSTALLED && pamt_slot_refs(slot) > pend);
+				slot = slot & ~PAMT_SLOT_RECENT
+			}
+		:: else
+		fi;
+		rr = 0
+	fi
+}
+
+/* atomic_fetch_add(1, slot): @old, the word before; the ghost follows. */
+inline pamt_slot_count()
+{
+	atomic {
+		old = slot;
+		/* The C field has room: the count never carries into a flag. */
+		assert(pamt_slot_refs(slot) < PAMT_SLOT_REF_MASK);
+		slot++;
+		if
+		:: (old & (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT)) !=
+		   PAMT_SLOT_INSTALLED ||
+		   pamt_slot_refs(old) >= PAMT_SLOT_REF_MAX -> pend++
+		:: else
+		fi
+	}
+}
+
+/*
+ * The rest of a get whose count went onto @old.  From here @old is the
+ * word as last read, this get's count in it.  The turn of a get on an
+ * EMPTY word to try the ADD comes by time: "the word moved" or "the turn
+ * came" are both left open.
+ */
 inline pamt_slot_get_slow(rr)
 {
-	old = slot;
+	pos = pamt_slot_refs(old);
+	if
+	:: (old & (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT)) ==
+	   PAMT_SLOT_INSTALLED -> pamt_slot_got(rr)
+	:: else ->
+	old = old + 1;
 	do
-	:: (old & PAMT_SLOT_HOLE) -> rr = EINVAL; break
+	:: (old & PAMT_SLOT_HOLE) -> pamt_slot_uncount(ok); rr = EINVAL; break
 	:: (old & PAMT_SLOT_TRANSIT) ->
 		pamt_slot_wait(ok);
 		if
-		:: !ok -> rr = EBUSY; break
+		:: !ok ->
+			pamt_slot_uncount(ok);
+			if
+			:: ok -> rr = EBUSY
+			:: else -> rr = 0
+			fi;
+			break
 		:: else	/* continue */
 		fi
 	:: !(old & (PAMT_SLOT_HOLE | PAMT_SLOT_TRANSIT)) &&
 	   (old & PAMT_SLOT_INSTALLED) ->
+		/* Published with this count in it: a reference. */
+		assert(pamt_slot_refs(old) <= PAMT_SLOT_REF_MAX);
+		rr = 0; break
+	:: !(old & (PAMT_SLOT_HOLE | PAMT_SLOT_TRANSIT | PAMT_SLOT_INSTALLED)) &&
+	   pos != 0 ->
+		/* Not its turn yet: wait for the word to move, or the turn. */
 		if
-#ifndef MUTANT_OVERFLOW_NO_CHECK
-		:: pamt_slot_refs(old) >= PAMT_SLOT_REF_MAX -> rr = EOVERFLOW; break
-#endif
-		:: else
-		fi;
-		try_cmpxchg(old, (old + 1) & ~PAMT_SLOT_RECENT, ok);
-		if
-		:: ok ->
-			if
-			:: pamt_slot_refs(old) == 0 && !(old & PAMT_SLOT_LEAKED) ->
-				idle--		/* revive */
-			:: else
-			fi;
-			rr = 0; break
-		:: else	/* continue */
+		:: atomic { slot != old && !(slot & PAMT_SLOT_TRANSIT) -> old = slot }
+		:: atomic { pos = 0; old = slot }
 		fi
-	:: !(old & (PAMT_SLOT_HOLE | PAMT_SLOT_TRANSIT | PAMT_SLOT_INSTALLED)) ->
+	:: !(old & (PAMT_SLOT_HOLE | PAMT_SLOT_TRANSIT | PAMT_SLOT_INSTALLED)) &&
+	   pos == 0 ->
 		/* EMPTY: a pair first, outside any transition. */
 		if
 		:: p == NO_PAIR ->
@@ -538,9 +692,22 @@ inline pamt_slot_get_slow(rr)
 			if
 			:: rr != 0 ->
 				/* -ENOMEM only if the slot is still EMPTY. */
+				atomic {
+					old = slot;
+					if
+					:: old & (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT) -> rr = 0
+					:: else
+					fi
+				};
 				if
-				:: atomic { slot != old -> old = slot }; rr = 0
-				:: atomic { slot == old -> skip }; break
+				:: rr != 0 ->
+					pamt_slot_uncount(ok);
+					if
+					:: !ok -> rr = 0
+					:: else
+					fi;
+					break
+				:: else
 				fi
 			:: else
 			fi
@@ -552,48 +719,65 @@ inline pamt_slot_get_slow(rr)
 #ifdef MUTANT_NO_TRANSIT
 			ok = true;
 #else
-			try_cmpxchg(old, PAMT_SLOT_TRANSIT, ok);
+			try_cmpxchg(old, old | PAMT_SLOT_TRANSIT, ok);
 #endif
 			if
 			:: ok ->
 				pamt_slot_add(rr);
 				if
 				:: rr == EBUSY && try < PAMT_BUSY_RETRIES ->
-					/* EMPTY again; after the backoff, look */
-					atomic { try++; old = slot; rr = 0 }
-				:: else -> break
+					/* EMPTY again: back off without a count */
+					try++;
+					pamt_slot_uncount(ok);
+					if
+					:: !ok -> rr = 0; break
+					:: else
+					fi;
+					pamt_slot_count();
+					if
+					:: (old & (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT)) ==
+					   PAMT_SLOT_INSTALLED ->
+						pamt_slot_got(rr); break
+					:: else
+					fi;
+					atomic { pos = pamt_slot_refs(old); old = old + 1; rr = 0 }
+				:: rr == 0 -> break
+				:: else ->
+					/* Another get's ADD may have installed it since. */
+					pamt_slot_uncount(ok);
+					if
+					:: !ok -> rr = 0
+					:: else
+					fi;
+					break
 				fi
 			:: else	/* continue */
 			fi
 		:: else	/* the slot changed: continue */
 		fi
-	od;
+	od
+	fi;
 	/* A pair the get did not use goes back (to a magazine). */
 	if
 	:: p != NO_PAIR -> pamt_mag_push(p)
 	:: else
 	fi;
-	old = 0; ok = false; deadline = 0; try = 0
+	old = 0; ok = false; deadline = 0; try = 0; pos = 0
 }
 
 inline tdx_pamt_get(rr)
 {
-	old = slot;
-	do
+	pamt_slot_count();
+	if
 	/*
 	 * Fast only for INSTALLED with a count in [1, REF_MAX - 1] and no
 	 * other flag: (u32)(old - (INSTALLED | 1)) < REF_MAX - 1 in C.
 	 */
 	:: old < (PAMT_SLOT_INSTALLED | 1) ||
 	   old - (PAMT_SLOT_INSTALLED | 1) >= PAMT_SLOT_REF_MAX - 1 ->
-		pamt_slot_get_slow(rr); break
-	:: else ->
-		try_cmpxchg(old, old + 1, ok);
-		if
-		:: ok -> rr = 0; break
-		:: else
-		fi
-	od;
+		pamt_slot_get_slow(rr)
+	:: else -> rr = 0
+	fi;
 	old = 0; ok = false
 }
 
@@ -691,16 +875,20 @@ inline pamt_slot_put_slow(rr)
 	old = slot;
 	do
 	:: (old & PAMT_SLOT_HOLE) -> rr = EINVAL; break
-	:: !(old & PAMT_SLOT_HOLE) && pamt_slot_refs(old) == 0 ->
+	:: !(old & PAMT_SLOT_HOLE) &&
+	   ((old & (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT)) != PAMT_SLOT_INSTALLED ||
+	    pamt_slot_refs(old) == 0) ->
 		/* WARN_ONCE: put with no reference; our users never do it. */
 		assert(false); rr = EINVAL; break
-	:: !(old & PAMT_SLOT_HOLE) && pamt_slot_refs(old) > 1 ->
+	:: (old & (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT | PAMT_SLOT_HOLE)) ==
+	   PAMT_SLOT_INSTALLED && pamt_slot_refs(old) > 1 ->
 		try_cmpxchg(old, old - 1, ok);
 		if
 		:: ok -> rr = 0; break
 		:: else
 		fi
-	:: !(old & PAMT_SLOT_HOLE) && pamt_slot_refs(old) == 1 ->
+	:: (old & (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT | PAMT_SLOT_HOLE)) ==
+	   PAMT_SLOT_INSTALLED && pamt_slot_refs(old) == 1 ->
 		/* pamt_shrink_recent(): the bit, read before the publish */
 		recent = (queued -> PAMT_SLOT_RECENT : 0);
 		try_cmpxchg(old, (old - 1) | recent, ok);
@@ -722,7 +910,10 @@ inline tdx_pamt_put(rr)
 {
 	old = slot;
 	do
-	:: pamt_slot_refs(old) <= 1 -> pamt_slot_put_slow(rr); break
+	/* Fast only for INSTALLED with a count in [2, REF_MAX], no other flag. */
+	:: old < (PAMT_SLOT_INSTALLED | 2) ||
+	   old - (PAMT_SLOT_INSTALLED | 2) >= PAMT_SLOT_REF_MAX - 1 ->
+		pamt_slot_put_slow(rr); break
 	:: else ->
 		try_cmpxchg(old, old - 1, ok);
 		if
@@ -773,16 +964,17 @@ inline tdx_pamt_demote(rr)
 {
 	old = slot;
 	if
-	:: old != 0 -> rr = EBUSY
+	:: old & ~PAMT_SLOT_REF_MASK -> rr = EBUSY
 	:: else ->
+		/* EMPTY; a count is a get's, which the split serves too. */
 		tdx_pamt_pair_take(p, rr);
 		if
 		:: rr == 0 ->
 			atomic {
 #ifdef MUTANT_DEMOTE_NO_TRANSIT
-				ok = (slot == 0);
+				ok = (slot == old);
 #else
-				try_cmpxchg(old, PAMT_SLOT_TRANSIT, ok);
+				try_cmpxchg(old, old | PAMT_SLOT_TRANSIT, ok);
 #endif
 				split_owner = ok
 			};
@@ -793,16 +985,23 @@ inline tdx_pamt_demote(rr)
 				pamt_status_errno(st, rr);
 				atomic {
 #ifndef MUTANT_DEMOTE_NO_TRANSIT
-					assert(slot == PAMT_SLOT_TRANSIT);
+					assert((slot & ~PAMT_SLOT_REF_MASK) == PAMT_SLOT_TRANSIT);
+#else
+					slot = slot | PAMT_SLOT_TRANSIT;
 #endif
 					if
-					:: rr != 0 -> slot = 0
+					:: rr != 0 ->
+						pamt_slot_publish(old | PAMT_SLOT_TRANSIT,
+								  -PAMT_SLOT_TRANSIT)
 					:: else ->
 						installed++;
 #ifdef MUTANT_DEMOTE_NO_REFS
-						slot = PAMT_SLOT_INSTALLED;
+						pamt_slot_publish(old | PAMT_SLOT_TRANSIT,
+								  PAMT_SLOT_INSTALLED - PAMT_SLOT_TRANSIT);
 #else
-						slot = PAMT_SLOT_INSTALLED | SPLIT_PAGES;
+						pamt_slot_publish(old | PAMT_SLOT_TRANSIT,
+								  (PAMT_SLOT_INSTALLED | SPLIT_PAGES) -
+								  PAMT_SLOT_TRANSIT);
 #endif
 						p = NO_PAIR
 					fi;
@@ -845,15 +1044,23 @@ inline tdx_pamt_promote(rr)
 			pamt_status_errno(st, rr);
 			atomic {
 #ifndef MUTANT_PROMOTE_NO_TRANSIT
-				assert(slot == (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT));
+				assert((slot & ~PAMT_SLOT_REF_MASK) ==
+				       (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT));
+#else
+				slot = slot - SPLIT_PAGES + PAMT_SLOT_TRANSIT;
 #endif
 				if
-				:: rr != 0 -> slot = old
+				:: rr != 0 ->
+					pamt_slot_publish(PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT,
+							  old - (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT))
 				:: else ->
 #ifdef MUTANT_PROMOTE_KEEPS_INSTALLED
-					slot = old
+					pamt_slot_publish(PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT,
+							  old - (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT))
 #else
-					installed--; slot = 0
+					installed--;
+					pamt_slot_publish(PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT,
+							  -(PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT))
 #endif
 				fi;
 				split_owner = false
@@ -884,7 +1091,9 @@ get_done:
 		:: ret == 0 ->
 			atomic {
 				/* The 4K SEAMCALLs need the pair. */
-				assert(mod_has_pair && pamt_slot_refs(slot) > 0);
+				assert(mod_has_pair && pamt_slot_refs(slot) > pend &&
+				       (slot & (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT)) ==
+				       PAMT_SLOT_INSTALLED);
 				td_pages++
 			};
 #ifdef SPLIT
@@ -994,6 +1203,7 @@ init {
 		assert(td_pages == 0);
 		assert(!(mod_mapped_2m && mod_has_pair));
 		assert(pamt_slot_refs(slot) == 0 && !(slot & PAMT_SLOT_TRANSIT));
+		assert(pend == 0);
 		assert(((slot & PAMT_SLOT_INSTALLED) != 0) == mod_has_pair);
 		assert(installed == mod_has_pair);
 		/* pamt.idle counts IDLE slots that are not LEAKED. */
@@ -1016,17 +1226,18 @@ init {
 /* Invariants of every reachable state. */
 ltl inv {
 	[] (
-	/* the count stays within its bound */
-	pamt_slot_refs(slot) <= PAMT_SLOT_REF_MAX &&
-	/* a non-zero count: pair installed, no transition */
-	(pamt_slot_refs(slot) == 0 ||
+	/* the references stay within their bound */
+	pend <= pamt_slot_refs(slot) &&
+	pamt_slot_refs(slot) - pend <= PAMT_SLOT_REF_MAX &&
+	/* a reference: pair installed, no transition */
+	(pamt_slot_refs(slot) == pend ||
 	 (mod_has_pair && (slot & PAMT_SLOT_INSTALLED) &&
 	  !(slot & PAMT_SLOT_TRANSIT))) &&
 	/* outside a transition the word says what the module holds */
 	((slot & PAMT_SLOT_TRANSIT) ||
 	 (((slot & PAMT_SLOT_INSTALLED) != 0) == mod_has_pair)) &&
 	/* TD pages only under a reference (DEMOTE/PROMOTE: in its transition) */
-	(td_pages <= pamt_slot_refs(slot) || split_owner) &&
+	(td_pages <= pamt_slot_refs(slot) - pend || split_owner) &&
 	/* a range mapped 2M has no pair */
 	!(mod_mapped_2m && mod_has_pair) &&
 	/* the module holds at most one pair, the one it says */

@@ -125,9 +125,15 @@ static inline T pfx##_xchg(type_t *v, T i)				\
 static inline void pfx##_or(T i, type_t *v)				\
 { pamt_sim_access(&v->counter, VT_RMW);					\
 	__atomic_fetch_or(&v->counter, i, __ATOMIC_RELAXED); }		\
+static inline void pfx##_andnot(T i, type_t *v)				\
+{ pamt_sim_access(&v->counter, VT_RMW);					\
+	__atomic_fetch_and(&v->counter, ~i, __ATOMIC_RELAXED); }	\
 static inline T pfx##_fetch_add(T i, type_t *v)				\
 { pamt_sim_access(&v->counter, VT_RMW);					\
 	return __atomic_fetch_add(&v->counter, i, __ATOMIC_SEQ_CST); }	\
+static inline T pfx##_add_return_release(T i, type_t *v)		\
+{ pamt_sim_access(&v->counter, VT_RMW);					\
+	return __atomic_add_fetch(&v->counter, i, __ATOMIC_RELEASE); }	\
 static inline T pfx##_cmpxchg(type_t *v, T o, T n)			\
 {									\
 	bool __ok;							\

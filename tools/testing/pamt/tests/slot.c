@@ -197,8 +197,11 @@ PAMT_TEST(slot_waiter_takes_published_result)
 	       ktime_get_ns() - t0 < 10 * NSEC_PER_SEC)
 		sched_yield();
 	EXPECT(stat(TDX_PAMT_STAT_GET_WAIT) >= 1);
-	EXPECT_EQ(slot_word(4), PAMT_SLOT_TRANSIT);
-	atomic_set_release(&pamt.slots[4], PAMT_SLOT_INSTALLED | 1);
+	/* The waiter's count is in the word; the owner publishes by adding. */
+	EXPECT_EQ(slot_word(4), PAMT_SLOT_TRANSIT | 1);
+	atomic_add_return_release((int)PAMT_SLOT_INSTALLED + 1 -
+				  (int)PAMT_SLOT_TRANSIT,
+				  &pamt.slots[4]);
 	pthread_join(t, NULL);
 	EXPECT_EQ(w.ret, 0);
 	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED | 2);
@@ -250,7 +253,7 @@ PAMT_TEST(slot_concurrent_first_gets_add_once)
 		w[i].cpu = i;
 	}
 	pthread_create(&t[0], NULL, getter, &w[0]);
-	while (slot_word(9) != PAMT_SLOT_TRANSIT)
+	while (!(slot_word(9) & PAMT_SLOT_TRANSIT))
 		cpu_relax();
 	for (i = 1; i < 4; i++)
 		pthread_create(&t[i], NULL, getter, &w[i]);
@@ -284,7 +287,8 @@ static void *busy_shrinker(void *arg)
 						PAMT_SLOT_TRANSIT))
 			continue;
 		ndelay(NSEC_PER_MSEC);
-		atomic_set_release(&pamt.slots[h->slot], idle);
+		atomic_add_return_release(-(int)PAMT_SLOT_TRANSIT,
+					  &pamt.slots[h->slot]);
 	}
 	return NULL;
 }

@@ -675,6 +675,9 @@ static struct vt_line *vt_charge(uintptr_t a, int kind, bool free_cost)
 	return l;
 }
 
+const volatile void *vt_watch_addr;
+unsigned long vt_watch_n[4];
+
 void vt_access(const volatile void *p, int kind)
 {
 	uintptr_t a = (uintptr_t)p;
@@ -683,6 +686,8 @@ void vt_access(const volatile void *p, int kind)
 
 	if (!vt.active || vt.untracked)
 		return;
+	if (p == vt_watch_addr)
+		vt_watch_n[kind]++;
 	cls = vt_region(a);
 	if (cls == VT_REGION_FREE)
 		return;

@@ -76,6 +76,9 @@ void vt_untracked(bool on);
 void vt_access(const volatile void *p, int kind);
 void vt_cas_done(const volatile void *p, bool wrote);
 void vt_fence(void);
+/* Test probe: accesses to one word (vt_watch_addr) by enum vt_kind. */
+extern const volatile void *vt_watch_addr;
+extern unsigned long vt_watch_n[4];
 /* The clock was read: a spin that reads it may wait for a deadline. */
 void vt_clock_read(void);
 void vt_relax(void);

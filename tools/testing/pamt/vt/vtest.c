@@ -416,6 +416,103 @@ static void test_busy(void)
 	cost_restore();
 }
 
+/* ---- the herd: N CPUs getting one slot at once ---- */
+static unsigned long herd_pfn;
+static uint64_t herd_max_ps;
+
+static void herd_cpu(void *arg)
+{
+	unsigned int cpu = (uintptr_t)arg;
+	uint64_t t0;
+
+	pamt_sim_set_cpu(cpu);
+	t0 = vt_now_ps();
+	if (tdx_pamt_get(herd_pfn + cpu, NULL))
+		pamt_sim_fatal("herd get failed", __FILE__, __LINE__);
+	if (vt_now_ps() - t0 > herd_max_ps)
+		herd_max_ps = vt_now_ps() - t0;
+}
+
+enum herd_slot { HERD_EMPTY, HERD_ACTIVE, HERD_IDLE_RECENT };
+
+/*
+ * Writes (atomic RMWs and compare-and-exchange attempts) on the slot word
+ * while @n CPUs each get one page of it, all at time 0, the slot as @how
+ * says.  Sets *@max_ns to the longest get.
+ */
+static unsigned long herd_writes(unsigned int n, enum herd_slot how,
+				 double add_ns, double *max_ns)
+{
+	struct tdx_pamt_range range = {
+		.start_pfn = VB_BASE_PFN,
+		.end_pfn = VB_BASE_PFN + 64 * TDX_PAMT_PAGES_PER_SLOT,
+	};
+	unsigned long writes;
+	unsigned int i;
+
+	pamt_sim_set_nr_cpus(n);
+	pamt_sim_set_cpu(0);
+	vb_fake_env_up(64 * TDX_PAMT_PAGES_PER_SLOT);
+	pamt_fake_set_latency(PAMT_FAKE_ADD, add_ns, add_ns, add_ns);
+	if (strat_ops[S_MAG].init(&range))
+		pamt_sim_fatal("init failed", __FILE__, __LINE__);
+	herd_pfn = VB_BASE_PFN + 32 * TDX_PAMT_PAGES_PER_SLOT;
+	if (how != HERD_EMPTY && tdx_pamt_get(herd_pfn + n, NULL))
+		pamt_sim_fatal("get failed", __FILE__, __LINE__);
+	if (how == HERD_IDLE_RECENT) {
+		tdx_pamt_put(herd_pfn + n);
+		atomic_or(PAMT_SLOT_RECENT, &pamt.slots[32]);
+	}
+	vt_init(n);
+	vt_fake_regions();
+	memset(vt_watch_n, 0, sizeof(vt_watch_n));
+	vt_watch_addr = &pamt.slots[32];
+	herd_max_ps = 0;
+	for (i = 0; i < n; i++)
+		vt_spawn(i, herd_cpu, (void *)(uintptr_t)i);
+	vt_run();
+	vt_watch_addr = NULL;
+	writes = vt_watch_n[VT_RMW] + vt_watch_n[VT_CAS];
+	*max_ns = herd_max_ps / 1000.0;
+	vt_clear_regions();
+	for (i = 0; i < n + (how == HERD_ACTIVE); i++)
+		tdx_pamt_put(herd_pfn + i);
+	strat_ops[S_MAG].exit();
+	pamt_forget_module_pairs();
+	vt_fini();
+	vb_fake_env_down();
+	return writes;
+}
+
+/*
+ * No herd: a get on an installed slot is one atomic RMW on its word, with
+ * 64 CPUs on it at once, and a revive one more; 64 CPUs on an EMPTY slot write the word about
+ * once each (their add, the first's ADD), and none waits for more than the
+ * ADD and the others' adds (twice: the first's claim queues behind them).
+ * Before, 2,018 and 2,080 writes, 127 and 137 us.
+ */
+static void test_herd(void)
+{
+	unsigned int n = 64;
+	double add = 4000, max_ns;
+	unsigned long w;
+
+	w = herd_writes(n, HERD_ACTIVE, add, &max_ns);
+	result("herd_installed_one_rmw_per_get", w == n,
+	       "%u CPUs get an installed slot at once: %lu writes on its word (want %u), longest get %.0f ns",
+	       n, w, n, max_ns);
+	w = herd_writes(n, HERD_EMPTY, add, &max_ns);
+	result("herd_empty_no_retry_storm", w <= n + 4 &&
+	       max_ns <= add + 2 * n * vt_cost.xfer_remote,
+	       "%u CPUs get an EMPTY slot at once, ADD %.0f ns: %lu writes on its word (want <= %u), longest get %.0f ns (want <= ADD + %u transfers)",
+	       n, add, w, n + 4, max_ns, 2 * n);
+	/* The reviver drops RECENT with one more atomic, not a retry loop. */
+	w = herd_writes(n, HERD_IDLE_RECENT, add, &max_ns);
+	result("herd_revive_one_more_write", w == n + 1,
+	       "%u CPUs revive an IDLE slot with RECENT at once: %lu writes on its word (want %u), longest get %.0f ns",
+	       n, w, n + 1, max_ns);
+}
+
 /* ---- accounting invariants and determinism: a small churn run ---- */
 static void test_accounting(void)
 {
@@ -575,6 +672,7 @@ int vt_selftest(void)
 	test_spin_wake();
 	test_tas();
 	test_busy();
+	test_herd();
 	test_accounting();
 	test_shared_poison();
 	test_determinism();

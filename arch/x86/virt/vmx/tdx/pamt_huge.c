@@ -99,9 +99,9 @@ int tdx_pamt_demote(unsigned long pfn, struct tdx_pamt_cache *res,
 		return pamt_status_errno(demote(NULL, arg));
 	}
 
-	/* EMPTY is the word 0: no pair, no flag, no reference. */
+	/* EMPTY: no flag; a count is a get's, which the split serves too. */
 	old = atomic_read(slot);
-	if (old)
+	if (old & ~PAMT_SLOT_REF_MASK)
 		return (old & PAMT_SLOT_HOLE) ? -EINVAL : -EBUSY;
 	/* The pair first, while we may still sleep on RT. */
 	src = pamt_slot_pair_get(&pair, res);
@@ -109,20 +109,22 @@ int tdx_pamt_demote(unsigned long pfn, struct tdx_pamt_cache *res,
 		return -ENOMEM;
 
 	pamt_transit_begin();
-	if (!atomic_try_cmpxchg_acquire(slot, &old, PAMT_SLOT_TRANSIT)) {
+	if (!atomic_try_cmpxchg_acquire(slot, &old, old | PAMT_SLOT_TRANSIT)) {
 		pamt_transit_end();
 		pamt_slot_pair_put(&pair, src, res);
 		return -EBUSY;
 	}
+	old |= PAMT_SLOT_TRANSIT;
 	status = demote(&pair, arg);
 	ret = pamt_status_errno(status);
 	if (ret) {
-		atomic_set_release(slot, 0);
+		pamt_slot_publish(slot, old, old & ~PAMT_SLOT_TRANSIT);
 	} else {
 		pamt_arena_note_owner(&pair, pamt_slot_idx(slot));
 		atomic_long_inc(&pamt.installed);
-		atomic_set_release(slot, PAMT_SLOT_INSTALLED |
-					      TDX_PAMT_PAGES_PER_SLOT);
+		pamt_slot_publish(slot, old, (old & ~PAMT_SLOT_TRANSIT) +
+				  (PAMT_SLOT_INSTALLED |
+				   TDX_PAMT_PAGES_PER_SLOT));
 		pamt_stat_inc(DEMOTE);
 	}
 	pamt_transit_end();
@@ -187,10 +189,12 @@ int tdx_pamt_promote(unsigned long pfn, tdx_pamt_promote_fn promote,
 	status = promote(&pair, arg);
 	ret = pamt_status_errno(status);
 	if (ret) {
-		atomic_set_release(slot, merged);
+		pamt_slot_publish(slot, PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT,
+				  merged);
 	} else {
 		atomic_long_dec(&pamt.installed);
-		atomic_set_release(slot, 0);
+		pamt_slot_publish(slot, PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT,
+				  0);
 		pamt_stat_inc(PROMOTE);
 	}
 	pamt_transit_end();

@@ -102,21 +102,28 @@ struct tdx_pamt_config {
 };
 
 /*
- * The slot word, an atomic_t: bits 9:0 are the refcount, bits 14:10 flags,
- * the rest zero.  A 2M range has TDX_PAMT_PAGES_PER_SLOT 4K pages; each
- * holds one reference while in use and, for a moment, a second one (its
- * next use taken before the put of its last), so a count above
- * PAMT_SLOT_REF_MAX, twice that less one and the most the field holds, is a
- * caller bug: get refuses it with -EOVERFLOW, changing nothing.  A non-zero
- * refcount implies INSTALLED and !TRANSIT.
+ * The slot word, an atomic_t: bits 22:0 are the count, bits 27:23 flags,
+ * the rest zero.  A get adds one to the count before it looks at the word
+ * (one atomic add, whoever else piles onto the slot); on a word that is
+ * INSTALLED and not TRANSIT that one is a reference, on any other word a
+ * pending one: its getter waits for the word to become INSTALLED, or
+ * takes it back with a compare-and-exchange while the word is still not
+ * INSTALLED, or TRANSIT.  An owner publishes by adding, so pending counts
+ * survive: they become references if it publishes INSTALLED.  A 2M range
+ * has TDX_PAMT_PAGES_PER_SLOT 4K pages; each holds one reference while in
+ * use and, for a moment, a second one (its next use taken before the put
+ * of its last), so a count above PAMT_SLOT_REF_MAX is a caller bug: get
+ * refuses it with -EOVERFLOW, changing nothing.  The count field has room
+ * for one pending count per task beyond that (PID_MAX_LIMIT is 2^22), so
+ * it never carries into the flags.  An IDLE slot has no pending count.
  */
-#define PAMT_SLOT_REF_MASK	GENMASK(9, 0)
+#define PAMT_SLOT_REF_MASK	GENMASK(22, 0)
 #define PAMT_SLOT_REF_MAX	(2 * TDX_PAMT_PAGES_PER_SLOT - 1)
-#define PAMT_SLOT_INSTALLED	BIT(10)	/* the module holds a pair */
-#define PAMT_SLOT_TRANSIT	BIT(11)	/* one CPU owns an ADD or REMOVE */
-#define PAMT_SLOT_RECENT	BIT(12)	/* revived since queued: second chance */
-#define PAMT_SLOT_LEAKED	BIT(13)	/* REMOVE failed; never reclaimed */
-#define PAMT_SLOT_HOLE		BIT(14)	/* not covered; every call -EINVAL */
+#define PAMT_SLOT_INSTALLED	BIT(23)	/* the module holds a pair */
+#define PAMT_SLOT_TRANSIT	BIT(24)	/* one CPU owns an ADD or REMOVE */
+#define PAMT_SLOT_RECENT	BIT(25)	/* revived since queued: second chance */
+#define PAMT_SLOT_LEAKED	BIT(26)	/* REMOVE failed; never reclaimed */
+#define PAMT_SLOT_HOLE		BIT(27)	/* not covered; every call -EINVAL */
 
 /* The states of a covered slot, derived from the word. */
 enum pamt_slot_state {
@@ -127,6 +134,16 @@ enum pamt_slot_state {
 	PAMT_SLOT_REMOVING,	/* INSTALLED and TRANSIT: owner issues REMOVE */
 	PAMT_SLOT_NOT_COVERED,	/* HOLE */
 };
+
+/*
+ * End this CPU's transition: @slot held @owned, TRANSIT set, plus a count
+ * for each get that came meanwhile; publish @new, keeping those counts.
+ * Return: the word published.
+ */
+static inline int pamt_slot_publish(atomic_t *slot, int owned, int new)
+{
+	return atomic_add_return_release(new - owned, slot);
+}
 
 static inline unsigned long pamt_slot_refs(unsigned long word)
 {

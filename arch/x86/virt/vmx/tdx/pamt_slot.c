@@ -2,17 +2,19 @@
 /*
  * TDX Dynamic PAMT cache, slot layer: one word per 2M range.
  *
- * get and put on an installed slot are a compare-and-exchange on the word
- * and nothing else.  Only the 0->1 step on an EMPTY slot and the removal of
- * an IDLE slot issue a SEAMCALL; one CPU owns such a step by setting
- * PAMT_SLOT_TRANSIT, and everybody else either waits (get) or backs off
- * (evict, shrinker).  The owner holds the slot for one SEAMCALL with
- * preemption off, also on PREEMPT_RT, and takes nothing inside that sleeps
- * there: get takes its pair before, and a removed pair is disposed of
- * after.  A BUSY answer puts the old word back before the backoff, which
- * runs with preemption on.  The states, their transitions and the lock
- * order are in Documentation/arch/x86/tdx-dpamt.rst; the states are
- * model-checked by tools/testing/pamt/model/pamt_slot.pml.
+ * A get on an installed slot is one atomic add on the word, a put one
+ * compare-and-exchange, and nothing else.  Only the 0->1 step on an EMPTY
+ * slot and the removal of an IDLE slot issue a SEAMCALL; one CPU owns such
+ * a step by setting PAMT_SLOT_TRANSIT, and everybody else either waits
+ * (get) or backs off (evict, shrinker).  The owner holds the slot for one
+ * SEAMCALL with preemption off, also on PREEMPT_RT, and takes nothing
+ * inside that sleeps there: get takes its pair before, and a removed pair
+ * is disposed of after.  The owner publishes by adding, so that the counts
+ * of the gets waiting meanwhile stay in the word.  A BUSY answer puts the
+ * old word back before the backoff, which runs with preemption on.  The
+ * states, their transitions and the lock order are in
+ * Documentation/arch/x86/tdx-dpamt.rst; the states are model-checked by
+ * tools/testing/pamt/model/pamt_slot.pml.
  */
 #include <linux/bug.h>
 #include <linux/delay.h>
@@ -245,14 +247,46 @@ static void pamt_slot_busy_end(struct pamt_busy *b)
 		atomic_dec(&pamt.serializing);
 }
 
+/* A get revived @slot: drop RECENT, unless the word moved on meanwhile. */
+static void pamt_slot_clear_recent(atomic_t *slot)
+{
+	int w = atomic_read(slot);
+
+	while ((w & (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT |
+		     PAMT_SLOT_RECENT)) ==
+	       (PAMT_SLOT_INSTALLED | PAMT_SLOT_RECENT) && pamt_slot_refs(w)) {
+		if (atomic_try_cmpxchg(slot, &w, w & ~PAMT_SLOT_RECENT))
+			break;
+	}
+}
+
+/*
+ * Publish the IDLE word @old again after a REMOVE that did not happen.
+ * Gets that came meanwhile hold references now: the slot is ACTIVE.
+ */
+static void pamt_slot_publish_idle(atomic_t *slot, int old)
+{
+	int now;
+
+	atomic_long_inc(&pamt.idle);
+	now = pamt_slot_publish(slot, old | PAMT_SLOT_TRANSIT, old);
+	if (!pamt_slot_refs(now))
+		return;
+	atomic_long_dec(&pamt.idle);
+	pamt_stat_inc(REVIVE);
+	if (now & PAMT_SLOT_RECENT)
+		pamt_slot_clear_recent(slot);
+}
+
 /*
  * Called with @slot in ADDING, owned by this CPU inside
- * pamt_transit_begin(), and @pair in hand; issues one PAMT.ADD.  Publishes
- * ACTIVE (count 1) on success; on failure publishes EMPTY and leaves @pair
- * with the caller, who gives it back, or tries again on -EBUSY, once
- * preemption is on again.
+ * pamt_transit_begin(), from the word @owned, and @pair in hand; issues
+ * one PAMT.ADD.  Publishes INSTALLED on success, the getters' counts
+ * becoming references; on failure publishes EMPTY with those counts and
+ * leaves @pair with the caller, who gives it back, or tries again on
+ * -EBUSY, once preemption is on again.
  */
-static int pamt_slot_add(atomic_t *slot, unsigned long idx,
+static int pamt_slot_add(atomic_t *slot, unsigned long idx, int owned,
 			 struct tdx_pamt_pair *pair)
 {
 	u64 status;
@@ -267,13 +301,14 @@ static int pamt_slot_add(atomic_t *slot, unsigned long idx,
 			  TDX_PAMT_HPA_RANGE_NOT_FREE,
 			  "tdx-pamt: PAMT.ADD on pfn %#lx: range already has a pair\n",
 			  pamt_slot_base_pfn(idx));
-		atomic_set_release(slot, 0);
+		pamt_slot_publish(slot, owned, owned & ~PAMT_SLOT_TRANSIT);
 		return ret;
 	}
 
 	pamt_arena_note_owner(pair, idx);
 	atomic_long_inc(&pamt.installed);
-	atomic_set_release(slot, PAMT_SLOT_INSTALLED | 1);
+	pamt_slot_publish(slot, owned, owned ^ (PAMT_SLOT_TRANSIT |
+					       PAMT_SLOT_INSTALLED));
 	pamt_stat_inc(GET_SLOW);
 	return 0;
 }
@@ -317,8 +352,7 @@ static int pamt_slot_removed(atomic_t *slot, unsigned long idx, int old,
 		 * RECENT included.  No cap check here: the caller is already
 		 * reclaiming.
 		 */
-		atomic_long_inc(&pamt.idle);
-		atomic_set_release(slot, old);
+		pamt_slot_publish_idle(slot, old);
 		return -EBUSY;
 	}
 	if ((status & TDX_PAMT_STATUS_MASK) == TDX_PAMT_NO_PAGE_PAIR ||
@@ -328,20 +362,20 @@ static int pamt_slot_removed(atomic_t *slot, unsigned long idx, int old,
 			     pamt_slot_base_pfn(idx), status);
 		pamt_stat_inc(LEAKED);
 		atomic_long_dec(&pamt.installed);
-		atomic_set_release(slot, 0);
+		pamt_slot_publish(slot, old | PAMT_SLOT_TRANSIT, 0);
 		return -ENOENT;
 	}
 	if (ret) {
 		pr_warn_once("tdx-pamt: PAMT.REMOVE on pfn %#lx failed: %#llx, pair left in the module\n",
 			     pamt_slot_base_pfn(idx), status);
 		pamt_stat_inc(LEAKED);
-		atomic_set_release(slot, PAMT_SLOT_INSTALLED |
-					      PAMT_SLOT_LEAKED);
+		pamt_slot_publish(slot, old | PAMT_SLOT_TRANSIT,
+				  PAMT_SLOT_INSTALLED | PAMT_SLOT_LEAKED);
 		return ret;
 	}
 
 	atomic_long_dec(&pamt.installed);
-	atomic_set_release(slot, 0);
+	pamt_slot_publish(slot, old | PAMT_SLOT_TRANSIT, 0);
 	return 0;
 }
 
@@ -399,8 +433,7 @@ int pamt_slot_remove(atomic_t *slot, unsigned long idx, int *word,
 		status = pamt_slot_call(TDH_PHYMEM_PAMT_REMOVE, base, pair);
 		if (!pamt_status_busy(status) || !pamt_slot_retry(&busy))
 			break;
-		atomic_long_inc(&pamt.idle);
-		atomic_set_release(slot, old);
+		pamt_slot_publish_idle(slot, old);
 		pamt_transit_end();
 		pamt_slot_backoff(&busy, TDH_PHYMEM_PAMT_REMOVE, base);
 		pamt_transit_begin();
@@ -420,32 +453,55 @@ int pamt_slot_remove(atomic_t *slot, unsigned long idx, int *word,
 }
 
 /*
- * Wait for the owner of a transition to publish its result, in *@old.
- * The deadline is set by the first wait of a get and covers all of them:
- * a shrinker that keeps winning the slot and failing its REMOVE with BUSY
- * must not starve the get (found by tools/testing/pamt/model, twice).
+ * Wait, with this get's count in @slot, for the word to be neither TRANSIT
+ * nor @seen, and read it into *@w: for the owner of a transition to
+ * publish its result, or for an EMPTY word to move.  The deadline is set
+ * by the first wait of a get and covers all of them: a shrinker that keeps
+ * winning the slot and failing its REMOVE with BUSY must not starve the
+ * get (found by tools/testing/pamt/model, twice).  Only reads: waiters
+ * keep their counts, which the publication makes references, or not.
+ * *@waited says whether the get was counted in GET_WAIT already.
  *
  * Return: false once the deadline has passed.
  */
-static bool pamt_slot_wait(atomic_t *slot, int *old, u64 *deadline)
+static bool pamt_slot_wait(atomic_t *slot, int seen, int *w, u64 *deadline,
+			   bool *waited)
 {
-	int word;
-
-	pamt_stat_inc(GET_WAIT);
+	if (!*waited)
+		pamt_stat_inc(GET_WAIT);
+	*waited = true;
 	/* Set on entry: the transition may be over by the first read. */
 	if (!*deadline)
 		*deadline = ktime_get_ns() + PAMT_WAIT_NS;
 	for (;;) {
-		word = atomic_read_acquire(slot);
-		if (!(word & PAMT_SLOT_TRANSIT)) {
-			*old = word;
+		*w = atomic_read_acquire(slot);
+		if (!(*w & PAMT_SLOT_TRANSIT) && *w != seen)
 			return true;
-		}
 		if (ktime_get_ns() > *deadline)
 			return false;
 		cpu_relax();
 	}
 }
+
+/*
+ * Take back the count a get added to @slot, which holds *@w: possible
+ * while the word is not INSTALLED, or is TRANSIT, whose owner publishes
+ * by adding.  Return: false if the word is INSTALLED and not TRANSIT now:
+ * the count is a reference.
+ */
+static bool pamt_slot_uncount(atomic_t *slot, int *w)
+{
+	do {
+		if ((*w & (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT)) ==
+		    PAMT_SLOT_INSTALLED)
+			return false;
+	} while (!atomic_try_cmpxchg(slot, w, *w - 1));
+	return true;
+}
+
+/* Gets on an EMPTY word try the ADD this far apart, in their order. */
+#define PAMT_ADD_TURN_NS	1000
+#define PAMT_ADD_TURNS		32UL	/* the turns after the first */
 
 /**
  * pamt_slot_pair_get() - a pair for an ADD, before the transition is owned
@@ -490,81 +546,157 @@ void pamt_slot_pair_put(const struct tdx_pamt_pair *pair,
 		pamt_mag_push(pair);
 }
 
-/* Out of line, so the fast paths stay free of its register spills. */
+static noinline int pamt_slot_put_slow(atomic_t *slot);
+
+/* Take back a get's count that is one reference too many. */
+static void pamt_slot_unget(atomic_t *slot)
+{
+	int w = atomic_read(slot);
+
+	do {
+		/* The others put theirs meanwhile: this is a last put. */
+		if (pamt_slot_refs(w) <= 1) {
+			pamt_slot_put_slow(slot);
+			return;
+		}
+	} while (!atomic_try_cmpxchg_release(slot, &w, w - 1));
+}
+
+/* A get's count went onto @old, INSTALLED and not TRANSIT: a reference. */
+static int pamt_slot_got(atomic_t *slot, int old)
+{
+	if (unlikely(pamt_slot_refs(old) >= PAMT_SLOT_REF_MAX)) {
+		pamt_slot_unget(slot);
+		return -EOVERFLOW;
+	}
+	if (pamt_slot_refs(old)) {
+		pamt_stat_inc(GET_FAST);
+		return 0;
+	}
+	/* IDLE -> ACTIVE: the get that revives owns the change. */
+	if (!(old & PAMT_SLOT_LEAKED))
+		atomic_long_dec(&pamt.idle);
+	/*
+	 * One atomic, not a compare-and-exchange that other gets' adds make
+	 * fail: with this reference held nothing else sets RECENT or TRANSIT.
+	 */
+	if (old & PAMT_SLOT_RECENT)
+		atomic_andnot(PAMT_SLOT_RECENT, slot);
+	pamt_stat_inc(REVIVE);
+	return 0;
+}
+
+/*
+ * The rest of a get whose count went into @slot on top of @old; out of
+ * line, so the fast paths stay free of its register spills.  The count
+ * stays in the word until it is a reference, or the get fails and takes
+ * it back.
+ */
 static noinline int pamt_slot_get_slow(atomic_t *slot,
-				       struct tdx_pamt_cache *res)
+				       struct tdx_pamt_cache *res, int old)
 {
 	unsigned long idx = pamt_slot_idx(slot);
 	enum pamt_pair_src src = PAMT_PAIR_NONE;
-	int old = atomic_read(slot);
+	/* Gets that came before this one: its turn to try an ADD. */
+	unsigned long pos = pamt_slot_refs(old);
+	int w = old + 1;
 	struct pamt_busy busy = { };
 	struct tdx_pamt_pair pair;
-	u64 deadline = 0;
+	u64 deadline = 0, turn = 0;
+	bool waited = false;
 	int ret;
 
+	if ((old & (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT)) ==
+	    PAMT_SLOT_INSTALLED)
+		return pamt_slot_got(slot, old);
+
 	for (;;) {
-		if (old & PAMT_SLOT_HOLE) {
+		if (w & PAMT_SLOT_HOLE) {
+			pamt_slot_uncount(slot, &w);
 			ret = -EINVAL;
 			break;
 		}
 
-		if (old & PAMT_SLOT_TRANSIT) {
+		if (w & PAMT_SLOT_TRANSIT) {
 			/* The owner runs with preemption off: it is running. */
-			if (!pamt_slot_wait(slot, &old, &deadline)) {
-				ret = -EBUSY;
-				break;
-			}
-			continue;
-		}
-
-		if (old & PAMT_SLOT_INSTALLED) {
-			if (unlikely(pamt_slot_refs(old) >= PAMT_SLOT_REF_MAX)) {
-				ret = -EOVERFLOW;
-				break;
-			}
-			if (!atomic_try_cmpxchg(slot, &old,
-						(old + 1) & ~PAMT_SLOT_RECENT))
+			if (pamt_slot_wait(slot, w, &w, &deadline, &waited)) {
+				turn = 0;	/* EMPTY now: turns start again */
 				continue;
-			if (pamt_slot_refs(old)) {
-				pamt_stat_inc(GET_FAST);
-			} else {
-				if (!(old & PAMT_SLOT_LEAKED))
-					atomic_long_dec(&pamt.idle);
-				pamt_stat_inc(REVIVE);
 			}
-			ret = 0;
+			ret = pamt_slot_uncount(slot, &w) ? -EBUSY : 0;
 			break;
 		}
 
-		/* EMPTY: get a pair first, while we may still sleep on RT. */
+		if (w & PAMT_SLOT_INSTALLED) {
+			/* Published with this count in it: a reference. */
+			ret = 0;
+			if (unlikely(pamt_slot_refs(w) > PAMT_SLOT_REF_MAX)) {
+				pamt_slot_unget(slot);
+				ret = -EOVERFLOW;
+			}
+			break;
+		}
+
+		/*
+		 * EMPTY with the counts of the gets on it.  They try to own
+		 * the ADD in the order they came, PAMT_ADD_TURN_NS apart, so
+		 * that the first does it and the others wait for its result
+		 * rather than all compare-and-exchange at once.
+		 */
+		if (pos) {
+			if (!turn)
+				turn = ktime_get_ns() +
+				       min(pos, PAMT_ADD_TURNS) * PAMT_ADD_TURN_NS;
+			if (pamt_slot_wait(slot, w, &w, &turn, &waited))
+				continue;
+			pos = 0;
+			w = atomic_read(slot);
+			continue;
+		}
+		/* Get a pair first, while we may still sleep on RT. */
 		if (src == PAMT_PAIR_NONE) {
 			src = pamt_slot_pair_get(&pair, res);
 			if (src == PAMT_PAIR_NONE) {
 				/* -ENOMEM only if the slot is still EMPTY. */
-				int now = atomic_read(slot);
-
-				if (now != old) {
-					old = now;
+				w = atomic_read(slot);
+				if (w & (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT))
 					continue;
-				}
-				ret = -ENOMEM;
+				ret = pamt_slot_uncount(slot, &w) ? -ENOMEM : 0;
 				break;
 			}
 		}
 
 		/* Become the one CPU that issues the ADD. */
 		pamt_transit_begin();
-		if (!atomic_try_cmpxchg_acquire(slot, &old, PAMT_SLOT_TRANSIT)) {
+		if (!atomic_try_cmpxchg_acquire(slot, &w,
+						w | PAMT_SLOT_TRANSIT)) {
 			pamt_transit_end();
 			continue;
 		}
-		ret = pamt_slot_add(slot, idx, &pair);
+		ret = pamt_slot_add(slot, idx, w | PAMT_SLOT_TRANSIT, &pair);
 		pamt_transit_end();
-		/* EMPTY again: back off with preemption on, then look again. */
+		/*
+		 * EMPTY again: back off with preemption on, then look again.
+		 * Without a count in the word meanwhile: other gets try the
+		 * ADD themselves rather than wait for this backoff.
+		 */
 		if (ret == -EBUSY && pamt_slot_retry(&busy)) {
+			w = atomic_read(slot);
+			if (!pamt_slot_uncount(slot, &w)) {
+				ret = 0;	/* another get's ADD made it */
+				break;
+			}
 			pamt_slot_backoff(&busy, TDH_PHYMEM_PAMT_ADD,
 					  pamt_slot_base_pfn(idx));
-			old = atomic_read(slot);
+			old = atomic_fetch_add(1, slot);
+			if ((old & (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT)) ==
+			    PAMT_SLOT_INSTALLED) {
+				ret = pamt_slot_got(slot, old);
+				break;
+			}
+			w = old + 1;
+			pos = pamt_slot_refs(old);
+			turn = 0;
 			continue;
 		}
 		if (!ret) {
@@ -572,6 +704,10 @@ static noinline int pamt_slot_get_slow(atomic_t *slot,
 			pamt_pair_charge(&pair, res);
 		} else {
 			pamt_stat_inc(ADD_FAILED);
+			/* Another get's ADD may have installed it since. */
+			w = atomic_read(slot);
+			if (!pamt_slot_uncount(slot, &w))
+				ret = 0;
 		}
 		break;
 	}
@@ -583,22 +719,19 @@ static noinline int pamt_slot_get_slow(atomic_t *slot,
 }
 
 /*
- * The fast path of a get on @slot: only a word that is INSTALLED with a
- * count in [1, REF_MAX - 1], no other flag, takes it (a non-zero count
- * implies INSTALLED and not TRANSIT; a LEAKED one goes the slow way).
- * One compare, as cheap as a test of the count alone.
+ * The fast path of a get on @slot: one atomic add, whatever the word.  A
+ * word that was INSTALLED with a count in [1, REF_MAX - 1], no other flag,
+ * is done (a LEAKED or RECENT one goes the slow way).  One compare, as
+ * cheap as a test of the count alone.
  */
 static __always_inline int pamt_slot_get_word(atomic_t *slot,
 					      struct tdx_pamt_cache *res)
 {
-	int old = atomic_read(slot);
+	int old = atomic_fetch_add(1, slot);
 
-	do {
-		if (unlikely((u32)(old - (PAMT_SLOT_INSTALLED | 1)) >=
-			     PAMT_SLOT_REF_MAX - 1))
-			return pamt_slot_get_slow(slot, res);
-	} while (!atomic_try_cmpxchg(slot, &old, old + 1));
-
+	if (unlikely((u32)(old - (PAMT_SLOT_INSTALLED | 1)) >=
+		     PAMT_SLOT_REF_MAX - 1))
+		return pamt_slot_get_slow(slot, res, old);
 	pamt_stat_inc(GET_FAST);
 	return 0;
 }
@@ -654,7 +787,9 @@ static noinline int pamt_slot_put_slow(atomic_t *slot)
 	for (;;) {
 		if (old & PAMT_SLOT_HOLE)
 			return -EINVAL;
-		if (!pamt_slot_refs(old)) {
+		/* Counts on a word not INSTALLED, or TRANSIT, are gets' own. */
+		if ((old & (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT)) !=
+		    PAMT_SLOT_INSTALLED || !pamt_slot_refs(old)) {
 			WARN_ONCE(1, "tdx-pamt: put on pfn %#lx with no reference\n",
 				  pamt_slot_base_pfn(idx));
 			return -EINVAL;
@@ -682,13 +817,17 @@ static noinline int pamt_slot_put_slow(atomic_t *slot)
 	return 0;
 }
 
-/* The fast path of a put on @slot: a count of two or more. */
+/*
+ * The fast path of a put on @slot: INSTALLED with a count in [2, REF_MAX],
+ * no other flag.
+ */
 static __always_inline int pamt_slot_put_word(atomic_t *slot)
 {
 	int old = atomic_read(slot);
 
 	do {
-		if (unlikely(pamt_slot_refs(old) <= 1))
+		if (unlikely((u32)(old - (PAMT_SLOT_INSTALLED | 2)) >=
+			     PAMT_SLOT_REF_MAX - 1))
 			return pamt_slot_put_slow(slot);
 	} while (!atomic_try_cmpxchg_release(slot, &old, old - 1));
 
