@@ -97,7 +97,6 @@ for hook in "$@"; do
 		done
 		[ -f "$TREE/$TDX/tests/pamt_kunit_canary.c" ] && objs="$objs pamt_kunit_canary.o"
 		mkdir -p "$TREE/$TDX/tests"
-		# shellcheck disable=SC2016
 		printf '%s\n' '# SPDX-License-Identifier: GPL-2.0-only' \
 			'# KUnit suites of the TDX Dynamic PAMT cache, run against a fake TDX module' \
 			'ccflags-y += -I$(src)/..' \

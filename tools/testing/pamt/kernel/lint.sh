@@ -4,6 +4,7 @@
 # Static checks on our kernel files, zero findings allowed:
 #   - scripts/checkpatch.pl --strict, file by file and on edits/*.patch;
 #   - scripts/kernel-doc -none, file by file;
+#   - no test hook in the cache's .c files (the KUnit option is not tested there);
 #   - a W=1 build with sparse (C=2) of our objects in the grafted tree,
 #     and of the KVM objects our edits touch (tdx.o, mmu.o);
 #   - the hardware-validation tools of hw/, on made-up inputs;
@@ -40,6 +41,12 @@ for f in $FILES; do
 		--no-summary --show-types -f "$f" 2>&1)
 	if [ -n "$out" ]; then bad "checkpatch $f"; echo "$out"; else ok; fi
 done
+
+# Nothing test-only in a production call path: no file of the cache tests
+# the KUnit option (but pamt_arena.c, whose injected allocation failures
+# stay until the suites can make the page allocator fail an order).
+hooks=$(grep -l 'CONFIG_INTEL_TDX_PAMT_KUNIT_TEST' $TDX/pamt_*.c | grep -vx $TDX/pamt_arena.c)
+if [ -n "$hooks" ]; then bad "KUnit hooks in ${hooks//$'\n'/ }"; else ok; fi
 
 # Our hunks in existing files: checkpatch wants git's "diff --git" lines.
 for p in tools/testing/pamt/kernel/edits/*.patch; do
