@@ -63,13 +63,16 @@ put() {
 
 TDX=arch/x86/virt/vmx/tdx
 put arch/x86/include/asm/tdx_pamt.h
-for f in "$REPO"/$TDX/pamt_*.[ch] "$REPO"/$TDX/Kconfig "$REPO"/$TDX/.kunitconfig; do
+for f in "$REPO"/$TDX/pamt_*.[ch] "$REPO"/$TDX/Kconfig \
+	 "$REPO"/$TDX/tests/pamt_*.[ch] "$REPO"/$TDX/tests/.kunitconfig; do
 	[ -f "$f" ] && put "${f#"$REPO"/}"
 done
-# Files removed from the repo must not linger in the tree.
-for f in "$TREE"/$TDX/pamt_*.[ch]; do
+# Files removed from the repo must not linger in the tree, nor those of
+# the other layout (tests beside the core), which other checkouts graft.
+for f in "$TREE"/$TDX/pamt_*.[ch] "$TREE"/$TDX/.kunitconfig \
+	 "$TREE"/$TDX/tests/pamt_*.[ch] "$TREE"/$TDX/tests/.kunitconfig; do
 	[ -f "$f" ] || continue
-	[ -f "$REPO/$TDX/$(basename "$f")" ] || { rm -f "$f"; log "removed $(basename "$f")"; }
+	[ -f "$REPO/${f#"$TREE"/}" ] || { rm -f "$f"; log "removed ${f#"$TREE"/$TDX/}"; }
 done
 if [ -d "$REPO/Documentation/arch/x86" ]; then
 	for f in "$REPO"/Documentation/arch/x86/tdx-dpamt*.rst; do
@@ -94,10 +97,11 @@ for f in $HOOKED; do
 	mkdir -p "$tmp/$(dirname "$f")"
 	cp "$ORIG/$f" "$tmp/$f"
 done
-cp "$TREE"/$TDX/pamt_kunit_*.c "$tmp/$TDX/" 2>/dev/null || true
+mkdir -p "$tmp/$TDX/tests"
+cp "$TREE"/$TDX/tests/pamt_kunit_*.c "$tmp/$TDX/tests/" 2>/dev/null || true
 "$REPO/tools/testing/pamt/kernel/hooks.sh" "$tmp" \
 	kconfig trace slots mag arena shrink glue backend enable debugfs huge kunit docs 2>/dev/null
-for f in $HOOKED; do
+for f in $HOOKED $TDX/tests/Makefile; do
 	cmp -s "$tmp/$f" "$TREE/$f" || { cp "$tmp/$f" "$TREE/$f"; log "hooked $f"; }
 done
 # Our hunks in existing C files (tdx.c, KVM): edits/*.patch.

@@ -18,7 +18,7 @@
 #   enable    build the enabling code and call it from tdx.c
 #   debugfs   build the debugfs files
 #   huge      build DEMOTE/PROMOTE and the pair API (pamt_huge.c)
-#   kunit     build the KUnit suites, every pamt_kunit_*.c of the tree
+#   kunit     build the KUnit suites, every tests/pamt_kunit_*.c of the tree
 #   docs      link Documentation/arch/x86/tdx-dpamt.rst from the x86 index
 set -euo pipefail
 
@@ -85,21 +85,28 @@ for hook in "$@"; do
 		# The suites use the core's internals, which are not exported:
 		# they are linked into vmlinux whether the symbol is y or m.
 		append_once $TDX/Makefile \
-			'obj-$(if $(CONFIG_INTEL_TDX_PAMT_KUNIT_TEST),y) += pamt_kunit.o'
-		# As graft.sh: the fake, main first, every other suite, canary
-		# last (its WARN tests must run after the others).  Run again
-		# when suites are added: the line is rewritten.
+			'obj-$(if $(CONFIG_INTEL_TDX_PAMT_KUNIT_TEST),y) += tests/'
+		# tests/Makefile is ours, written whole: the fake, main first,
+		# every other suite, canary last (its WARN tests must run after
+		# the others).  Run again when suites are added.
 		objs="pamt_fake.o pamt_kunit_main.o"
-		for f in "$TREE"/$TDX/pamt_kunit_*.c; do
+		for f in "$TREE"/$TDX/tests/pamt_kunit_*.c; do
 			o=$(basename "${f%.c}").o
 			case $o in pamt_kunit_main.o|pamt_kunit_canary.o) continue ;; esac
 			objs="$objs $o"
 		done
-		[ -f "$TREE/$TDX/pamt_kunit_canary.c" ] && objs="$objs pamt_kunit_canary.o"
-		line="pamt_kunit-y := $objs"
-		if ! grep -qxF "$line" "$TREE/$TDX/Makefile"; then
-			sed -i '/^pamt_kunit-y :=/d' "$TREE/$TDX/Makefile"
-			append_once $TDX/Makefile "$line"
+		[ -f "$TREE/$TDX/tests/pamt_kunit_canary.c" ] && objs="$objs pamt_kunit_canary.o"
+		mkdir -p "$TREE/$TDX/tests"
+		printf '%s\n' '# SPDX-License-Identifier: GPL-2.0-only' \
+			'# KUnit suites of the TDX Dynamic PAMT cache, run against a fake TDX module' \
+			'ccflags-y += -I$(src)/..' \
+			'obj-y += pamt_kunit.o' \
+			"pamt_kunit-y := $objs" > "$TREE/$TDX/tests/Makefile.hooks"
+		if cmp -s "$TREE/$TDX/tests/Makefile.hooks" "$TREE/$TDX/tests/Makefile"; then
+			rm -f "$TREE/$TDX/tests/Makefile.hooks"
+		else
+			mv "$TREE/$TDX/tests/Makefile.hooks" "$TREE/$TDX/tests/Makefile"
+			log "wrote $TDX/tests/Makefile"
 		fi ;;
 	docs)
 		insert_once Documentation/arch/x86/index.rst '^   tdx$' '   tdx-dpamt' ;;

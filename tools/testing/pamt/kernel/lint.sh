@@ -4,6 +4,7 @@
 # Static checks on our kernel files, zero findings allowed:
 #   - scripts/checkpatch.pl --strict, file by file and on edits/*.patch;
 #   - scripts/kernel-doc -none, file by file;
+#   - no test hook in the cache's .c files (the KUnit option is not tested there);
 #   - a W=1 build with sparse (C=2) of our objects in the grafted tree,
 #     and of the KVM objects our edits touch (tdx.o, mmu.o);
 #   - the hardware-validation tools of hw/, on made-up inputs;
@@ -33,13 +34,19 @@ ok() { PASSED=$((PASSED + 1)); }
 bad() { FAILED=$((FAILED + 1)); echo "FAIL: $*"; }
 
 cd "$REPO" || exit 1
-FILES=$(ls arch/x86/include/asm/tdx_pamt.h $TDX/pamt_*.[ch] $TDX/Kconfig)
+FILES=$(ls arch/x86/include/asm/tdx_pamt.h $TDX/pamt_*.[ch] $TDX/tests/pamt_*.[ch] $TDX/Kconfig)
 
 for f in $FILES; do
 	out=$("$TREE/scripts/checkpatch.pl" --strict --no-tree --terse \
 		--no-summary --show-types -f "$f" 2>&1)
 	if [ -n "$out" ]; then bad "checkpatch $f"; echo "$out"; else ok; fi
 done
+
+# Nothing test-only in a production call path: no file of the cache tests
+# the KUnit option (but pamt_arena.c, whose injected allocation failures
+# stay until the suites can make the page allocator fail an order).
+hooks=$(grep -l 'CONFIG_INTEL_TDX_PAMT_KUNIT_TEST' $TDX/pamt_*.c | grep -vx $TDX/pamt_arena.c)
+if [ -n "$hooks" ]; then bad "KUnit hooks in ${hooks//$'\n'/ }"; else ok; fi
 
 # Our hunks in existing files: checkpatch wants git's "diff --git" lines.
 for p in tools/testing/pamt/kernel/edits/*.patch; do
@@ -59,14 +66,16 @@ done
 # W=1 and sparse on our objects: configure the build folder if needed.
 if [ ! -f "$B/.config" ]; then
 	mkdir -p "$B"
-	cp "$TREE/$TDX/.kunitconfig" "$B/.config"
+	cp "$TREE/$TDX/tests/.kunitconfig" "$B/.config"
 	cat "$TREE/tools/testing/kunit/qemu_configs/x86_64.py" >/dev/null
 	make -s -C "$TREE" O="$B" ARCH=x86_64 olddefconfig >/dev/null
 fi
 # The objects the Makefile builds (the later files join when the
 # graft script hooks them in); removed first so that they are rebuilt
 # with W=1 and checked by sparse.
-OBJS=$(grep -o 'pamt_[a-z0-9_]*\.o' "$TREE/$TDX/Makefile" | sort -u | grep -vx pamt_kunit.o)
+OBJS=$({ grep -o 'pamt_[a-z0-9_]*\.o' "$TREE/$TDX/Makefile"
+	grep -o 'pamt_[a-z0-9_]*\.o' "$TREE/$TDX/tests/Makefile" | sed 's|^|tests/|'; } |
+	sort -u | grep -vx tests/pamt_kunit.o)
 [ -n "$OBJS" ] || OBJS="pamt_core.o pamt_slot.o pamt_mag.o pamt_shrink.o pamt_glue.o"
 for o in $OBJS; do rm -f "$B/$TDX/$o"; done
 out=$(make -C "$TREE" O="$B" ARCH=x86_64 -j"$(nproc)" W=1 "${MAKE_CHECK[@]}" "$TDX/" 2>&1)

@@ -160,8 +160,8 @@ KUNIT_AT=""
 kunit_here() { KUNIT_AT="$KUNIT_AT $(git -C "$WORK" rev-list --count "$BASE"..HEAD)"; }
 
 copy $TDX/pamt_slot.c $TDX/pamt_core.c $TDX/pamt_trace.h $TDX/pamt_trace.c \
-	$TDX/Kconfig $TDX/.kunitconfig $TDX/pamt_fake.c $TDX/pamt_fake.h \
-	$TDX/pamt_kunit.h $TDX/pamt_kunit_main.c $TDX/pamt_kunit_slot.c
+	$TDX/Kconfig $TDX/tests/.kunitconfig $TDX/tests/pamt_fake.c $TDX/tests/pamt_fake.h \
+	$TDX/tests/pamt_kunit.h $TDX/tests/pamt_kunit_main.c $TDX/tests/pamt_kunit_slot.c
 headers arena mag shrink glue huge
 "$HERE/hooks.sh" "$WORK" kconfig trace slots kunit 2>/dev/null
 commit "x86/virt/tdx: Add refcounted 2M slots for Dynamic PAMT" \
@@ -196,10 +196,11 @@ PAMT.ADD and PAMT.REMOVE, their range locks and their error codes; each
 test fails if lockdep switched itself off or a WARN fired, and the
 teardown checks that every page went back.  Run with:
   tools/testing/kunit/kunit.py run --arch=x86_64 \\
-	--kunitconfig=arch/x86/virt/vmx/tdx/.kunitconfig --qemu_args '-smp 4'"
+	--kunitconfig=arch/x86/virt/vmx/tdx/tests/.kunitconfig \\
+	--qemu_args '-smp 4'"
 kunit_here
 
-copy $TDX/pamt_mag.c $TDX/pamt_kunit_mag.c
+copy $TDX/pamt_mag.c $TDX/tests/pamt_kunit_mag.c
 headers arena shrink glue huge
 "$HERE/hooks.sh" "$WORK" mag kunit 2>/dev/null
 commit "x86/virt/tdx: Add per-CPU magazines of ready PAMT pairs" \
@@ -219,7 +220,7 @@ arena, pairs are still two order-0 pages; until the shrink layer, no cap
 bounds the magazines and tdx_pamt_drain() empties them."
 kunit_here
 
-copy $TDX/pamt_arena.c $TDX/pamt_kunit_arena.c
+copy $TDX/pamt_arena.c $TDX/tests/pamt_kunit_arena.c
 headers shrink glue huge
 "$HERE/hooks.sh" "$WORK" arena kunit 2>/dev/null
 commit "x86/virt/tdx: Carve PAMT pairs out of 2M chunks of pair pages" \
@@ -237,7 +238,7 @@ serve every TD: their pages are charged to no memcg, the ranges that
 use them are (previous patch).  This replaces the pair stand-ins of the first patch."
 kunit_here
 
-copy $TDX/pamt_shrink.c $TDX/pamt_kunit_shrink.c
+copy $TDX/pamt_shrink.c $TDX/tests/pamt_kunit_shrink.c
 headers glue huge
 "$HERE/hooks.sh" "$WORK" shrink kunit 2>/dev/null
 commit "x86/virt/tdx: Give idle PAMT memory back: idle cap, sweep and drains" \
@@ -253,8 +254,8 @@ What a put defers (trimming to the cap past one REMOVE) waits for the
 worker the next patch adds."
 kunit_here
 
-copy $TDX/pamt_glue.c $TDX/pamt_glue.h $TDX/pamt_kunit_ctx.c $TDX/pamt_kunit_release.c \
-	$TDX/pamt_kunit_pressure.c
+copy $TDX/pamt_glue.c $TDX/pamt_glue.h $TDX/tests/pamt_kunit_ctx.c \
+	$TDX/tests/pamt_kunit_release.c $TDX/tests/pamt_kunit_pressure.c
 headers huge
 "$HERE/hooks.sh" "$WORK" glue kunit 2>/dev/null
 commit "x86/virt/tdx: Register the PAMT shrinker and a CPU hotplug callback" \
@@ -324,7 +325,7 @@ commit "x86/virt/tdx: Add debugfs files for the PAMT cache" \
 read-only, and \"drain\" (write 1 to give back every idle and cached
 pair), which a memory-pressure or leak test needs between runs."
 
-for f in $(tracked $TDX | grep "/pamt_kunit[^/]*\.[ch]$" | grep -v "/pamt_kunit_huge\.c$"); do
+for f in $(tracked $TDX/tests | grep "/pamt_kunit[^/]*\.[ch]$" | grep -v "/pamt_kunit_huge\.c$"); do
 	[ -e "$WORK/$f" ] || copy "$f"
 done
 "$HERE/hooks.sh" "$WORK" kunit 2>/dev/null
@@ -337,7 +338,7 @@ sleep-in-atomic check and KASAN fire (run only with pamt_kunit.canary=1)."
 
 # Optional: what only a huge-page series would call.  The harness after it
 # tests it too, as it compiles every layer.
-copy $TDX/pamt_huge.c $TDX/pamt_kunit_huge.c
+copy $TDX/pamt_huge.c $TDX/tests/pamt_kunit_huge.c
 headers
 "$HERE/hooks.sh" "$WORK" huge kunit 2>/dev/null
 commit "x86/virt/tdx: Add DEMOTE/PROMOTE and the PAMT pair API for huge pages" \
@@ -436,7 +437,7 @@ if [ "$CHECK" = 1 ]; then
 	SEED=$B/seed.config
 	# The KUnit configuration, as kunit.py makes it for x86_64 qemu, so
 	# that the same build folder serves W=1, KUnit and vmlinux.
-	{ cat "$REPO/$TDX/.kunitconfig"; echo "CONFIG_DEBUG_FS=y"
+	{ cat "$REPO/$TDX/tests/.kunitconfig"; echo "CONFIG_DEBUG_FS=y"
 	  echo "CONFIG_SERIAL_8250=y"; echo "CONFIG_SERIAL_8250_CONSOLE=y"; } > "$SEED"
 	# shellcheck source-path=SCRIPTDIR source=kunit-lib.sh
 	. "$HERE/kunit-lib.sh"

@@ -52,7 +52,7 @@ mkdir -p "$LOGS"
 ln -sfn "run-$STAMP" "$CACHE/logs/latest"
 # qemu's own limit per boot, passed to kunit.py --timeout.
 EXEC_TIMEOUT=${PAMT_KUNIT_TIMEOUT:-1200}
-KUNITCONFIG=$TREE/arch/x86/virt/vmx/tdx/.kunitconfig
+KUNITCONFIG=$TREE/arch/x86/virt/vmx/tdx/tests/.kunitconfig
 
 # shellcheck source-path=SCRIPTDIR source=kunit-lib.sh
 . "$HERE/kunit-lib.sh"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The fake TDX module (arch/x86/virt/vmx/tdx/pamt_fake.c, included
+ * The fake TDX module (arch/x86/virt/vmx/tdx/tests/pamt_fake.c, included
  * unchanged) in virtual time.
  *
  * - Its latency, an ndelay() inside the call with the range locks held,

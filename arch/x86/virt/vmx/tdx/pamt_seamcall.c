@@ -10,25 +10,18 @@
  * The raw status goes back to the core untouched: the core's
  * pamt_status_errno() is the one place where statuses become errnos, and
  * the core retries TDX_OPERAND_BUSY.  The register packing and unpacking
- * are separate functions so that KUnit can feed them made-up results.
+ * are separate functions, and the SEAMCALL a parameter of ADD and REMOVE,
+ * so that KUnit can feed them made-up results.
  */
 #include <linux/bug.h>
 #include <linux/lockdep.h>
 #include <linux/mm.h>
 #include <linux/pfn.h>
 #include <asm/special_insns.h>
+#include <kunit/visibility.h>
 #include "seamcall_internal.h"
 #include "pamt_internal.h"
 #include "pamt_seamcall.h"
-
-#if IS_ENABLED(CONFIG_INTEL_TDX_PAMT_KUNIT_TEST)
-/*
- * A KUnit test's made-up module.  Not a KUnit static stub: looking one up
- * takes the test's spinlock_t, which sleeps on PREEMPT_RT, and this runs
- * with preemption and IRQs off.
- */
-pamt_sc_call_fn pamt_sc_call_fake;
-#endif
 
 /**
  * pamt_sc_call() - issue one PAMT SEAMCALL
@@ -36,20 +29,13 @@ pamt_sc_call_fn pamt_sc_call_fake;
  * @args: input registers; for REMOVE also the output registers
  *
  * ADD has no outputs the core needs, so it does not pay for saving them.
- * A KUnit test may set pamt_sc_call_fake to fake the module.
  *
  * Context: preemption disabled, in VMX operation on this CPU.
  *
  * Return: the TDX status in RAX.
  */
-u64 pamt_sc_call(u64 fn, struct tdx_module_args *args)
+static u64 pamt_sc_call(u64 fn, struct tdx_module_args *args)
 {
-#if IS_ENABLED(CONFIG_INTEL_TDX_PAMT_KUNIT_TEST)
-	pamt_sc_call_fn fake = READ_ONCE(pamt_sc_call_fake);
-
-	if (unlikely(fake))
-		return fake(fn, args);
-#endif
 	if (fn == TDH_PHYMEM_PAMT_REMOVE)
 		return sc_retry(__seamcall_ret, fn, args);
 	return sc_retry(__seamcall, fn, args);
@@ -118,24 +104,59 @@ u64 pamt_sc_remove_result(u64 status, const struct tdx_module_args *args,
 	return status;
 }
 
-static u64 pamt_sc_add(unsigned long base_pfn, const struct tdx_pamt_pair *pair)
+/**
+ * pamt_sc_do_add() - PAMT.ADD through @call
+ * @call: issues the SEAMCALL: pamt_sc_call(), or a made-up module in KUnit
+ * @base_pfn: first pfn of the 2M range
+ * @pair: the two pages to give to the module
+ *
+ * Context: preemption disabled.
+ *
+ * Return: the TDX status.
+ */
+VISIBLE_IF_KUNIT u64 pamt_sc_do_add(pamt_sc_call_fn call, unsigned long base_pfn,
+				    const struct tdx_pamt_pair *pair)
 {
 	struct tdx_module_args args;
 
 	lockdep_assert_preemption_disabled();
 	pamt_sc_add_args(&args, base_pfn, pair);
-	return pamt_sc_call(TDH_PHYMEM_PAMT_ADD, &args);
+	return call(TDH_PHYMEM_PAMT_ADD, &args);
 }
+EXPORT_SYMBOL_IF_KUNIT(pamt_sc_do_add);
 
-static u64 pamt_sc_remove(unsigned long base_pfn, struct tdx_pamt_pair *pair)
+/**
+ * pamt_sc_do_remove() - PAMT.REMOVE through @call
+ * @call: issues the SEAMCALL: pamt_sc_call(), or a made-up module in KUnit
+ * @base_pfn: first pfn of the 2M range
+ * @pair: filled with the pages the module hands back
+ *
+ * Context: preemption disabled.
+ *
+ * Return: the TDX status, as pamt_sc_remove_result() returns it.
+ */
+VISIBLE_IF_KUNIT u64 pamt_sc_do_remove(pamt_sc_call_fn call, unsigned long base_pfn,
+				       struct tdx_pamt_pair *pair)
 {
 	struct tdx_module_args args;
 	u64 status;
 
 	lockdep_assert_preemption_disabled();
 	pamt_sc_remove_args(&args, base_pfn);
-	status = pamt_sc_call(TDH_PHYMEM_PAMT_REMOVE, &args);
+	status = call(TDH_PHYMEM_PAMT_REMOVE, &args);
 	return pamt_sc_remove_result(status, &args, pair);
+}
+EXPORT_SYMBOL_IF_KUNIT(pamt_sc_do_remove);
+
+/* The SEAMCALL is a direct call: without KUnit the above are inlined here. */
+static u64 pamt_sc_add(unsigned long base_pfn, const struct tdx_pamt_pair *pair)
+{
+	return pamt_sc_do_add(pamt_sc_call, base_pfn, pair);
+}
+
+static u64 pamt_sc_remove(unsigned long base_pfn, struct tdx_pamt_pair *pair)
+{
+	return pamt_sc_do_remove(pamt_sc_call, base_pfn, pair);
 }
 
 /*

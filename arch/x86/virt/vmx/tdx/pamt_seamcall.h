@@ -22,12 +22,12 @@
 
 extern const struct tdx_pamt_ops tdx_pamt_seamcall_ops;
 
-u64 pamt_sc_call(u64 fn, struct tdx_module_args *args);
-
 typedef u64 (*pamt_sc_call_fn)(u64 fn, struct tdx_module_args *args);
-#if IS_ENABLED(CONFIG_INTEL_TDX_PAMT_KUNIT_TEST)
-/* Set by a KUnit test to fake the module behind pamt_sc_call(). */
-extern pamt_sc_call_fn pamt_sc_call_fake;
+#if IS_ENABLED(CONFIG_KUNIT)
+u64 pamt_sc_do_add(pamt_sc_call_fn call, unsigned long base_pfn,
+		   const struct tdx_pamt_pair *pair);
+u64 pamt_sc_do_remove(pamt_sc_call_fn call, unsigned long base_pfn,
+		      struct tdx_pamt_pair *pair);
 #endif
 void pamt_sc_add_args(struct tdx_module_args *args, unsigned long base_pfn,
 		      const struct tdx_pamt_pair *pair);

@@ -124,7 +124,7 @@ static void pk_integ_remove_bad_output(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pamt_status_errno(st), -EIO);
 }
 
-/* A made-up module behind pamt_sc_call(): scripted statuses, one pair. */
+/* A made-up module in place of the SEAMCALL: scripted statuses, one pair. */
 static struct {
 	u64 status[4];
 	unsigned int nr, calls;
@@ -147,11 +147,6 @@ static u64 pk_integ_fake_sc(u64 fn, struct tdx_module_args *args)
 	return st;
 }
 
-static void pk_integ_unfake_sc(void *unused)
-{
-	WRITE_ONCE(pamt_sc_call_fake, NULL);
-}
-
 static void pk_integ_backend_ops(struct kunit *test)
 {
 	struct tdx_pamt_pair pair, back = { };
@@ -166,12 +161,9 @@ static void pk_integ_backend_ops(struct kunit *test)
 	pk_sc.pa[1] = PFN_PHYS(pfn[1]);
 	pk_sc.status[0] = TDX_PAMT_OPERAND_BUSY | 7;
 	pk_sc.nr = 1;
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, pk_integ_unfake_sc,
-							NULL), 0);
-	WRITE_ONCE(pamt_sc_call_fake, pk_integ_fake_sc);
 
 	preempt_disable();
-	st = tdx_pamt_seamcall_ops.add(0x200, &pair);
+	st = pamt_sc_do_add(pk_integ_fake_sc, 0x200, &pair);
 	preempt_enable();
 	KUNIT_EXPECT_EQ(test, pamt_status_errno(st), -EBUSY);
 	KUNIT_EXPECT_EQ(test, pk_sc.last_fn, (u64)TDH_PHYMEM_PAMT_ADD);
@@ -180,7 +172,7 @@ static void pk_integ_backend_ops(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pk_sc.in.r8, PFN_PHYS(pfn[1]));
 
 	preempt_disable();
-	st = tdx_pamt_seamcall_ops.remove(0x200, &back);
+	st = pamt_sc_do_remove(pk_integ_fake_sc, 0x200, &back);
 	preempt_enable();
 	KUNIT_EXPECT_EQ(test, st, TDX_SUCCESS);
 	KUNIT_EXPECT_EQ(test, pk_sc.last_fn, (u64)TDH_PHYMEM_PAMT_REMOVE);
