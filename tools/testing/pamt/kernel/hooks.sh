@@ -83,9 +83,9 @@ for hook in "$@"; do
 			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_huge.o' ;;
 	kunit)
 		# The suites use the core's internals, which are not exported:
-		# they are linked into vmlinux whether the symbol is y or m.
+		# the option is a bool, built in only.
 		append_once $TDX/Makefile \
-			'obj-$(if $(CONFIG_INTEL_TDX_PAMT_KUNIT_TEST),y) += tests/'
+			'obj-$(CONFIG_INTEL_TDX_PAMT_KUNIT_TEST) += tests/'
 		# tests/Makefile is ours, written whole: the fake, main first,
 		# every other suite, canary last (its WARN tests must run after
 		# the others).  Run again when suites are added.
