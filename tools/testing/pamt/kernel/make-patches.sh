@@ -235,7 +235,8 @@ Carve pairs out of order-9, 2M-aligned chunks that hold only pair pages,
 drain; give a chunk back once all its pairs are free.  Where no 2M block
 can be had, a pair is one order-1 page, then two order-0 pages.  Chunks
 serve every TD: their pages are charged to no memcg, the ranges that
-use them are (previous patch).  This replaces the pair stand-ins of the first patch."
+use them are (previous patch).  This replaces the pair stand-ins of the
+first patch."
 kunit_here
 
 copy $TDX/pamt_shrink.c $TDX/tests/pamt_kunit_shrink.c
