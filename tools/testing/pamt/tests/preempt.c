@@ -59,7 +59,8 @@ static void preempt_report(const char *what, const struct pamt_sim_irqoff *r)
 
 /*
  * One CPU, the module BUSY for every try but the last, of an ADD and of the
- * REMOVE a last put issues under an idle cap of 0: 22 SEAMCALLs each, in 22 sections of one SEAMCALL.
+ * REMOVE a last put issues under an idle cap of 0: 22 SEAMCALLs each, in
+ * 22 sections of one SEAMCALL.
  * Before, each sequence was one section of 22 SEAMCALLs and 0.5 ms of
  * backoff.  One thread, so the maximum itself is bounded, with four times
  * the slack: host noise lands in one of only 44 sections, and a loaded

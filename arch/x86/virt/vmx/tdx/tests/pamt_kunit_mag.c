@@ -38,35 +38,6 @@ static void pk_evict_idle(struct kunit *test)
 	migrate_enable();
 }
 
-/* An idle cap of 0: the last put REMOVEs at once and frees the pair. */
-static void pk_cap0_put_removes(struct kunit *test)
-{
-	unsigned long pfn;
-
-	pk_up(test);
-	tdx_pamt_set_idle_cap(0);
-	pfn = pk_slot_pfn(test, 9);
-	migrate_disable();
-	KUNIT_EXPECT_EQ(test, pk_get(pfn), 0);
-	KUNIT_EXPECT_EQ(test, pk_get(pfn), 0);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_put(pfn), 0);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_REMOVE), 0ULL);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_put(pfn), 0);
-	KUNIT_EXPECT_EQ(test, pk_word(pfn), 0UL);
-	KUNIT_EXPECT_FALSE(test, pamt_fake_range_has_pair(pfn));
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_PUT_SLOW), 1ULL);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 0ULL);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_PAGE_FREE), 2ULL);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 0ULL);
-	pk_check_accounting(test, 0);
-	KUNIT_EXPECT_EQ(test, pk_get(pfn), 0);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_PAGE_ALLOC), 4ULL);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_ADD), 2ULL);
-	tdx_pamt_put(pfn);
-	pk_check_accounting(test, 0);
-	migrate_enable();
-}
-
 /* A failed ADD: slot back to EMPTY, the pair back in a magazine. */
 static void pk_add_fails(struct kunit *test, u64 status, unsigned int n,
 			 int err)
@@ -154,7 +125,6 @@ static void pk_reserve_used_under_lock(struct kunit *test)
 
 static struct kunit_case pk_mag_cases[] = {
 	KUNIT_CASE(pk_evict_idle),
-	KUNIT_CASE(pk_cap0_put_removes),
 	KUNIT_CASE(pk_add_busy_exhausted),
 	KUNIT_CASE(pk_add_page_not_free),
 	KUNIT_CASE(pk_add_addr_range),
