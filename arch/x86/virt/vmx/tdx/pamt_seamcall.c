@@ -123,7 +123,6 @@ VISIBLE_IF_KUNIT u64 pamt_sc_do_add(pamt_sc_call_fn call, unsigned long base_pfn
 	pamt_sc_add_args(&args, base_pfn, pair);
 	return call(TDH_PHYMEM_PAMT_ADD, &args);
 }
-EXPORT_SYMBOL_IF_KUNIT(pamt_sc_do_add);
 
 /**
  * pamt_sc_do_remove() - PAMT.REMOVE through @call
@@ -146,7 +145,6 @@ VISIBLE_IF_KUNIT u64 pamt_sc_do_remove(pamt_sc_call_fn call, unsigned long base_
 	status = call(TDH_PHYMEM_PAMT_REMOVE, &args);
 	return pamt_sc_remove_result(status, &args, pair);
 }
-EXPORT_SYMBOL_IF_KUNIT(pamt_sc_do_remove);
 
 /* The SEAMCALL is a direct call: without KUnit the above are inlined here. */
 static u64 pamt_sc_add(unsigned long base_pfn, const struct tdx_pamt_pair *pair)
