@@ -421,8 +421,7 @@ PAMT_TEST(bounds_idle_cap_counts_chunk_free_pairs)
 	}
 	pamt_sim_set_cpu(0);
 	spread_run_worker(true);
-	printf("    %u chunks, %d with a range in use, cap %d: idle memory + chunk free pairs"
-	       " %llu (bound %ld) after %u worker runs\n",
+	printf("    %u chunks, %d in use, cap %d: held %llu (bound %ld), %u worker runs\n",
 	       spread.nr, SPREAD_PINNED, SPREAD_CAP,
 	       (unsigned long long)held_memory(), spread_bound(), spread.runs);
 	EXPECT(held_memory() <= spread_bound());
