@@ -17,7 +17,6 @@ static inline const char *strat_color(const char *name)
 	static const char * const map[][2] = {
 		{ "lock", "#7f7f7f" },
 		{ "atomic", "#d62728" },
-		{ "eager", "#ff7f0e" },
 		{ "lean", "#ff7f0e" },
 		{ "magazine", "#1f77b4" },
 		{ "magazine+arena", "#2ca02c" },

@@ -14,7 +14,7 @@ NR == 1 {
 { n++; x[n] = $1; for (i = 2; i <= NF; i++) v[n, i] = $i }
 END {
 	# one colour per strategy, by name: bench/plot.h's strat_color()
-	c["lock"] = "#7f7f7f"; c["atomic"] = "#d62728"; c["eager"] = "#ff7f0e"
+	c["lock"] = "#7f7f7f"; c["atomic"] = "#d62728"
 	c["lean"] = "#ff7f0e"; c["magazine"] = "#1f77b4"; c["magazine+arena"] = "#2ca02c"
 	for (k = 0; k < ns; k++)
 		col[k + 1] = (strat[2 + k] in c) ? c[strat[2 + k]] : "#9467bd"
