@@ -277,12 +277,22 @@ unsigned int pamt_mag_refill(struct tdx_pamt_pair *pairs, unsigned int n,
  */
 void pamt_mag_drain_local(atomic_long_t *budget)
 {
-	long left = atomic_long_read(budget), n;
-	unsigned long freed;
+	long left = atomic_long_read(budget), n, have;
+	unsigned long freed, flags;
+	struct pamt_pcpu *pc;
 
 	for (;;) {
+		/*
+		 * Claim no more than this CPU holds: a claim given back after
+		 * the fact comes too late for a CPU that found the budget
+		 * spent and stopped.
+		 */
+		local_lock_irqsave(&pamt.pcpu->lock, flags);
+		pc = this_cpu_ptr(pamt.pcpu);
+		have = pc->loaded->nr + pc->prev->nr;
+		local_unlock_irqrestore(&pamt.pcpu->lock, flags);
 		do {
-			n = min_t(long, left, PAMT_FREE_BATCH);
+			n = min_t(long, min(left, have), PAMT_FREE_BATCH);
 			if (n <= 0)
 				return;
 		} while (!atomic_long_try_cmpxchg(budget, &left, left - n));
