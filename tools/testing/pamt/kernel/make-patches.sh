@@ -159,11 +159,12 @@ headers() {
 KUNIT_AT=""
 kunit_here() { KUNIT_AT="$KUNIT_AT $(git -C "$WORK" rev-list --count "$BASE"..HEAD)"; }
 
-copy $TDX/pamt_slot.c $TDX/pamt_core.c $TDX/pamt_trace.h $TDX/pamt_trace.c \
-	$TDX/Kconfig $TDX/tests/.kunitconfig $TDX/tests/pamt_fake.c $TDX/tests/pamt_fake.h \
-	$TDX/tests/pamt_kunit.h $TDX/tests/pamt_kunit_main.c $TDX/tests/pamt_kunit_slot.c
+copy $TDX/pamt_slot.c $TDX/pamt_core.c $TDX/pamt_trace.h $TDX/pamt_trace.c $TDX/Kconfig
+# The test option comes with the tests.
+sed -i '/^config INTEL_TDX_PAMT_KUNIT_TEST$/,$d' "$WORK/$TDX/Kconfig"
+sed -i '${/^$/d}' "$WORK/$TDX/Kconfig"
 headers arena mag shrink glue huge
-"$HERE/hooks.sh" "$WORK" kconfig trace slots kunit 2>/dev/null
+"$HERE/hooks.sh" "$WORK" kconfig trace slots 2>/dev/null
 commit "x86/virt/tdx: Add refcounted 2M slots for Dynamic PAMT" \
 "With Dynamic PAMT the TDX module needs a pair of 4K pages for every 2M
 range that holds a 4K TD page.  The DPAMT series keeps a refcount per 2M
@@ -172,13 +173,12 @@ allocates or frees a pair on every 0->1 and 1->0 step.  Booting and
 tearing down five 8 GB TDs at once spends 55 s in tdx_pamt_get() without
 its optimisation and 334 ms with it, and the worst case stays above 1 ms.
 
-Keep one word per 2M range instead: a refcount plus state bits, changed
-with a compare-and-exchange, so that a get or put on an installed range
-is one atomic operation and only one CPU owns an ADD or REMOVE of a range
-at a time.  The last put leaves the pair installed and the range idle:
-the next get revives it with no SEAMCALL.  A SEAMCALL that keeps meeting
-TDX_OPERAND_BUSY is retried, then serialised.  Tracepoints cover the slow
-events only.
+Keep one word per 2M range instead: a refcount plus state bits, so that
+a get or put on an installed range is one atomic operation and only one
+CPU owns an ADD or REMOVE of a range at a time.  The last put leaves the
+pair installed and the range idle: the next get revives it with no
+SEAMCALL.  A SEAMCALL that keeps meeting TDX_OPERAND_BUSY is retried,
+then serialised.  Tracepoints cover the slow events only.
 
 The API is named as in the DPAMT series: tdx_pamt_get(pfn, cache),
 tdx_pamt_put(pfn), struct tdx_pamt_cache, tdx_alloc_control_page() and
@@ -187,14 +187,27 @@ tdx_free_control_page().
 The layers that follow are stood in for in pamt_internal.h by minimal
 static inline versions, each replaced by its own patch: a pair is two
 order-0 pages taken at ADD and freed at REMOVE (no magazine, no arena);
-an idle slot keeps its pair until an evict, or until tdx_pamt_drain() or
-tdx_pamt_exit() walk every slot (no idle index, cap or shrinker); no
-shrinker or CPU hotplug callback is registered.
+an idle slot keeps its pair until tdx_pamt_drain() or tdx_pamt_exit()
+walk every slot (no idle index, cap or shrinker); no shrinker or CPU
+hotplug callback is registered."
 
-KUnit tests every slot transition against a fake TDX module that models
-PAMT.ADD and PAMT.REMOVE, their range locks and their error codes; each
-test fails if lockdep switched itself off or a WARN fired, and the
-teardown checks that every page went back.  Run with:
+copy $TDX/Kconfig $TDX/tests/.kunitconfig $TDX/tests/pamt_fake.c $TDX/tests/pamt_fake.h
+"$HERE/hooks.sh" "$WORK" kunit 2>/dev/null
+commit "x86/virt/tdx: Add a fake TDX module for the PAMT cache's KUnit tests" \
+"No TDX module runs under qemu.  Add a fake one for KUnit, behind the
+cache's platform backend: it models PAMT.ADD and PAMT.REMOVE as the TDX
+module specifies them, with the 2M range locks that make them answer
+TDX_OPERAND_BUSY, their error codes, and checks that every pair page is
+covered, free and not handed out twice.  Faults can be injected per
+call.  Built only with CONFIG_INTEL_TDX_PAMT_KUNIT_TEST, which needs
+KUnit built in: the tests use the cache's internals."
+
+copy $TDX/tests/pamt_kunit.h $TDX/tests/pamt_kunit_main.c $TDX/tests/pamt_kunit_slot.c
+"$HERE/hooks.sh" "$WORK" kunit 2>/dev/null
+commit "x86/virt/tdx: Add KUnit tests for the PAMT slots" \
+"Test every slot transition against the fake TDX module; each test fails
+if lockdep switched itself off or a WARN fired, and the teardown checks
+that every page went back.  Run with:
   tools/testing/kunit/kunit.py run --arch=x86_64 \\
 	--kunitconfig=arch/x86/virt/vmx/tdx/tests/.kunitconfig \\
 	--qemu_args '-smp 4'"
@@ -255,8 +268,7 @@ What a put defers (trimming to the cap past one REMOVE) waits for the
 worker the next patch adds."
 kunit_here
 
-copy $TDX/pamt_glue.c $TDX/pamt_glue.h $TDX/tests/pamt_kunit_ctx.c \
-	$TDX/tests/pamt_kunit_release.c $TDX/tests/pamt_kunit_pressure.c
+copy $TDX/pamt_glue.c $TDX/pamt_glue.h $TDX/tests/pamt_kunit_ctx.c
 headers huge
 "$HERE/hooks.sh" "$WORK" glue kunit 2>/dev/null
 commit "x86/virt/tdx: Register the PAMT shrinker and a CPU hotplug callback" \
@@ -267,9 +279,16 @@ the depot, and a worker for what put and the shrinker defer.
 The cache stays off, and every call succeeds without doing anything,
 until a backend is registered with tdx_pamt_init().  KUnit runs get and
 put under spinlocks, with preemption off, from softirq and from an RCU
-callback, calls the shrinker as reclaim does, lets the kernel's reclaim
-call it under real memory pressure, and takes CPUs down and up under
-load."
+callback, calls the shrinker as reclaim does, and takes CPUs down and up
+under load."
+
+copy $TDX/tests/pamt_kunit_release.c $TDX/tests/pamt_kunit_pressure.c
+"$HERE/hooks.sh" "$WORK" kunit 2>/dev/null
+commit "x86/virt/tdx: Add KUnit tests for giving PAMT memory back" \
+"Check that idle ranges, cached pairs and whole chunks go back to the
+page allocator through the idle cap, the drains and the shrinker, and
+let the kernel's own reclaim call the shrinker under real memory
+pressure: reclaim must leave at least half of what it asked for."
 kunit_here
 
 copy $(ours $TDX/pamt_seamcall.c $TDX/pamt_seamcall.h)
@@ -326,16 +345,25 @@ commit "x86/virt/tdx: Add debugfs files for the PAMT cache" \
 read-only, and \"drain\" (write 1 to give back every idle and cached
 pair), which a memory-pressure or leak test needs between runs."
 
+copy $TDX/tests/pamt_kunit_enable.c $TDX/tests/pamt_kunit_kvm.c \
+	$TDX/tests/pamt_kunit_memcg.c $TDX/tests/pamt_kunit_integ.c
+"$HERE/hooks.sh" "$WORK" kunit 2>/dev/null
+commit "x86/virt/tdx: Add KUnit tests for the PAMT backend, enabling and KVM" \
+"The cache's layers brought their own suites.  Add those of the rest:
+the SEAMCALL backend with made-up register results, the PAMT bitmap
+arithmetic, enabling, debugfs, the per-vCPU cache as KVM uses it, the
+memcg charges of reserves and ranges, and the layers together."
+
 for f in $(tracked $TDX/tests | grep "/pamt_kunit[^/]*\.[ch]$" | grep -v "/pamt_kunit_huge\.c$"); do
 	[ -e "$WORK/$f" ] || copy "$f"
 done
 "$HERE/hooks.sh" "$WORK" kunit 2>/dev/null
-commit "x86/virt/tdx: Add KUnit tests for the PAMT backend, enabling and KVM" \
-"The cache's layers brought their own suites.  Add the rest: the SEAMCALL
-backend with made-up register results, the PAMT bitmap arithmetic,
-enabling, debugfs, the per-vCPU cache as KVM uses it, a multi-CPU stress
-test, WARNs on caller bugs, and canaries that prove lockdep, the
-sleep-in-atomic check and KASAN fire (run only with pamt_kunit.canary=1)."
+commit "x86/virt/tdx: Add a KUnit stress test and canaries for the PAMT cache" \
+"Run gets and puts on every CPU against shrinker, drain and hotplug, and
+check that caller bugs WARN.  Canaries prove that lockdep, the
+sleep-in-atomic check and KASAN fire in this configuration; they run
+only with pamt_kunit.canary=1."
+MAIN_END=$(git -C "$WORK" rev-parse HEAD)
 
 # Optional: what only a huge-page series would call.  The harness after it
 # tests it too, as it compiles every layer.
@@ -356,17 +384,65 @@ kunit_here
 
 # The harness, without our CI scripts, the benchmark, the spin model and
 # virtual time, which are this project's tooling rather than something to
-# merge.
-for f in $(tracked tools/testing/pamt |
-	   grep -v '^tools/testing/pamt/\(kernel\|bench\|model\|vt\)/'); do
-	copy "$f"
+# merge; in pieces a reviewer can read, the Makefile last so that every
+# step builds what it has.
+PT=tools/testing/pamt
+harness_part() {
+	local f subject=$1 body=$2
+
+	shift 2
+	for f in "$@"; do
+		copy "$f"
+	done
+	commit "$subject" "$body"
+}
+harness_part "tools/testing/pamt: Add kernel shims for a userspace build of the PAMT cache" \
+"Build the cache's own .c files in userspace, as tools/testing/vma does:
+shim headers map the kernel APIs the cache uses onto C11 atomics and
+pthreads, one header per kernel header." \
+	$PT/shim/shim.h $PT/shim/custom.h $PT/shim/dup.h \
+	$PT/shim/stubs.h $PT/shim/fake_ops.c $(tracked $PT/shim/include)
+harness_part "tools/testing/pamt: Simulate pages, CPUs and reclaim for the PAMT harness" \
+"A page allocator with failure injection and leak accounting, per-thread
+CPUs with preemption and interrupt state, local locks, work items, and
+the kernel's shrink_slab() loop, so that the shrinker is called as the
+kernel calls it." \
+	$PT/shim/sim.c $PT/shim/sim.h $PT/shim/shrink_slab.c $PT/shim/shrink_slab.h
+for f in $(tracked $PT | grep -v '^tools/testing/pamt/\(kernel\|bench\|model\|vt\|tests\)/'); do
+	[ -e "$WORK/$f" ] || copy "$f"
 done
-commit "tools/testing/pamt: Add a userspace harness for the PAMT cache" \
-"Build the cache's own .c files against shim headers, as
-tools/testing/vma does, and run unit tests in three builds (plain,
-ASan+UBSan+LSan, TSan), a stress test of eight threads with failure
-injection, and a mutant of the slot layer that the fake module must
-catch.  Run with: make -C tools/testing/pamt check"
+commit "tools/testing/pamt: Build and run the PAMT harness" \
+"Build the unit tests in three builds (plain, ASan+UBSan+LSan, TSan) and
+run them, a stress test of eight threads with failure injection, and a
+mutant of the slot layer that the fake module must catch.  The tests
+come in the next patches.  Run with: make -C tools/testing/pamt check"
+harness_part "tools/testing/pamt: Test the PAMT slots and their error paths" \
+"Slot transitions, every error a SEAMCALL or an allocation can return,
+the counters, and the KVM call pattern." \
+	$PT/tests/slot.c $PT/tests/errors.c $PT/tests/counters.c $PT/tests/kvm.c
+harness_part "tools/testing/pamt: Test the fake TDX module and the PAMT contexts" \
+"The fake module's locking, error codes, injection and latency; the
+harness's own checkers, each made to fire; and how long preemption and
+interrupts stay off, PREEMPT_RT included." \
+	$PT/tests/fake.c $PT/tests/checkers.c $PT/tests/irqoff.c $PT/tests/preempt.c
+harness_part "tools/testing/pamt: Test the PAMT pair arena" \
+"Chunks, fallbacks, chunk-aware reclaim and the arena's bounds." \
+	$PT/tests/arena.c
+harness_part "tools/testing/pamt: Test the PAMT magazines, allocation and memcg" \
+"Magazines and the depot, the shim's page allocator that the arena and
+the benchmark rely on, and the memcg charges of reserves and ranges." \
+	$PT/tests/mag.c $PT/tests/alloc.c $PT/tests/memcg.c
+harness_part "tools/testing/pamt: Test giving PAMT memory back" \
+"The shrinker, the drains and the idle cap, and the memory bounds the
+documentation states." \
+	$PT/tests/shrink.c $PT/tests/reclaim.c $PT/tests/bounds.c
+harness_part "tools/testing/pamt: Test PAMT slots over memory with holes, and 2M splits" \
+"Slots over covered ranges far apart and the holes between them, and
+DEMOTE and PROMOTE through the slots." \
+	$PT/tests/sparse.c $PT/tests/split.c
+for f in $(tracked $PT | grep -v '^tools/testing/pamt/\(kernel\|bench\|model\|vt\)/'); do
+	[ -e "$WORK/$f" ] || bad "$f is in no commit of the series"
+done
 
 copy Documentation/arch/x86/tdx-dpamt.rst
 "$HERE/hooks.sh" "$WORK" docs 2>/dev/null
@@ -410,6 +486,23 @@ open(path, "w").write(text)
 PY
 rm -f "$OUT/.cover"
 echo "   $NR patches and a cover letter in $OUT"
+
+echo "== size: no patch over 1,200 added lines"
+for p in "$OUT"/0*.patch; do
+	case $p in *0000-cover-letter.patch) continue ;; esac
+	n=$(grep -c '^+' "$p")
+	n=$((n - $(grep -c '^+++ ' "$p")))
+	if [ "$n" -le 1200 ]; then
+		ok "$n added lines: $(basename "$p")"
+	else
+		bad "$n added lines, over 1,200: $(basename "$p")"
+	fi
+done
+# The main series' kernel code: every patch before the optional one, less
+# the tests, the fake module and tools/.
+core=$(git -C "$WORK" diff --numstat "$BASE" "$MAIN_END" -- . \
+	":(exclude)$TDX/tests" ':(exclude)tools' | awk '{ s += $1 } END { print s + 0 }')
+echo "  core kernel code of the main series: $core lines"
 
 echo "== checkpatch"
 for p in "$OUT"/0*.patch; do
