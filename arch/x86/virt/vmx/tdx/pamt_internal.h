@@ -23,13 +23,8 @@
 #define TDX_PAMT_STATUS_MASK		0xFFFFFFFF00000000ULL
 #define TDX_PAMT_SUCCESS		0x0000000000000000ULL
 #define TDX_PAMT_OPERAND_BUSY		0x8000020000000000ULL
-#define TDX_PAMT_OPERAND_ADDR_RANGE	0xC000010100000000ULL
-#define TDX_PAMT_PAGE_NOT_FREE		0xC000030300000000ULL
 #define TDX_PAMT_HPA_RANGE_NOT_FREE	0xC000030400000000ULL
 #define TDX_PAMT_NO_PAGE_PAIR		0xC000030500000000ULL
-#define TDX_PAMT_PAGE_NOT_EMPTY		0xC000030600000000ULL
-#define TDX_PAMT_MISSING_PAGE_PAIR	0x8000030800000000ULL
-#define TDX_PAMT_PAGE_METADATA_INCORRECT 0xC000030000000000ULL
 
 /* Kernel statuses (class 0xFF): the SEAMCALL did not run, or lost its output. */
 #define TDX_PAMT_SW_ERROR		0x8000FF0000000000ULL
@@ -133,7 +128,6 @@ struct pamt_mag {
 
 /* Per-CPU stats: enum tdx_pamt_stat, then the change in cached pairs. */
 #define PAMT_PCPU_CACHED	TDX_PAMT_STAT_NR_COUNTERS
-#define PAMT_PCPU_NR_STATS	(TDX_PAMT_STAT_NR_COUNTERS + 1)
 
 struct pamt_pcpu {
 	local_lock_t lock;		/* @loaded, @prev; never in a transition */
@@ -143,7 +137,7 @@ struct pamt_pcpu {
 	spinlock_t idle_lock;
 	u32 idle_buf[PAMT_IDLE_BATCH];	/* idle slots not yet in the index */
 	unsigned int idle_nr;
-	u64 stat[PAMT_PCPU_NR_STATS];
+	u64 stat[PAMT_PCPU_CACHED + 1];
 	unsigned int in_flight;		/* SEAMCALLs not serialised */
 };
 
