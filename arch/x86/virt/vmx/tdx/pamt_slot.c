@@ -38,12 +38,7 @@ void pamt_far_reset(void)
 	pamt.far_probes = 0;
 }
 
-/**
- * pamt_status_errno() - map a PAMT SEAMCALL's TDX status to an errno
- * @status: the status
- *
- * Return: 0, -EBUSY for TDX_OPERAND_BUSY, -EIO for anything else.
- */
+/* A PAMT SEAMCALL's status as 0, -EBUSY for TDX_OPERAND_BUSY, or -EIO. */
 int pamt_status_errno(u64 status)
 {
 	switch (status & TDX_PAMT_STATUS_MASK) {
@@ -56,42 +51,10 @@ int pamt_status_errno(u64 status)
 	}
 }
 
-static bool pamt_status_busy(u64 status)
-{
-	return (status & TDX_PAMT_STATUS_MASK) == TDX_PAMT_OPERAND_BUSY;
-}
-
-static bool pamt_status_sw_error(u64 status)
-{
-	return (status & TDX_PAMT_SW_ERROR) == TDX_PAMT_SW_ERROR;
-}
-
 /* Without Dynamic PAMT every call succeeds. */
 static int pamt_slot_miss(void)
 {
 	return pamt.enabled ? -EINVAL : 0;
-}
-
-static unsigned long pamt_slot_index(unsigned long pfn)
-{
-	return pfn / TDX_PAMT_PAGES_PER_SLOT - pamt.base_idx;
-}
-
-static u64 pamt_slot_call_raw(unsigned int leaf, unsigned long base,
-			      struct tdx_pamt_pair *pair)
-{
-	u64 status;
-
-	if (leaf == TDH_PHYMEM_PAMT_ADD) {
-		pamt_stat_inc(ADD);
-		status = pamt.ops->add(base, pair);
-		trace_tdx_pamt_add(base, pair, status);
-	} else {
-		pamt_stat_inc(REMOVE);
-		status = pamt.ops->remove(base, pair);
-		trace_tdx_pamt_remove(base, pair, status);
-	}
-	return status;
 }
 
 #ifdef CONFIG_LOCKDEP
@@ -106,13 +69,13 @@ struct lockdep_map pamt_transit_map = {
 #endif
 
 /*
- * While a CPU serialises (pamt_slot_backoff()), every PAMT SEAMCALL goes
- * under pamt.seamcall_lock: raw, since it is taken inside a transition, and
- * never in softirq, which may have interrupted its holder.
+ * While a CPU serialises, every call goes under pamt.seamcall_lock: raw, as
+ * it is taken in a transition; not in softirq, which may interrupt its holder.
  */
 static u64 pamt_slot_call(unsigned int leaf, unsigned long base,
 			  struct tdx_pamt_pair *pair)
 {
+	bool serial = false;
 	unsigned long flags;
 	u64 status;
 
@@ -121,35 +84,59 @@ static u64 pamt_slot_call(unsigned int leaf, unsigned long base,
 	this_cpu_inc(pamt.pcpu->in_flight);
 	/* Count, then look; pamt_slot_backoff() sets, then waits. */
 	smp_mb();
-	if (likely(!atomic_read(&pamt.serializing))) {
-		status = pamt_slot_call_raw(leaf, base, pair);
+	if (unlikely(atomic_read(&pamt.serializing))) {
 		this_cpu_dec(pamt.pcpu->in_flight);
 		local_irq_restore(flags);
-		return status;
+		if (in_serving_softirq())
+			return TDX_PAMT_OPERAND_BUSY;
+		raw_spin_lock(&pamt.seamcall_lock);
+		pamt_stat_inc(GLOBAL_LOCK);
+		serial = true;
+		local_irq_save(flags);
 	}
-	this_cpu_dec(pamt.pcpu->in_flight);
+	if (leaf == TDH_PHYMEM_PAMT_ADD) {
+		pamt_stat_inc(ADD);
+		status = pamt.ops->add(base, pair);
+		trace_tdx_pamt_add(base, pair, status);
+	} else {
+		pamt_stat_inc(REMOVE);
+		status = pamt.ops->remove(base, pair);
+		trace_tdx_pamt_remove(base, pair, status);
+	}
+	if (!serial)
+		this_cpu_dec(pamt.pcpu->in_flight);
 	local_irq_restore(flags);
-
-	if (in_serving_softirq())
-		return TDX_PAMT_OPERAND_BUSY;
-	raw_spin_lock(&pamt.seamcall_lock);
-	pamt_stat_inc(GLOBAL_LOCK);
-	local_irq_save(flags);
-	status = pamt_slot_call_raw(leaf, base, pair);
-	local_irq_restore(flags);
-	raw_spin_unlock(&pamt.seamcall_lock);
+	if (serial)
+		raw_spin_unlock(&pamt.seamcall_lock);
 	return status;
 }
 
-/*
- * Wait, bounded, for the PAMT calls other CPUs started before they saw
- * pamt.serializing.  Not our own: a SEAMCALL runs with IRQs off.
- */
-static void pamt_slot_wait_in_flight(void)
+/* @tries: calls that answered BUSY.  No seamcall_lock in softirq. */
+static bool pamt_slot_retry(unsigned int tries)
 {
-	u64 deadline = ktime_get_ns() + PAMT_WAIT_NS;
-	unsigned int cpu;
+	if (tries == PAMT_BUSY_CALLS_MAX - 1)
+		return false;
+	return tries != PAMT_BUSY_RETRIES || !in_serving_softirq();
+}
 
+/* Between two tries, with preemption on: back off, or start serialising. */
+static void pamt_slot_backoff(unsigned int *tries, unsigned int leaf,
+			      unsigned long base)
+{
+	unsigned int try = (*tries)++, cpu;
+	u64 deadline;
+
+	pamt_stat_inc(BUSY);
+	trace_tdx_pamt_busy(leaf, base, try);
+	if (try != PAMT_BUSY_RETRIES) {
+		ndelay(PAMT_BUSY_BACKOFF_NS << (try % (PAMT_BUSY_RETRIES + 1)));
+		return;
+	}
+	atomic_inc(&pamt.serializing);
+	/* Set, then wait; pamt_slot_call() counts, then looks. */
+	smp_mb__after_atomic();
+	/* For calls begun before; not ours: a SEAMCALL runs with IRQs off. */
+	deadline = ktime_get_ns() + PAMT_WAIT_NS;
 	for_each_possible_cpu(cpu) {
 		if (cpu == raw_smp_processor_id())
 			continue;
@@ -159,42 +146,9 @@ static void pamt_slot_wait_in_flight(void)
 	}
 }
 
-/* Retries of one PAMT.ADD or PAMT.REMOVE that met TDX_OPERAND_BUSY. */
-struct pamt_busy {
-	unsigned int tries;	/* calls that answered BUSY */
-	bool serial;		/* counted in pamt.serializing */
-};
-
-/* Not in softirq once serialising would begin: no seamcall_lock there. */
-static bool pamt_slot_retry(const struct pamt_busy *b)
+static void pamt_slot_busy_end(unsigned int tries)
 {
-	if (b->tries == PAMT_BUSY_CALLS_MAX - 1)
-		return false;
-	return b->tries != PAMT_BUSY_RETRIES || !in_serving_softirq();
-}
-
-/* Between two tries, with preemption on: back off, or start serialising. */
-static void pamt_slot_backoff(struct pamt_busy *b, unsigned int leaf,
-			      unsigned long base)
-{
-	unsigned int try = b->tries++;
-
-	pamt_stat_inc(BUSY);
-	trace_tdx_pamt_busy(leaf, base, try);
-	if (try != PAMT_BUSY_RETRIES) {
-		ndelay(PAMT_BUSY_BACKOFF_NS << (try % (PAMT_BUSY_RETRIES + 1)));
-		return;
-	}
-	b->serial = true;
-	atomic_inc(&pamt.serializing);
-	/* Set, then wait; pamt_slot_call() counts, then looks. */
-	smp_mb__after_atomic();
-	pamt_slot_wait_in_flight();
-}
-
-static void pamt_slot_busy_end(struct pamt_busy *b)
-{
-	if (b->serial)
+	if (tries > PAMT_BUSY_RETRIES)
 		atomic_dec(&pamt.serializing);
 }
 
@@ -226,10 +180,7 @@ static void pamt_slot_publish_idle(atomic_t *slot, int old)
 		pamt_slot_clear_recent(slot);
 }
 
-/*
- * Issue the ADD for @slot, owned from the word @owned; publish INSTALLED,
- * or EMPTY leaving @pair with the caller.
- */
+/* ADD for @slot, owned from @owned; on failure @pair stays ours. */
 static int pamt_slot_add(atomic_t *slot, unsigned long idx, int owned,
 			 struct tdx_pamt_pair *pair)
 {
@@ -256,13 +207,7 @@ static int pamt_slot_add(atomic_t *slot, unsigned long idx, int owned,
 	return 0;
 }
 
-/**
- * pamt_pair_release() - dispose of a pair PAMT.REMOVE handed back
- * @pair: the pair
- * @dest: a magazine, or reset and the page allocator
- *
- * Context: outside any transition.
- */
+/* Dispose of a pair PAMT.REMOVE handed back, outside any transition. */
 void pamt_pair_release(const struct tdx_pamt_pair *pair,
 		       enum pamt_pair_dest dest)
 {
@@ -281,7 +226,7 @@ static int pamt_slot_removed(atomic_t *slot, unsigned long idx, int old,
 	int ret;
 
 	ret = pamt_status_errno(status);
-	if (ret == -EBUSY || (pamt_status_sw_error(status) &&
+	if (ret == -EBUSY || ((status & TDX_PAMT_SW_ERROR) == TDX_PAMT_SW_ERROR &&
 			      status != TDX_PAMT_SW_PAIR_LOST)) {
 		/* Nothing changed (busy, or not run): put the word back. */
 		pamt_slot_publish_idle(slot, old);
@@ -292,11 +237,8 @@ static int pamt_slot_removed(atomic_t *slot, unsigned long idx, int old,
 		pr_warn_once("tdx-pamt: PAMT.REMOVE on pfn %#lx: %#llx, pair pages lost\n",
 			     pamt_slot_base_pfn(idx), status);
 		pamt_stat_inc(LEAKED);
-		atomic_long_dec(&pamt.installed);
-		pamt_slot_publish(slot, old | PAMT_SLOT_TRANSIT, 0);
-		return -ENOENT;
-	}
-	if (ret) {
+		ret = -ENOENT;
+	} else if (ret) {
 		pr_warn_once("tdx-pamt: PAMT.REMOVE on pfn %#lx failed: %#llx, pair left in the module\n",
 			     pamt_slot_base_pfn(idx), status);
 		pamt_stat_inc(LEAKED);
@@ -304,10 +246,9 @@ static int pamt_slot_removed(atomic_t *slot, unsigned long idx, int old,
 				  PAMT_SLOT_INSTALLED | PAMT_SLOT_LEAKED);
 		return ret;
 	}
-
 	atomic_long_dec(&pamt.installed);
 	pamt_slot_publish(slot, old | PAMT_SLOT_TRANSIT, 0);
-	return 0;
+	return ret;
 }
 
 /**
@@ -328,7 +269,7 @@ int pamt_slot_remove(atomic_t *slot, unsigned long idx, int *word,
 {
 	int old = *word, now;
 	unsigned long base = pamt_slot_base_pfn(idx);
-	struct pamt_busy busy = { };
+	unsigned int busy = 0;
 	u64 status;
 	int ret;
 
@@ -343,7 +284,7 @@ int pamt_slot_remove(atomic_t *slot, unsigned long idx, int *word,
 		/* Zeroed: the REMOVE tracepoint reads it even when REMOVE fails. */
 		*pair = (struct tdx_pamt_pair) { };
 		status = pamt_slot_call(TDH_PHYMEM_PAMT_REMOVE, base, pair);
-		if (!pamt_status_busy(status) || !pamt_slot_retry(&busy))
+		if (pamt_status_errno(status) != -EBUSY || !pamt_slot_retry(busy))
 			break;
 		pamt_slot_publish_idle(slot, old);
 		pamt_transit_end();
@@ -353,22 +294,21 @@ int pamt_slot_remove(atomic_t *slot, unsigned long idx, int *word,
 		if (!atomic_try_cmpxchg_acquire(slot, &now,
 						old | PAMT_SLOT_TRANSIT)) {
 			pamt_transit_end();
-			pamt_slot_busy_end(&busy);
+			pamt_slot_busy_end(busy);
 			return -EBUSY;
 		}
 		atomic_long_dec(&pamt.idle);
 	}
 	ret = pamt_slot_removed(slot, idx, old, status);
 	pamt_transit_end();
-	pamt_slot_busy_end(&busy);
+	pamt_slot_busy_end(busy);
 	return ret;
 }
 
 /*
- * Wait, reading only, for @slot to be neither TRANSIT nor @seen.  One
- * deadline covers all of a get's waits, so that a shrinker failing REMOVE
- * with BUSY again and again cannot starve it (found by the spin model).
- * Return: false once the deadline has passed.
+ * Wait for @slot to be neither TRANSIT nor @seen; false after the deadline,
+ * which covers all of a get's waits: a shrinker whose REMOVE stays BUSY
+ * must not starve it (found by the spin model).
  */
 static bool pamt_slot_wait(atomic_t *slot, int seen, int *w, u64 *deadline,
 			   bool *waited)
@@ -388,10 +328,7 @@ static bool pamt_slot_wait(atomic_t *slot, int seen, int *w, u64 *deadline,
 	}
 }
 
-/*
- * Take back a get's count, which only a word not INSTALLED, or TRANSIT,
- * allows.  Return: false if the count is a reference now.
- */
+/* Take back a get's count; false if it is a reference now. */
 static bool pamt_slot_uncount(atomic_t *slot, int *w)
 {
 	do {
@@ -406,13 +343,7 @@ static bool pamt_slot_uncount(atomic_t *slot, int *w)
 #define PAMT_ADD_TURN_NS	1000
 #define PAMT_ADD_TURNS		32UL	/* the turns after the first */
 
-/**
- * pamt_slot_pair_get() - a pair for an ADD, taken before the transition
- * @pair: filled on success
- * @res: reserve to fall back on, or NULL
- *
- * Return: where @pair came from; PAMT_PAIR_NONE if nowhere.
- */
+/* A pair for an ADD, taken before the transition: its locks sleep on RT. */
 enum pamt_pair_src pamt_slot_pair_get(struct tdx_pamt_pair *pair,
 				      struct tdx_pamt_cache *res)
 {
@@ -427,12 +358,7 @@ enum pamt_pair_src pamt_slot_pair_get(struct tdx_pamt_pair *pair,
 	return PAMT_PAIR_NONE;
 }
 
-/**
- * pamt_slot_pair_put() - give back a pair an ADD did not use
- * @pair: from pamt_slot_pair_get()
- * @src: what pamt_slot_pair_get() returned
- * @res: the reserve passed to it
- */
+/* Give back a pair an ADD did not use. */
 void pamt_slot_pair_put(const struct tdx_pamt_pair *pair,
 			enum pamt_pair_src src, struct tdx_pamt_cache *res)
 {
@@ -481,21 +407,23 @@ static int pamt_slot_got(atomic_t *slot, int old)
 static noinline int pamt_slot_get_slow(atomic_t *slot,
 				       struct tdx_pamt_cache *res, int old)
 {
-	unsigned long idx = pamt_slot_idx(slot);
+	unsigned long idx = pamt_slot_idx(slot), pos;
 	enum pamt_pair_src src = PAMT_PAIR_NONE;
-	/* Gets ahead of this one: its turn to try the ADD. */
-	unsigned long pos = pamt_slot_refs(old);
-	int w = old + 1;
-	struct pamt_busy busy = { };
+	unsigned int busy = 0;
 	struct tdx_pamt_pair pair;
-	u64 deadline = 0, turn = 0;
+	u64 deadline = 0, turn;
 	bool waited = false;
-	int ret;
+	int ret, w;
 
+again:
 	if ((old & (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT)) ==
-	    PAMT_SLOT_INSTALLED)
-		return pamt_slot_got(slot, old);
-
+	    PAMT_SLOT_INSTALLED) {
+		ret = pamt_slot_got(slot, old);
+		goto out;
+	}
+	pos = pamt_slot_refs(old);	/* gets ahead of this one */
+	w = old + 1;
+	turn = 0;
 	for (;;) {
 		if (w & PAMT_SLOT_HOLE) {
 			pamt_slot_uncount(slot, &w);
@@ -532,7 +460,6 @@ static noinline int pamt_slot_get_slow(atomic_t *slot,
 			w = atomic_read(slot);
 			continue;
 		}
-		/* The pair first: its locks sleep on RT. */
 		if (src == PAMT_PAIR_NONE) {
 			src = pamt_slot_pair_get(&pair, res);
 			if (src == PAMT_PAIR_NONE) {
@@ -553,7 +480,7 @@ static noinline int pamt_slot_get_slow(atomic_t *slot,
 		ret = pamt_slot_add(slot, idx, w | PAMT_SLOT_TRANSIT, &pair);
 		pamt_transit_end();
 		/* Back off without a count: others may ADD meanwhile. */
-		if (ret == -EBUSY && pamt_slot_retry(&busy)) {
+		if (ret == -EBUSY && pamt_slot_retry(busy)) {
 			w = atomic_read(slot);
 			if (!pamt_slot_uncount(slot, &w)) {
 				ret = 0;	/* another get's ADD made it */
@@ -562,15 +489,7 @@ static noinline int pamt_slot_get_slow(atomic_t *slot,
 			pamt_slot_backoff(&busy, TDH_PHYMEM_PAMT_ADD,
 					  pamt_slot_base_pfn(idx));
 			old = atomic_fetch_add(1, slot);
-			if ((old & (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT)) ==
-			    PAMT_SLOT_INSTALLED) {
-				ret = pamt_slot_got(slot, old);
-				break;
-			}
-			w = old + 1;
-			pos = pamt_slot_refs(old);
-			turn = 0;
-			continue;
+			goto again;
 		}
 		if (!ret) {
 			src = PAMT_PAIR_NONE;	/* the module holds it */
@@ -583,8 +502,8 @@ static noinline int pamt_slot_get_slow(atomic_t *slot,
 		}
 		break;
 	}
-
-	pamt_slot_busy_end(&busy);
+out:
+	pamt_slot_busy_end(busy);
 	if (src != PAMT_PAIR_NONE)
 		pamt_slot_pair_put(&pair, src, res);
 	return ret;
@@ -626,7 +545,7 @@ static noinline int pamt_slot_get_far(unsigned long idx,
  */
 int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_cache *res)
 {
-	unsigned long idx = pamt_slot_index(pfn);
+	unsigned long idx = pfn / TDX_PAMT_PAGES_PER_SLOT - pamt.base_idx;
 
 	if (unlikely(idx >= pamt.nr_flat))
 		return pamt_slot_get_far(idx, res);
@@ -703,7 +622,7 @@ static noinline int pamt_slot_put_far(unsigned long idx)
  */
 int tdx_pamt_put(unsigned long pfn)
 {
-	unsigned long idx = pamt_slot_index(pfn);
+	unsigned long idx = pfn / TDX_PAMT_PAGES_PER_SLOT - pamt.base_idx;
 
 	if (unlikely(idx >= pamt.nr_flat))
 		return pamt_slot_put_far(idx);
@@ -716,22 +635,18 @@ EXPORT_SYMBOL_FOR_KVM(tdx_pamt_put);
  * @pfn: any page of the range
  *
  * Return: 0 if the range has no pair now; -EBUSY, nothing changed, if it
- * is in use or in transition or the REMOVE did not happen; -EINVAL if
- * @pfn is not covered; -EIO if the pair is stuck in the module.
+ * is in use or the REMOVE did not happen; -EINVAL; -EIO if LEAKED.
  */
 int tdx_pamt_evict(unsigned long pfn)
 {
 	atomic_t *slot = pamt_slot_lookup(pfn);
 	struct tdx_pamt_pair pair;
-	unsigned long idx;
 	int old, ret;
 
 	if (!slot)
 		return pamt_slot_miss();
-	idx = pamt_slot_idx(slot);
-
 	old = atomic_read(slot);
-	for (;;) {
+	do {
 		switch (pamt_slot_state(old)) {
 		case PAMT_SLOT_NOT_COVERED:
 			return -EINVAL;
@@ -745,15 +660,12 @@ int tdx_pamt_evict(unsigned long pfn)
 		if (old & PAMT_SLOT_LEAKED)
 			return -EIO;
 
-		ret = pamt_slot_remove(slot, idx, &old, &pair);
-		if (ret == -EAGAIN)
-			continue;
-		if (!ret)
-			pamt_pair_release(&pair, PAMT_PAIR_TO_MAG);
-		if (ret == -ENOENT)
-			ret = 0;
-		if (!ret)
-			pamt_stat_inc(EVICT);
+		ret = pamt_slot_remove(slot, pamt_slot_idx(slot), &old, &pair);
+	} while (ret == -EAGAIN);
+	if (!ret)
+		pamt_pair_release(&pair, PAMT_PAIR_TO_MAG);
+	else if (ret != -ENOENT)
 		return ret;
-	}
+	pamt_stat_inc(EVICT);
+	return 0;
 }
