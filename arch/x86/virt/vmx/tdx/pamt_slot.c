@@ -430,7 +430,6 @@ again:
 			ret = -EINVAL;
 			break;
 		}
-
 		if (w & PAMT_SLOT_TRANSIT) {
 			if (pamt_slot_wait(slot, w, &w, &deadline, &waited)) {
 				turn = 0;	/* EMPTY now: turns start again */
@@ -439,7 +438,6 @@ again:
 			ret = pamt_slot_uncount(slot, &w) ? -EBUSY : 0;
 			break;
 		}
-
 		if (w & PAMT_SLOT_INSTALLED) {
 			ret = 0;
 			if (unlikely(pamt_slot_refs(w) > PAMT_SLOT_REF_MAX)) {
@@ -470,7 +468,6 @@ again:
 				break;
 			}
 		}
-
 		pamt_transit_begin();
 		if (!atomic_try_cmpxchg_acquire(slot, &w,
 						w | PAMT_SLOT_TRANSIT)) {
@@ -567,13 +564,11 @@ static noinline int pamt_slot_put_slow(atomic_t *slot)
 				  pamt_slot_base_pfn(idx));
 			return -EINVAL;
 		}
-
 		if (pamt_slot_refs(old) > 1) {
 			if (atomic_try_cmpxchg(slot, &old, old - 1))
 				break;
 			continue;
 		}
-
 		if (!atomic_try_cmpxchg_release(slot, &old,
 						(old - 1) | pamt_shrink_recent(idx)))
 			continue;
