@@ -13,6 +13,13 @@
 #include <linux/types.h>
 #include "pamt_internal.h"
 
+/* The module's other PAMT statuses; the cache takes them all as -EIO. */
+#define TDX_PAMT_OPERAND_ADDR_RANGE	0xC000010100000000ULL
+#define TDX_PAMT_PAGE_NOT_FREE		0xC000030300000000ULL
+#define TDX_PAMT_PAGE_NOT_EMPTY		0xC000030600000000ULL
+#define TDX_PAMT_MISSING_PAGE_PAIR	0x8000030800000000ULL
+#define TDX_PAMT_PAGE_METADATA_INCORRECT 0xC000030000000000ULL
+
 enum pamt_fake_op {
 	PAMT_FAKE_ADD,
 	PAMT_FAKE_REMOVE,
