@@ -245,12 +245,6 @@ bool pamt_shrink_over_cap(unsigned long more)
 	return pamt_shrink_idle_memory() + more > READ_ONCE(pamt.idle_cap);
 }
 
-/* Idle memory plus, with the arena, the free pairs in its chunks. */
-static unsigned long pamt_shrink_held_memory(void)
-{
-	return pamt_shrink_idle_memory() + pamt_arena_free_pairs();
-}
-
 /*
  * Free pairs one CPU may stock: more than its share of the room below the
  * cap would push other CPUs' idle slots over it, to be ADDed again.
@@ -312,7 +306,7 @@ static void pamt_shrink_cap_chunks(void)
 
 	if (!pamt.arena)
 		return;
-	held = pamt_shrink_held_memory();
+	held = pamt_shrink_idle_memory() + pamt_arena_free_pairs();
 	if (held <= READ_ONCE(pamt.idle_cap))
 		return;
 	if (held > READ_ONCE(pamt_cap_mark))
@@ -321,40 +315,34 @@ static void pamt_shrink_cap_chunks(void)
 		pamt_platform_defer_lazy();
 }
 
-/*
- * A put's share of the cap: a free pair, else at most one REMOVE of the
- * oldest idle slot; the rest goes to the worker, as REMOVEing the put's
- * own slot would evict the most recently used one.
- */
-static bool pamt_shrink_cap_put(void)
+/* A put made slot @idx IDLE.  Return: true if it issued a REMOVE. */
+bool pamt_shrink_idle_inc(unsigned long idx)
 {
 	unsigned long budget = PAMT_CAP_POPS;
 	bool removed = false;
 	int ret;
 
+	atomic_long_inc(&pamt.idle);
+	pamt_idle_push(idx);
 	if (likely(!pamt_shrink_over_cap(0))) {
 		pamt_shrink_cap_chunks();
 		return false;
 	}
+	/*
+	 * A free pair, else at most one REMOVE of the oldest idle slot; the
+	 * rest is the worker's, as this put's own slot is the most recent.
+	 */
 	if (!pamt_shrink_free_cached()) {
 		ret = pamt_reclaim_one(&budget, false);
 		if (ret == 1)
 			pamt_stat_inc(CAP);
-		removed = ret == 1 || (ret < 0 && ret != -EAGAIN);
+		removed = ret;	/* 0: no REMOVE within the budget */
 	}
 	if (pamt_shrink_over_cap(0))
 		pamt_defer(PAMT_DEFER_CAP);
 	else
 		pamt_shrink_cap_chunks();
 	return removed;
-}
-
-/* A put made slot @idx IDLE.  Return: true if it issued a REMOVE. */
-bool pamt_shrink_idle_inc(unsigned long idx)
-{
-	atomic_long_inc(&pamt.idle);
-	pamt_idle_push(idx);
-	return pamt_shrink_cap_put();
 }
 
 /*
@@ -368,7 +356,7 @@ static void pamt_shrink_cap_trim_chunks(void)
 	bool drained = false;
 
 	for (;;) {
-		held = pamt_shrink_held_memory();
+		held = pamt_shrink_idle_memory() + pamt_arena_free_pairs();
 		cap = READ_ONCE(pamt.idle_cap);
 		if (held <= cap) {
 			held = 0;
@@ -408,11 +396,11 @@ static void pamt_shrink_cap_trim(void)
 			break;		/* the index is empty */
 		cond_resched();
 	}
-	if (!pamt_shrink_over_cap(0) || fails >= PAMT_SHRINK_MAX_BUSY)
-		return;
+	/* What is left over the cap is in other CPUs' magazines. */
 	idle = pamt_shrink_idle_memory();
 	cap = READ_ONCE(pamt.idle_cap);
-	if (idle > cap && atomic_long_read(&pamt.free_pairs) > 0)
+	if (fails < PAMT_SHRINK_MAX_BUSY && idle > cap &&
+	    atomic_long_read(&pamt.free_pairs) > 0)
 		pamt_platform_drain_cpus(idle - cap);
 }
 
