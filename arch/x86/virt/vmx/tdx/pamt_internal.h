@@ -382,7 +382,6 @@ unsigned int pamt_mag_refill(struct tdx_pamt_pair *pairs, unsigned int n,
 			     struct pamt_arena_chunk **fresh);
 void pamt_mag_drain_local(atomic_long_t *budget);
 void pamt_mag_drain_dead(unsigned int cpu);
-unsigned long pamt_depot_pairs(void);
 unsigned long pamt_depot_shrink(unsigned long nr);
 unsigned long pamt_mag_shrink_local(unsigned long nr);
 unsigned int pamt_mag_take_free(struct tdx_pamt_pair *batch, unsigned int n);

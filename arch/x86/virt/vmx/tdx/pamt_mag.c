@@ -1,23 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * TDX Dynamic PAMT cache, magazine layer: per-CPU magazines of free PAMT
- * pairs in front of a depot, after Bonwick and Adams (USENIX 2001).
- *
- * Each CPU owns a loaded and a previous magazine.  Only when both are
- * empty (take) or both full (give) does it trade a magazine with the
- * depot, so the depot lock is taken at most once per mag_size pairs.
- *
- * Context: the per-CPU part is guarded by local_lock_irqsave().  A put
- * from softirq (an RCU callback freeing an S-EPT page) may REMOVE and give
- * a pair back on a CPU that is inside a take: with interrupts off for the
- * few instructions of a magazine operation (on PREEMPT_RT: a per-CPU
- * sleeping lock that the softirq, a task there, blocks on), the two never
- * see a half-updated magazine.  Page allocation, page reset and freeing
- * happen outside the local lock, except the GFP_NOWAIT allocation of an
- * empty magazine, which never sleeps (and on RT runs under a lock that
- * itself sleeps).  None of this may be called inside a slot transition,
- * which runs with preemption off (pamt_transit_begin()).
- * Lock order: Documentation/arch/x86/tdx-dpamt.rst.
+ * TDX Dynamic PAMT cache, magazine layer: per-CPU magazines of free pairs
+ * in front of a depot (Bonwick and Adams, USENIX 2001), and the callers'
+ * reserves.  Contexts and lock order: Documentation/arch/x86/tdx-dpamt.rst.
  */
 #include <linux/export.h>
 #include <linux/kvm_types.h>
@@ -31,11 +16,9 @@
 #include "pamt_internal.h"
 
 #define PAMT_FREE_BATCH	16	/* pairs freed per depot lock hold */
+#define PAMT_MAG_REFILL	128U	/* most pairs a refill adds to a CPU's */
 
-/*
- * Pairs entering (@n > 0) or leaving the magazines and the depot: the
- * exact count the idle cap reads, and the per-CPU gauge.
- */
+/* Pairs entering (@n > 0) or leaving the magazines and the depot. */
 static inline void pamt_free_pairs_add(long n)
 {
 	atomic_long_add(n, &pamt.free_pairs);
@@ -60,34 +43,6 @@ static inline void pamt_depot_lock(unsigned long *flags)
 	pamt_stat_inc(GLOBAL_LOCK);
 }
 
-static inline void pamt_depot_unlock(unsigned long flags)
-{
-	spin_unlock_irqrestore(&pamt.depot.lock, flags);
-}
-
-/* Depot lists; called with the depot lock held. */
-static void pamt_depot_park_full(struct pamt_mag *mag)
-{
-	lockdep_assert_held(&pamt.depot.lock);
-	list_add_tail(&mag->list, &pamt.depot.full);
-	WRITE_ONCE(pamt.depot.nr_full, pamt.depot.nr_full + 1);
-	WRITE_ONCE(pamt.depot.nr_pairs, pamt.depot.nr_pairs + mag->nr);
-}
-
-static struct pamt_mag *pamt_depot_unpark_full(void)
-{
-	struct pamt_mag *mag;
-
-	lockdep_assert_held(&pamt.depot.lock);
-	mag = list_first_entry_or_null(&pamt.depot.full, struct pamt_mag, list);
-	if (mag) {
-		list_del_init(&mag->list);
-		WRITE_ONCE(pamt.depot.nr_full, pamt.depot.nr_full - 1);
-		WRITE_ONCE(pamt.depot.nr_pairs, pamt.depot.nr_pairs - mag->nr);
-	}
-	return mag;
-}
-
 static void pamt_depot_park_empty(struct pamt_mag *mag)
 {
 	lockdep_assert_held(&pamt.depot.lock);
@@ -95,52 +50,34 @@ static void pamt_depot_park_empty(struct pamt_mag *mag)
 	WRITE_ONCE(pamt.depot.nr_empty, pamt.depot.nr_empty + 1);
 }
 
-static struct pamt_mag *pamt_depot_unpark_empty(void)
-{
-	struct pamt_mag *mag;
-
-	lockdep_assert_held(&pamt.depot.lock);
-	mag = list_first_entry_or_null(&pamt.depot.empty, struct pamt_mag, list);
-	if (mag) {
-		list_del_init(&mag->list);
-		WRITE_ONCE(pamt.depot.nr_empty, pamt.depot.nr_empty - 1);
-	}
-	return mag;
-}
-
-/**
- * pamt_mag_pop() - take a pair from this CPU's magazines or the depot
- * @pair: filled on success
- *
- * Never sleeps; any context but hardirq.
- *
- * Return: true if a pair was found.
- */
+/* A pair from this CPU's magazines or the depot; false if none. */
 bool pamt_mag_pop(struct tdx_pamt_pair *pair)
 {
-	struct pamt_pcpu *pc;
+	struct pamt_mag *full = NULL;
 	unsigned long flags, dflags;
-	bool hit = true, found;
+	struct pamt_pcpu *pc;
+	bool hit, found;
 
 	local_lock_irqsave(&pamt.pcpu->lock, flags);
 	pc = this_cpu_ptr(pamt.pcpu);
 	if (!pc->loaded->nr && pc->prev->nr)
 		swap(pc->loaded, pc->prev);
-	if (!pc->loaded->nr) {
-		hit = false;
-		/* Racy peek: an empty depot is not worth the lock. */
-		if (READ_ONCE(pamt.depot.nr_full)) {
-			struct pamt_mag *full;
-
-			pamt_depot_lock(&dflags);
-			full = pamt_depot_unpark_full();
-			if (full) {
-				pamt_depot_park_empty(pc->prev);
-				pc->prev = pc->loaded;
-				pc->loaded = full;
-			}
-			pamt_depot_unlock(dflags);
+	hit = pc->loaded->nr;
+	/* Racy peek: an empty depot is not worth the lock. */
+	if (!hit && READ_ONCE(pamt.depot.nr_full)) {
+		pamt_depot_lock(&dflags);
+		full = list_first_entry_or_null(&pamt.depot.full,
+						struct pamt_mag, list);
+		if (full) {
+			list_del_init(&full->list);
+			WRITE_ONCE(pamt.depot.nr_full, pamt.depot.nr_full - 1);
+			WRITE_ONCE(pamt.depot.nr_pairs,
+				   pamt.depot.nr_pairs - full->nr);
+			pamt_depot_park_empty(pc->prev);
+			pc->prev = pc->loaded;
+			pc->loaded = full;
 		}
+		spin_unlock_irqrestore(&pamt.depot.lock, dflags);
 	}
 	found = pc->loaded->nr;
 	if (found) {
@@ -148,7 +85,6 @@ bool pamt_mag_pop(struct tdx_pamt_pair *pair)
 		pamt_free_pairs_add(-1);
 	}
 	local_unlock_irqrestore(&pamt.pcpu->lock, flags);
-
 	if (hit)
 		pamt_stat_inc(MAG_HIT);
 	else
@@ -156,13 +92,9 @@ bool pamt_mag_pop(struct tdx_pamt_pair *pair)
 	return found;
 }
 
-/**
- * pamt_mag_push() - give a free pair to this CPU's magazines
- * @pair: the pair; it must not be in the module
- *
- * Never sleeps; any context but hardirq.  When idle memory is at the
- * idle cap, or no empty magazine can be had without sleeping, the pair
- * goes back to the page allocator instead.
+/*
+ * At the idle cap, or with no empty magazine to be had without sleeping,
+ * @pair goes back to the page allocator instead.
  */
 void pamt_mag_push(const struct tdx_pamt_pair *pair)
 {
@@ -171,29 +103,37 @@ void pamt_mag_push(const struct tdx_pamt_pair *pair)
 	struct pamt_pcpu *pc;
 	bool pushed = true;
 
-	/* Idle memory at the cap: the pair is worth least, free it. */
 	if (pamt_shrink_over_cap(1)) {
 		pamt_pair_free(pair);
 		return;
 	}
-
 	local_lock_irqsave(&pamt.pcpu->lock, flags);
 	pc = this_cpu_ptr(pamt.pcpu);
 	if (pc->loaded->nr == pamt.mag_size && !pc->prev->nr)
 		swap(pc->loaded, pc->prev);
 	if (pc->loaded->nr == pamt.mag_size) {
-		/* Both full: trade the previous one for an empty one. */
+		/* Never sleeps; on RT the local lock itself is a sleeping one. */
 		if (!READ_ONCE(pamt.depot.nr_empty))
 			empty = pamt_mag_new(GFP_NOWAIT | __GFP_NOWARN);
 		pamt_depot_lock(&dflags);
-		if (!empty)
-			empty = pamt_depot_unpark_empty();
+		if (!empty) {
+			empty = list_first_entry_or_null(&pamt.depot.empty,
+							 struct pamt_mag, list);
+			if (empty) {
+				list_del_init(&empty->list);
+				WRITE_ONCE(pamt.depot.nr_empty,
+					   pamt.depot.nr_empty - 1);
+			}
+		}
 		if (empty) {
-			pamt_depot_park_full(pc->prev);
+			list_add_tail(&pc->prev->list, &pamt.depot.full);
+			WRITE_ONCE(pamt.depot.nr_full, pamt.depot.nr_full + 1);
+			WRITE_ONCE(pamt.depot.nr_pairs,
+				   pamt.depot.nr_pairs + pc->prev->nr);
 			pc->prev = pc->loaded;
 			pc->loaded = empty;
 		}
-		pamt_depot_unlock(dflags);
+		spin_unlock_irqrestore(&pamt.depot.lock, dflags);
 		pushed = empty;
 	}
 	if (pushed) {
@@ -201,34 +141,19 @@ void pamt_mag_push(const struct tdx_pamt_pair *pair)
 		pamt_free_pairs_add(1);
 	}
 	local_unlock_irqrestore(&pamt.pcpu->lock, flags);
-
 	if (!pushed)
 		pamt_pair_free(pair);
 }
-
-/* Most pairs a refill puts in a CPU's magazines. */
-#define PAMT_MAG_REFILL	128U
 
 /**
  * pamt_mag_refill() - pairs from the arena, and this CPU's magazines filled
  * @pairs: filled with the caller's pairs
  * @n: pairs the caller wants, at most TDX_PAMT_CACHE_MAX
- * @fresh: where a new chunk for the arena is, or NULL; see
- *	pamt_arena_take_runs()
+ * @fresh: a new chunk for the arena, or NULL; see pamt_arena_take_runs()
  *
- * Under this CPU's lock, one hold of the arena lock gives the caller up
- * to @n pairs and fills this CPU's magazines: the previous one full and
- * the loaded one to half, so that the puts that follow still find room
- * before they trade with the depot; at most PAMT_MAG_REFILL pairs, at
- * most this CPU's share of the room below the idle cap
- * (pamt_shrink_refill_share()), and only as many as pamt_shrink_reserve()
- * finds room for, reserved before the carving so that concurrent refills
- * cannot share the same room.  The pairs go straight into the magazines: no
- * depot lock, no buffer on the stack.  Interrupts stay off (without
- * PREEMPT_RT) while at most PAMT_MAG_REFILL + @n pairs are carved under
- * the arena lock.
- *
- * Context: any but hardirq, outside any transition; never sleeps.
+ * One arena lock hold, under this CPU's lock, fills the previous magazine
+ * and the loaded one to half (room for the puts that follow), within the
+ * room pamt_shrink_reserve() found below the cap.  Never sleeps.
  *
  * Return: pairs put in @pairs; with *@fresh at least one.
  */
@@ -265,16 +190,7 @@ unsigned int pamt_mag_refill(struct tdx_pamt_pair *pairs, unsigned int n,
 	return v[0].n;
 }
 
-/**
- * pamt_mag_drain_local() - free pairs of this CPU's magazines
- * @budget: pairs still to free, shared by every CPU being drained
- *
- * Runs on the CPU being drained.  Each batch of at most PAMT_FREE_BATCH
- * pairs is claimed from @budget before it is freed, so that CPUs draining
- * at once free no more than asked.  Allocates nothing: reclaim runs it.
- *
- * Context: process context; may sleep between batches.
- */
+/* On the CPU drained; @budget is shared by all.  Allocates nothing. */
 void pamt_mag_drain_local(atomic_long_t *budget)
 {
 	long left = atomic_long_read(budget), n, have;
@@ -283,9 +199,8 @@ void pamt_mag_drain_local(atomic_long_t *budget)
 
 	for (;;) {
 		/*
-		 * Claim no more than this CPU holds: a claim given back after
-		 * the fact comes too late for a CPU that found the budget
-		 * spent and stopped.
+		 * Claim no more than this CPU holds: a claim given back later
+		 * comes too late for a CPU that found the budget spent.
 		 */
 		local_lock_irqsave(&pamt.pcpu->lock, flags);
 		pc = this_cpu_ptr(pamt.pcpu);
@@ -298,7 +213,6 @@ void pamt_mag_drain_local(atomic_long_t *budget)
 		} while (!atomic_long_try_cmpxchg(budget, &left, left - n));
 		freed = pamt_mag_shrink_local(n);
 		if (freed < n) {
-			/* Both magazines are empty: give back the rest. */
 			atomic_long_add(n - freed, budget);
 			return;
 		}
@@ -307,12 +221,7 @@ void pamt_mag_drain_local(atomic_long_t *budget)
 	}
 }
 
-/**
- * pamt_mag_drain_dead() - free the pairs of a CPU that is offline
- * @cpu: the CPU; it must not run and must not come back during the call
- *
- * Context: process context.
- */
+/* @cpu must not run, nor come back, during the call. */
 void pamt_mag_drain_dead(unsigned int cpu)
 {
 	struct pamt_pcpu *pc = per_cpu_ptr(pamt.pcpu, cpu);
@@ -327,60 +236,54 @@ void pamt_mag_drain_dead(unsigned int cpu)
 	}
 }
 
-/**
- * pamt_depot_pairs() - pairs parked in the depot, read racily
- *
- * Return: the count.
- */
-unsigned long pamt_depot_pairs(void)
+/* Up to @n pairs out of the depot's magazines, for the caller to free. */
+static unsigned int pamt_depot_take(struct tdx_pamt_pair *batch,
+				    unsigned int n)
 {
-	return READ_ONCE(pamt.depot.nr_pairs);
+	unsigned long flags;
+	struct pamt_mag *mag;
+	unsigned int got = 0;
+
+	if (!READ_ONCE(pamt.depot.nr_pairs))
+		return 0;
+	pamt_depot_lock(&flags);
+	while (got < n) {
+		mag = list_first_entry_or_null(&pamt.depot.full,
+					       struct pamt_mag, list);
+		if (!mag)
+			break;
+		batch[got++] = mag->pairs[--mag->nr];
+		WRITE_ONCE(pamt.depot.nr_pairs, pamt.depot.nr_pairs - 1);
+		if (!mag->nr) {
+			list_del_init(&mag->list);
+			WRITE_ONCE(pamt.depot.nr_full, pamt.depot.nr_full - 1);
+			pamt_depot_park_empty(mag);
+		}
+	}
+	spin_unlock_irqrestore(&pamt.depot.lock, flags);
+	if (got)
+		pamt_free_pairs_add(-(long)got);
+	return got;
 }
 
-/**
- * pamt_depot_shrink() - free up to @nr pairs parked in the depot
- * @nr: most pairs to free
- *
- * Frees in small batches so the depot lock is held only to copy pairs out.
- *
- * Return: pairs freed.
- */
+/* Frees in batches: the depot lock is held only to copy pairs out. */
 unsigned long pamt_depot_shrink(unsigned long nr)
 {
 	struct tdx_pamt_pair batch[PAMT_FREE_BATCH];
-	unsigned long freed = 0, flags;
-	struct pamt_mag *mag;
+	unsigned long freed = 0;
 	unsigned int n;
 
-	while (freed < nr && READ_ONCE(pamt.depot.nr_pairs)) {
-		n = 0;
-		pamt_depot_lock(&flags);
-		while (n < PAMT_FREE_BATCH && freed + n < nr) {
-			mag = list_first_entry_or_null(&pamt.depot.full,
-						       struct pamt_mag, list);
-			if (!mag)
-				break;
-			batch[n++] = mag->pairs[--mag->nr];
-			WRITE_ONCE(pamt.depot.nr_pairs,
-				   pamt.depot.nr_pairs - 1);
-			if (!mag->nr) {
-				list_del_init(&mag->list);
-				WRITE_ONCE(pamt.depot.nr_full,
-					   pamt.depot.nr_full - 1);
-				pamt_depot_park_empty(mag);
-			}
-		}
-		pamt_depot_unlock(flags);
+	while (freed < nr) {
+		n = pamt_depot_take(batch, min_t(unsigned long, nr - freed,
+						 PAMT_FREE_BATCH));
 		if (!n)
 			break;
-		pamt_free_pairs_add(-(long)n);
 		pamt_pair_free_bulk(batch, n);
 		freed += n;
 	}
 	return freed;
 }
 
-/* Take up to @n free pairs out of this CPU's magazines, for the caller. */
 static unsigned int pamt_mag_take_local(struct tdx_pamt_pair *batch,
 					unsigned int n)
 {
@@ -403,15 +306,7 @@ static unsigned int pamt_mag_take_local(struct tdx_pamt_pair *batch,
 	return got;
 }
 
-/**
- * pamt_mag_shrink_local() - free up to @nr pairs from this CPU's magazines
- * @nr: most pairs to free
- *
- * At most PAMT_FREE_BATCH pairs, copied out under the per-CPU lock and
- * freed after it.  Any context but hardirq; never sleeps.
- *
- * Return: pairs freed.
- */
+/* At most PAMT_FREE_BATCH of this CPU's pairs; never sleeps. */
 unsigned long pamt_mag_shrink_local(unsigned long nr)
 {
 	struct tdx_pamt_pair batch[PAMT_FREE_BATCH];
@@ -423,50 +318,12 @@ unsigned long pamt_mag_shrink_local(unsigned long nr)
 	return n;
 }
 
-/**
- * pamt_mag_take_free() - take free pairs out of the depot or this CPU
- * @batch: filled with the pairs; the caller frees them
- * @n: most pairs to take
- *
- * The depot's pairs first, then this CPU's magazines'.  Any context but
- * hardirq; never sleeps.
- *
- * Return: pairs taken; 0 once both are empty.
- */
+/* The depot's pairs first, then this CPU's; the caller frees them. */
 unsigned int pamt_mag_take_free(struct tdx_pamt_pair *batch, unsigned int n)
 {
-	unsigned long flags;
-	struct pamt_mag *mag;
-	unsigned int got = 0;
-
-	if (READ_ONCE(pamt.depot.nr_pairs)) {
-		pamt_depot_lock(&flags);
-		while (got < n) {
-			mag = list_first_entry_or_null(&pamt.depot.full,
-						       struct pamt_mag, list);
-			if (!mag)
-				break;
-			batch[got++] = mag->pairs[--mag->nr];
-			WRITE_ONCE(pamt.depot.nr_pairs, pamt.depot.nr_pairs - 1);
-			if (!mag->nr) {
-				list_del_init(&mag->list);
-				WRITE_ONCE(pamt.depot.nr_full,
-					   pamt.depot.nr_full - 1);
-				pamt_depot_park_empty(mag);
-			}
-		}
-		pamt_depot_unlock(flags);
-		if (got) {
-			pamt_free_pairs_add(-(long)got);
-			return got;
-		}
-	}
-	return pamt_mag_take_local(batch, n);
+	return pamt_depot_take(batch, n) ?: pamt_mag_take_local(batch, n);
 }
 
-/**
- * pamt_depot_free_empty() - free the depot's empty magazines
- */
 void pamt_depot_free_empty(void)
 {
 	struct pamt_mag *mag, *tmp;
@@ -476,16 +333,11 @@ void pamt_depot_free_empty(void)
 	pamt_depot_lock(&flags);
 	list_splice_init(&pamt.depot.empty, &victims);
 	WRITE_ONCE(pamt.depot.nr_empty, 0);
-	pamt_depot_unlock(flags);
+	spin_unlock_irqrestore(&pamt.depot.lock, flags);
 	list_for_each_entry_safe(mag, tmp, &victims, list)
 		kfree(mag);
 }
 
-/**
- * pamt_mag_init() - give every possible CPU two empty magazines
- *
- * Return: 0 or -ENOMEM, with everything undone.
- */
 int pamt_mag_init(void)
 {
 	struct pamt_pcpu *pc;
@@ -517,11 +369,7 @@ int pamt_mag_init(void)
 	return 0;
 }
 
-/**
- * pamt_mag_exit() - free every cached pair and every magazine
- *
- * Context: process context, with no other user of the cache left.
- */
+/* With no other user of the cache left. */
 void pamt_mag_exit(void)
 {
 	struct pamt_pcpu *pc;
@@ -540,20 +388,15 @@ void pamt_mag_exit(void)
 	}
 	pamt_depot_shrink(ULONG_MAX);
 	pamt_depot_free_empty();
-	/* Every free pair is back in its chunk: give the chunks back. */
 	pamt_arena_exit();
 	free_percpu(pamt.pcpu);
 	pamt.pcpu = NULL;
 }
 
 /*
- * Memory accounting (Documentation/arch/x86/tdx-dpamt.rst): a pair's pages
- * are charged to no memcg as pages.  A top-up with __GFP_ACCOUNT charges
- * the caller's memcg for up to @nr pairs in the reserve, in task context;
- * a get with that reserve that installs a pair moves one charge to the
- * range, whatever pair it used, and names the memcg in page_private() of
- * the pair's upper page (the lower one may carry the arena's tag).  The
- * charge is dropped when the module hands the pair back.
+ * Memory accounting, see the Documentation: a get with a charged reserve
+ * that installs a pair moves one charge to the range, naming the memcg in
+ * page_private() of the pair's upper page (the arena may tag the lower).
  */
 #define PAMT_PAIR_BYTES		(2 * PAGE_SIZE)
 
@@ -563,7 +406,6 @@ static struct page *pamt_pair_charge_page(const struct tdx_pamt_pair *pair)
 	return pfn_to_page(max(pair->pfn[0], pair->pfn[1]));
 }
 
-/* Drop every charge @res holds, and its memcg. */
 static void pamt_cache_uncharge(struct tdx_pamt_cache *res)
 {
 	if (!res->objcg)
@@ -575,11 +417,7 @@ static void pamt_cache_uncharge(struct tdx_pamt_cache *res)
 	res->charged = 0;
 }
 
-/*
- * Charge the caller's memcg for @nr pairs in @res.  Before any lock: the
- * charge may reclaim, and fails as an allocation would.  A reserve
- * charged to another memcg (its task moved) is uncharged first.
- */
+/* Before any lock: the charge may reclaim.  A moved task's is redone. */
 static int pamt_cache_charge(struct tdx_pamt_cache *res, unsigned int nr,
 			     gfp_t gfp)
 {
@@ -604,15 +442,7 @@ static int pamt_cache_charge(struct tdx_pamt_cache *res, unsigned int nr,
 	return 0;
 }
 
-/**
- * pamt_pair_charge() - charge the range that @pair was just installed for
- * @pair: the pair, in the module
- * @res: the reserve of the get, or NULL
- *
- * Moves one of @res's charges to the range.  Outside the transition.
- *
- * Context: any but hardirq; never sleeps.
- */
+/* @pair was just installed with @res; outside the transition. */
 void pamt_pair_charge(const struct tdx_pamt_pair *pair,
 		      struct tdx_pamt_cache *res)
 {
@@ -624,12 +454,7 @@ void pamt_pair_charge(const struct tdx_pamt_pair *pair,
 			 (unsigned long)res->objcg);
 }
 
-/**
- * pamt_pair_uncharge() - drop the charge of a pair the module handed back
- * @pair: the pair
- *
- * Context: any but hardirq, outside any transition; never sleeps.
- */
+/* The module handed @pair back; outside any transition, never sleeps. */
 void pamt_pair_uncharge(const struct tdx_pamt_pair *pair)
 {
 	struct obj_cgroup *objcg;
@@ -659,17 +484,12 @@ static inline int pamt_cache_charge(struct tdx_pamt_cache *res,
  * __tdx_topup_pamt_cache() - fill @res up to @nr pairs
  * @res: the caller's reserve
  * @nr: pairs wanted, at most TDX_PAMT_CACHE_MAX
- * @gfp: allocation flags for when the magazines run dry; with
- *	__GFP_ACCOUNT, the caller's memcg is charged for @nr pairs, which
- *	gets with @res that install a pair move to their ranges
+ * @gfp: allocation flags; with __GFP_ACCOUNT the caller's memcg is
+ *	charged for @nr pairs
  *
- * Pairs from the calling process's home chunk (pamt_arena_take_home())
- * fill @res beyond @nr, up to TDX_PAMT_CACHE_MAX, in one lock hold.
+ * Pairs from the process's home chunk fill @res beyond @nr.
  *
- * Context: as @gfp allows; GFP_KERNEL may sleep.
- *
- * Return: 0; -EINVAL if @nr is too large; -ENOMEM if the memcg charge or
- * the page allocator failed, in which case @res keeps what it got.
+ * Return: 0; -EINVAL if @nr is too large; -ENOMEM, @res keeping what it got.
  */
 int __tdx_topup_pamt_cache(struct tdx_pamt_cache *res, unsigned int nr,
 			   gfp_t gfp)
@@ -683,17 +503,15 @@ int __tdx_topup_pamt_cache(struct tdx_pamt_cache *res, unsigned int nr,
 		return 0;
 	if (pamt_cache_charge(res, nr, gfp))
 		return -ENOMEM;
-	/* Charged above, per range: the pages themselves are not. */
+	/* Charged per range above, not as pages. */
 	gfp &= ~__GFP_ACCOUNT;
 	while (res->nr < nr) {
 		if (pamt_mag_pop(&res->pairs[res->nr])) {
 			res->nr++;
 			continue;
 		}
-		/* The process's home chunk, as many as @res holds. */
 		got = pamt_arena_take_home(&res->pairs[res->nr],
 					   TDX_PAMT_CACHE_MAX - res->nr, gfp);
-		/* Else, with the arena, the rest and a refill in one hold. */
 		if (!got)
 			got = pamt_pair_alloc_bulk(&res->pairs[res->nr],
 						   nr - res->nr, gfp);
@@ -709,9 +527,7 @@ int __tdx_topup_pamt_cache(struct tdx_pamt_cache *res, unsigned int nr,
  * @cache: the vCPU's cache
  * @nr: pairs wanted, at most TDX_PAMT_CACHE_MAX
  *
- * As __tdx_topup_pamt_cache() with GFP_KERNEL_ACCOUNT: the caller's memcg
- * pays for the reserve's pairs and for each range a fault installs
- * (Documentation/arch/x86/tdx-dpamt.rst, "Memory accounting").
+ * With GFP_KERNEL_ACCOUNT: the caller's memcg pays for the reserve.
  *
  * Context: process context; may sleep.
  *

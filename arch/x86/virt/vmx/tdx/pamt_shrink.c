@@ -1,17 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * TDX Dynamic PAMT cache, shrink layer: giving idle memory back.
- *
- * Idle memory is the pairs of IDLE slots plus the free pairs in the
- * depot and in every CPU's magazines; the idle cap also counts, with the
- * arena, the free pairs in its chunks.  A last put queues its slot in the
- * idle index, a FIFO; reclaim takes the oldest entry, checks the slot with
- * a compare-and-exchange (it may have been revived meanwhile) and frees
- * its pair, so its cost is O(1) per pair whatever the table size.  The
- * shrinker gives a slot revived since it was queued (PAMT_SLOT_RECENT) a
- * second chance, CLOCK-style; the idle cap, enforced by put with at most
- * one REMOVE sequence and by a worker for the rest, does not.  Bounds:
- * Documentation/arch/x86/tdx-dpamt.rst, "Memory cost and the shrinker".
+ * TDX Dynamic PAMT cache, shrink layer: the idle index, the idle cap, the
+ * shrinker and the drains.  See Documentation/arch/x86/tdx-dpamt.rst,
+ * "Memory cost and the shrinker".
  */
 #include <linux/bitops.h>
 #include <linux/errno.h>
@@ -30,22 +21,11 @@
 #define PAMT_RESCHED_POPS	32	/* entries between two cond_resched() */
 
 /*
- * With the arena: what idle memory plus the chunks' free pairs must
- * exceed for a put to call the worker, once its last trim was left over
- * the cap by chunks that hold a pair in use: that level plus a chunk.
- * 0 when it reached the cap.
+ * With the arena, held memory a put must exceed to wake the worker after
+ * a trim that chunks with a pair in use left over the cap; 0 otherwise.
  */
 static unsigned long pamt_cap_mark;
 
-/**
- * pamt_shrink_init() - allocate the idle index for @nr_slots slots
- * @nr_slots: entries of pamt.slots, dense: a u32 indexes 8 EiB of
- *	covered 2M ranges, however far apart they are
- *
- * Context: process context; may sleep.
- *
- * Return: 0 or -ENOMEM.
- */
 int pamt_shrink_init(unsigned long nr_slots)
 {
 	struct pamt_idle_index *ix = &pamt.idle_index;
@@ -68,9 +48,6 @@ int pamt_shrink_init(unsigned long nr_slots)
 	return 0;
 }
 
-/**
- * pamt_shrink_exit() - free the idle index
- */
 void pamt_shrink_exit(void)
 {
 	kvfree(pamt.idle_index.ring);
@@ -81,7 +58,6 @@ void pamt_shrink_exit(void)
 	pamt.idle_index.nr = 0;
 }
 
-/* Append @n entries to the tail of the idle index: one lock acquisition. */
 static void pamt_idle_append(const u32 *batch, unsigned int n)
 {
 	struct pamt_idle_index *ix = &pamt.idle_index;
@@ -99,28 +75,7 @@ static void pamt_idle_append(const u32 *batch, unsigned int n)
 	spin_unlock_irqrestore(&ix->lock, flags);
 }
 
-/* Empty @pc's buffer into @batch, under its lock; returns how many. */
-static unsigned int pamt_idle_take_buf(struct pamt_pcpu *pc, u32 *batch)
-{
-	unsigned long flags;
-	unsigned int n;
-
-	spin_lock_irqsave(&pc->idle_lock, flags);
-	n = pc->idle_nr;
-	memcpy(batch, pc->idle_buf, n * sizeof(*batch));
-	WRITE_ONCE(pc->idle_nr, 0);	/* read racily by pamt_shrink_flush_cpu() */
-	spin_unlock_irqrestore(&pc->idle_lock, flags);
-	return n;
-}
-
-/*
- * Queue slot @idx in the idle index, unless it is queued already.  The
- * entry waits in this CPU's buffer; a full buffer moves to the index
- * with one acquisition of the index's lock, so the lock shared by all
- * CPUs is taken once per PAMT_IDLE_BATCH slots going idle.  The buffer's
- * own lock is per CPU and uncontended but for reclaim emptying it.
- * Outside any transition: the locks sleep on PREEMPT_RT.
- */
+/* Batched per CPU: the index's lock is taken once per PAMT_IDLE_BATCH. */
 static void pamt_idle_push(unsigned long idx)
 {
 	struct pamt_pcpu *pc = raw_cpu_ptr(pamt.pcpu);
@@ -145,26 +100,25 @@ static void pamt_idle_push(unsigned long idx)
 		pamt_idle_append(batch, n);
 }
 
-/**
- * pamt_shrink_flush_cpu() - move a CPU's buffered idle slots to the index
- * @cpu: any possible CPU, running or not
- *
- * Context: any but hardirq, outside any transition.
- */
+/* Any possible CPU, running or not. */
 void pamt_shrink_flush_cpu(unsigned int cpu)
 {
 	struct pamt_pcpu *pc = per_cpu_ptr(pamt.pcpu, cpu);
 	u32 batch[PAMT_IDLE_BATCH];
+	unsigned long flags;
 	unsigned int n;
 
 	if (!READ_ONCE(pc->idle_nr))
 		return;
-	n = pamt_idle_take_buf(pc, batch);
+	spin_lock_irqsave(&pc->idle_lock, flags);
+	n = pc->idle_nr;
+	memcpy(batch, pc->idle_buf, n * sizeof(*batch));
+	WRITE_ONCE(pc->idle_nr, 0);
+	spin_unlock_irqrestore(&pc->idle_lock, flags);
 	if (n)
 		pamt_idle_append(batch, n);
 }
 
-/* Every CPU's buffered idle slots to the index: O(CPUs), when it is empty. */
 static void pamt_idle_flush_all(void)
 {
 	unsigned int cpu;
@@ -173,18 +127,13 @@ static void pamt_idle_flush_all(void)
 		pamt_shrink_flush_cpu(cpu);
 }
 
-/* Take the oldest entry out of the idle index; false if it is empty. */
 static bool pamt_idle_pop(unsigned long *idx)
 {
 	struct pamt_idle_index *ix = &pamt.idle_index;
 	unsigned long flags;
 	bool found = false;
 
-	/*
-	 * The oldest entries are in the index; the newest wait in the CPUs'
-	 * buffers.  An empty index takes them all at once, so the cost is
-	 * one pass over the CPUs per index-full of entries.
-	 */
+	/* The newest entries wait in the CPUs' buffers: one pass per ring. */
 	if (!READ_ONCE(ix->nr)) {
 		pamt_idle_flush_all();
 		if (!READ_ONCE(ix->nr))
@@ -211,65 +160,27 @@ static bool pamt_idle_pop(unsigned long *idx)
 	return found;
 }
 
-static bool pamt_shrink_reclaimable(unsigned long word)
-{
-	return pamt_slot_state(word) == PAMT_SLOT_IDLE &&
-	       !(word & PAMT_SLOT_LEAKED);
-}
-
 /*
- * Move slot @idx from IDLE (the word in *@old) to REMOVING and free its
- * pair.  Returns 0; -EAGAIN with *@old updated if the word changed
- * meanwhile; or pamt_slot_remove()'s error, after which the slot goes
- * back into the index.
- */
-static int pamt_shrink_remove(unsigned long idx, int *old)
-{
-	atomic_t *slot = &pamt.slots[idx];
-	struct tdx_pamt_pair pair;
-	int ret;
-
-	/* RECENT stays in the word: a BUSY REMOVE restores it exactly. */
-	ret = pamt_slot_remove(slot, idx, old, &pair);
-	if (ret == -EAGAIN)
-		return ret;
-	/* The module held no pair: the slot is EMPTY, nothing to free. */
-	if (ret == -ENOENT)
-		return 0;
-	/* Reset and freed with preemption on: the allocator sleeps on RT. */
-	/*
-	 * On failure queue it whatever the word says now: an evict may own
-	 * it already, and its BUSY REMOVE would leave it IDLE unqueued.
-	 */
-	if (!ret)
-		pamt_pair_release(&pair, PAMT_PAIR_TO_FREE);
-	else
-		pamt_idle_push(idx);
-	return ret;
-}
-
-/*
- * Deal with one entry taken out of the index.  An IDLE slot is removed;
- * with @second_chance, one with PAMT_SLOT_RECENT loses the bit and goes
- * back to the tail instead.  A slot in use, empty or LEAKED is dropped
- * (its next last put queues it again); one that another CPU is removing
- * goes back, since a BUSY REMOVE makes it IDLE again.
- *
- * Return: 1 if a pair was freed; -EAGAIN if no REMOVE was attempted; the
- * error of the one REMOVE sequence attempted otherwise.
+ * REMOVE slot @idx if IDLE; with @second_chance, a RECENT one loses the
+ * bit and is queued again instead.  Return: 1 if a pair was freed;
+ * -EAGAIN if no REMOVE was attempted; else the REMOVE sequence's error.
  */
 static int pamt_reclaim_slot(unsigned long idx, bool second_chance)
 {
 	atomic_t *slot = &pamt.slots[idx];
 	int old = atomic_read(slot);
+	struct tdx_pamt_pair pair;
 	int ret;
 
 	for (;;) {
+		/* Another CPU's REMOVE may stay BUSY and leave it IDLE. */
 		if (pamt_slot_state(old) == PAMT_SLOT_REMOVING) {
 			pamt_idle_push(idx);
 			return -EAGAIN;
 		}
-		if (!pamt_shrink_reclaimable(old))
+		/* In use, empty or LEAKED: its next last put queues it. */
+		if (pamt_slot_state(old) != PAMT_SLOT_IDLE ||
+		    (old & PAMT_SLOT_LEAKED))
 			return -EAGAIN;
 		if (second_chance && (old & PAMT_SLOT_RECENT)) {
 			/* Losing the race to a get only costs a second chance. */
@@ -277,36 +188,33 @@ static int pamt_reclaim_slot(unsigned long idx, bool second_chance)
 			pamt_idle_push(idx);
 			return -EAGAIN;
 		}
-		ret = pamt_shrink_remove(idx, &old);
+		/* RECENT stays in the word: a BUSY REMOVE restores it exactly. */
+		ret = pamt_slot_remove(slot, idx, &old, &pair);
 		if (ret != -EAGAIN)
-			return ret ?: 1;
+			break;
 	}
+	if (ret == -ENOENT)	/* the module held no pair */
+		return 1;
+	/* Freed with preemption on: the allocator sleeps on RT. */
+	if (!ret) {
+		pamt_pair_release(&pair, PAMT_PAIR_TO_FREE);
+		return 1;
+	}
+	/* Whatever the word says now: an evict's BUSY REMOVE leaves it IDLE. */
+	pamt_idle_push(idx);
+	return ret;
 }
 
-/**
- * pamt_shrink_reclaim_slot() - REMOVE an IDLE slot that reclaim chose
- * @idx: the slot; a hint, checked with a compare-and-exchange
- *
- * No second chance.  The slot's entry, if queued, stays in the idle
- * index and is dropped when reclaim reaches it.
- *
- * Context: any but hardirq, outside any lock of the cache and any
- * transition; never sleeps.
- *
- * Return: 1 if its pair was freed; -EAGAIN if the slot was not IDLE; the
- * error of the REMOVE sequence otherwise.
- */
+/* For the arena: pamt_reclaim_slot() with no second chance. */
 int pamt_shrink_reclaim_slot(unsigned long idx)
 {
 	return pamt_reclaim_slot(idx, false);
 }
 
 /*
- * Take entries out of the index until one REMOVE sequence was attempted,
- * at most *@budget entries (decremented per entry taken).  Never sleeps.
- *
- * Return: as pamt_reclaim_slot(), or 0 if the index (*@budget left) or
- * *@budget ran out first.
+ * Pop entries until one REMOVE sequence was attempted, at most *@budget
+ * entries.  Return: as pamt_reclaim_slot(), or 0 if the index or the
+ * budget ran out first.
  */
 static int pamt_reclaim_one(unsigned long *budget, bool second_chance)
 {
@@ -332,32 +240,14 @@ static unsigned long pamt_shrink_idle_memory(void)
 	return (idle > 0 ? idle : 0) + (free > 0 ? free : 0);
 }
 
-/**
- * pamt_shrink_over_cap() - whether @more idle pairs would exceed the cap
- * @more: pairs about to become idle
- *
- * Return: true if idle memory plus @more is over the idle cap.
- */
 bool pamt_shrink_over_cap(unsigned long more)
 {
 	return pamt_shrink_idle_memory() + more > READ_ONCE(pamt.idle_cap);
 }
 
-/* Idle memory plus, with the arena, the free pairs in its chunks. */
-static unsigned long pamt_shrink_held_memory(void)
-{
-	return pamt_shrink_idle_memory() + pamt_arena_free_pairs();
-}
-
-/**
- * pamt_shrink_refill_share() - free pairs one CPU may stock ahead of need
- *
- * A fair share of the room left below the idle cap: the room divided by
- * the online CPUs.  Stocking more would let one CPU's magazines push the
- * slots that go idle on other CPUs over the cap, and the cap would then
- * REMOVE pairs that the next get ADDs again.
- *
- * Return: pairs, 0 when idle memory is at or over the cap.
+/*
+ * Free pairs one CPU may stock: more than its share of the room below the
+ * cap would push other CPUs' idle slots over it, to be ADDed again.
  */
 unsigned long pamt_shrink_refill_share(void)
 {
@@ -367,16 +257,9 @@ unsigned long pamt_shrink_refill_share(void)
 	return idle < cap ? (cap - idle) / num_online_cpus() : 0;
 }
 
-/**
- * pamt_shrink_reserve() - reserve room below the idle cap for free pairs
- * @want: free pairs about to enter the magazines
- *
- * Adds to pamt.free_pairs at once, as many of @want as fit below the cap,
- * so that CPUs refilling at the same time cannot all fill the same room:
- * the cap's slack stays what it was.  The caller gives back, with
- * pamt_shrink_unreserve(), what it reserved and did not add.
- *
- * Return: pairs reserved, at most @want.
+/*
+ * Counted in pamt.free_pairs at once, so concurrent refills cannot fill
+ * the same room; pamt_shrink_unreserve() gives back what was not added.
  */
 unsigned long pamt_shrink_reserve(unsigned long want)
 {
@@ -395,17 +278,12 @@ unsigned long pamt_shrink_reserve(unsigned long want)
 	return want;
 }
 
-/**
- * pamt_shrink_unreserve() - give back room pamt_shrink_reserve() reserved
- * @nr: pairs reserved and not added
- */
 void pamt_shrink_unreserve(unsigned long nr)
 {
 	if (nr)
 		atomic_long_add(-(long)nr, &pamt.free_pairs);
 }
 
-/* Free one free pair, from the depot or this CPU's magazines. */
 static bool pamt_shrink_free_cached(void)
 {
 	return pamt_depot_shrink(1) || pamt_mag_shrink_local(1);
@@ -418,11 +296,9 @@ static void pamt_defer(unsigned int what)
 }
 
 /*
- * A slot went IDLE: with the arena, have the worker trim chunks if they
- * take held memory over the cap.  Only the worker does: a put's REMOVE
- * frees nothing while its chunk holds a pair in use.  At once past the
- * mark; else within PAMT_DEFER_LAZY_MS, as this put may have taken the
- * last pair in use out of a chunk.
+ * Chunks over the cap are the worker's: a put's REMOVE frees nothing while
+ * its chunk holds a pair in use.  Lazily below the mark, since this put
+ * may have freed a chunk's last pair in use.
  */
 static void pamt_shrink_cap_chunks(void)
 {
@@ -430,7 +306,7 @@ static void pamt_shrink_cap_chunks(void)
 
 	if (!pamt.arena)
 		return;
-	held = pamt_shrink_held_memory();
+	held = pamt_shrink_idle_memory() + pamt_arena_free_pairs();
 	if (held <= READ_ONCE(pamt.idle_cap))
 		return;
 	if (held > READ_ONCE(pamt_cap_mark))
@@ -439,30 +315,28 @@ static void pamt_shrink_cap_chunks(void)
 		pamt_platform_defer_lazy();
 }
 
-/*
- * Idle memory grew by one with a slot going IDLE; bring it back within
- * the cap.  A free pair goes first (no SEAMCALL); then the oldest idle
- * slot among PAMT_CAP_POPS index entries.  At most one REMOVE sequence:
- * anything still over the cap after it, a BUSY module or PAMT_CAP_POPS
- * stale entries for example, is left to the worker: falling back on the
- * put's own slot would remove the most recently used one.
- */
-static bool pamt_shrink_cap_put(void)
+/* A put made slot @idx IDLE.  Return: true if it issued a REMOVE. */
+bool pamt_shrink_idle_inc(unsigned long idx)
 {
 	unsigned long budget = PAMT_CAP_POPS;
 	bool removed = false;
 	int ret;
 
+	atomic_long_inc(&pamt.idle);
+	pamt_idle_push(idx);
 	if (likely(!pamt_shrink_over_cap(0))) {
 		pamt_shrink_cap_chunks();
 		return false;
 	}
+	/*
+	 * A free pair, else at most one REMOVE of the oldest idle slot; the
+	 * rest is the worker's, as this put's own slot is the most recent.
+	 */
 	if (!pamt_shrink_free_cached()) {
 		ret = pamt_reclaim_one(&budget, false);
 		if (ret == 1)
 			pamt_stat_inc(CAP);
-		/* One REMOVE sequence was issued, whatever its outcome. */
-		removed = ret == 1 || (ret < 0 && ret != -EAGAIN);
+		removed = ret;	/* 0: no REMOVE within the budget */
 	}
 	if (pamt_shrink_over_cap(0))
 		pamt_defer(PAMT_DEFER_CAP);
@@ -471,55 +345,10 @@ static bool pamt_shrink_cap_put(void)
 	return removed;
 }
 
-/**
- * pamt_shrink_idle_inc() - account a slot that went IDLE, enforce the cap
- * @idx: the slot, just moved from ACTIVE to IDLE by this put
- *
- * Called from put, in any context but hardirq, outside any transition.
- *
- * Return: true if it issued a PAMT.REMOVE (the put counts as put_slow).
- */
-bool pamt_shrink_idle_inc(unsigned long idx)
-{
-	atomic_long_inc(&pamt.idle);
-	pamt_idle_push(idx);
-	return pamt_shrink_cap_put();
-}
-
 /*
- * Bring idle memory within the cap, in process context: free pairs first,
- * then idle slots oldest first, then other CPUs' magazines.  Stops after
- * PAMT_SHRINK_MAX_BUSY failed removals.
- */
-static void pamt_shrink_cap_trim_once(unsigned long *fails)
-{
-	unsigned long budget;
-	int ret;
-
-	while (pamt_shrink_over_cap(0) && *fails < PAMT_SHRINK_MAX_BUSY) {
-		if (pamt_shrink_free_cached())
-			continue;
-		budget = PAMT_RESCHED_POPS;
-		ret = pamt_reclaim_one(&budget, false);
-		if (ret == 1)
-			pamt_stat_inc(CAP);
-		else if (ret < 0)
-			(*fails)++;
-		else if (budget)
-			break;		/* the index is empty */
-		cond_resched();
-	}
-}
-
-/*
- * With the arena, bring idle memory plus the chunks' free pairs within
- * the cap: empty the chunks whose every pair out is idle, sparsest
- * first, REMOVEing their slots (pamt_arena_shrink()); if free pairs in
- * magazines keep some chunk, those go back to their chunks, every CPU's,
- * and once more.  What is left over the cap is in chunks that hold a
- * pair in use (a range, a reserve), or behind REMOVEs that stayed BUSY:
- * the mark then keeps puts from calling the worker again until a chunk's
- * worth more.
+ * Empty the chunks whose every pair out is idle; if magazines keep a
+ * chunk, drain them all once and retry.  What stays over the cap is held
+ * by chunks with a pair in use: the mark spares puts until a chunk more.
  */
 static void pamt_shrink_cap_trim_chunks(void)
 {
@@ -527,7 +356,7 @@ static void pamt_shrink_cap_trim_chunks(void)
 	bool drained = false;
 
 	for (;;) {
-		held = pamt_shrink_held_memory();
+		held = pamt_shrink_idle_memory() + pamt_arena_free_pairs();
 		cap = READ_ONCE(pamt.idle_cap);
 		if (held <= cap) {
 			held = 0;
@@ -545,34 +374,37 @@ static void pamt_shrink_cap_trim_chunks(void)
 	WRITE_ONCE(pamt_cap_mark, held ? held + PAMT_ARENA_PAIRS : 0);
 }
 
+/* Free pairs first, then idle slots, then other CPUs' magazines. */
 static void pamt_shrink_cap_trim(void)
 {
-	unsigned long fails = 0, idle, cap;
+	unsigned long fails = 0, budget, idle, cap;
+	int ret;
 
 	might_sleep();
-	/* Chunks first: a REMOVE there gives memory back. */
 	if (pamt.arena)
 		pamt_shrink_cap_trim_chunks();
-	pamt_shrink_cap_trim_once(&fails);
-	if (!pamt_shrink_over_cap(0) || fails >= PAMT_SHRINK_MAX_BUSY)
-		return;
-	/* What is left is in other CPUs' magazines. */
+	while (pamt_shrink_over_cap(0) && fails < PAMT_SHRINK_MAX_BUSY) {
+		if (pamt_shrink_free_cached())
+			continue;
+		budget = PAMT_RESCHED_POPS;
+		ret = pamt_reclaim_one(&budget, false);
+		if (ret == 1)
+			pamt_stat_inc(CAP);
+		else if (ret < 0)
+			fails++;
+		else if (budget)
+			break;		/* the index is empty */
+		cond_resched();
+	}
+	/* What is left over the cap is in other CPUs' magazines. */
 	idle = pamt_shrink_idle_memory();
 	cap = READ_ONCE(pamt.idle_cap);
-	if (idle > cap && atomic_long_read(&pamt.free_pairs) > 0)
+	if (fails < PAMT_SHRINK_MAX_BUSY && idle > cap &&
+	    atomic_long_read(&pamt.free_pairs) > 0)
 		pamt_platform_drain_cpus(idle - cap);
 }
 
-/**
- * pamt_shrink_deferred() - the work put and the shrinker left over
- *
- * Frees the magazine pairs of other CPUs the shrinker asked for (with
- * the arena, and empties the chunks they kept), then brings idle memory
- * within the cap.
- *
- * Context: process context; may sleep.  The kernel's glue runs it from a
- * work item (pamt_platform_defer()).
- */
+/* The work item: other CPUs' pairs the shrinker asked for, the cap. */
 void pamt_shrink_deferred(void)
 {
 	unsigned long nr;
@@ -584,23 +416,13 @@ void pamt_shrink_deferred(void)
 		return;
 	if (nr) {
 		pamt_platform_drain_cpus(nr);
-		/* With the arena, the chunks those pairs were keeping. */
 		if (pamt.arena)
 			pamt_arena_shrink(nr, false);
 	}
 	pamt_shrink_cap_trim();
 }
 
-/**
- * pamt_shrink_remove_all_idle() - REMOVE every IDLE slot, referenced or not
- *
- * Goes through the idle index once, from oldest to newest: a slot whose
- * REMOVE stays BUSY is queued again, and left for next time.
- *
- * Context: process context; may sleep.
- *
- * Return: slots whose pair was freed.
- */
+/* One pass over the index; a slot that stays BUSY is queued again. */
 unsigned long pamt_shrink_remove_all_idle(void)
 {
 	unsigned long n, freed = 0, budget;
@@ -612,68 +434,20 @@ unsigned long pamt_shrink_remove_all_idle(void)
 	while (n) {
 		budget = min_t(unsigned long, n, PAMT_RESCHED_POPS);
 		n -= budget;
-		while (budget) {
-			ret = pamt_reclaim_one(&budget, false);
-			/*
-			 * 0 with budget left: the index is empty.  0 with none:
-			 * the budget went on entries with nothing to remove
-			 * (slots since evicted, or in use); go on.
-			 */
-			if (!ret) {
-				if (budget)
-					return freed;
-				break;
-			}
-			if (ret == 1) {
-				pamt_stat_inc(SHRINK);
-				freed++;
-			}
+		ret = pamt_reclaim_one(&budget, false);
+		if (!ret && budget)
+			break;		/* the index is empty */
+		n += budget;
+		if (ret == 1) {
+			pamt_stat_inc(SHRINK);
+			freed++;
 		}
 		cond_resched();
 	}
 	return freed;
 }
 
-/*
- * With the arena, memory goes back a chunk at a time (pamt_arena_shrink());
- * the oldest idle slots are REMOVEd only while fallback pairs, pages of
- * their own, are out, and count as what those gave back.  *@budget is
- * set to what is left of @nr once the memory given back and the index
- * entries looked at are counted as processed.
- */
-static unsigned long pamt_shrink_scan_arena(unsigned long nr,
-					    unsigned long *budget)
-{
-	unsigned long freed, before, now, fails = 0;
-	int ret;
-
-	freed = pamt_arena_shrink(nr, false);
-	/* Each index entry looked at below counts as processed. */
-	*budget = nr - min(freed, nr);
-	before = pamt_arena_loose();
-	if (!*budget || !before)
-		return freed;
-	do {
-		ret = pamt_reclaim_one(budget, true);
-		if (ret == 1)
-			pamt_stat_inc(SHRINK);
-		else if (ret < 0)
-			fails++;
-		now = pamt_arena_loose();
-		freed += before - min(before, now);
-		before = now;
-	} while (ret && *budget && now && fails < PAMT_SHRINK_MAX_BUSY);
-	return freed;
-}
-
-/**
- * tdx_pamt_shrink_count() - idle memory the shrinker could free
- *
- * Return: in pairs' worth of memory (two pages each): IDLE slots plus
- * the free pairs in the depot and in every CPU's magazines; with the
- * arena, the chunks that reclaim could empty (pamt_arena_reclaimable())
- * plus, at most, the fallback pairs; 0 when disabled.
- */
+/* In pairs' worth of memory, as tdx_pamt_shrink_scan() frees it. */
 unsigned long tdx_pamt_shrink_count(void)
 {
 	if (!pamt.enabled)
@@ -684,38 +458,40 @@ unsigned long tdx_pamt_shrink_count(void)
 	return pamt_shrink_idle_memory();
 }
 
-/**
- * tdx_pamt_shrink_scan() - free idle pairs, processing up to @nr_to_scan
- * @nr_to_scan: most index entries and cached pairs to process
- * @nr_scanned: if not NULL, set to those processed: the index entries
- *	looked at (second chances, stale entries and failed REMOVEs
- *	included) plus the cached pairs freed
- *
- * With the arena, see pamt_shrink_scan_arena(): pairs freed are pairs'
- * worth of memory given back to the page allocator, two pages each.
- *
- * IDLE slots go first, oldest first in the idle index; one revived since
- * it was queued (PAMT_SLOT_RECENT) loses the bit and goes back to the
- * tail instead, CLOCK's second chance: one more look at most.  Then depot
- * pairs; then this CPU's magazines.  Other CPUs' magazines are the
- * worker's: it has those CPUs free what is still wanted.
- * The work is O(@nr_to_scan); *@nr_scanned falls short of @nr_to_scan only
- * when nothing more can be done here: the index and this CPU's pairs ran
- * out, or PAMT_SHRINK_MAX_BUSY REMOVE sequences failed.  Never sleeps.
- *
- * Return: pairs freed.
+/*
+ * Idle slots oldest first, with CLOCK's second chance, then depot pairs,
+ * then this CPU's; other CPUs' go to the worker.  *@nr_scanned (index
+ * entries and pairs processed) falls short only when nothing more can be
+ * done here.  Never sleeps.
  */
 unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
 				   unsigned long *nr_scanned)
 {
-	unsigned long freed = 0, fails = 0, budget = nr_to_scan, n, m;
+	unsigned long freed = 0, fails = 0, budget = nr_to_scan, n, m, now;
 	int ret;
 
 	if (!pamt.enabled)
 		goto out;
 	if (pamt.arena) {
-		freed = pamt_shrink_scan_arena(nr_to_scan, &budget);
-		/* Chunks with pairs in other CPUs' magazines: the worker. */
+		/*
+		 * Memory goes back a chunk at a time; idle slots are REMOVEd
+		 * only while fallback pairs are out, and count as those freed.
+		 */
+		freed = pamt_arena_shrink(nr_to_scan, false);
+		budget -= min(freed, budget);
+		n = pamt_arena_loose();
+		while (budget && n && fails < PAMT_SHRINK_MAX_BUSY) {
+			ret = pamt_reclaim_one(&budget, true);
+			if (ret == 1)
+				pamt_stat_inc(SHRINK);
+			else if (ret < 0)
+				fails++;
+			now = pamt_arena_loose();
+			freed += n - min(n, now);
+			n = now;
+			if (!ret)
+				break;
+		}
 		if (budget && atomic_long_read(&pamt.free_pairs) > 0) {
 			atomic_long_add(budget, &pamt.defer_drain);
 			pamt_platform_defer();
@@ -752,47 +528,25 @@ out:
 	return freed;
 }
 
-/**
- * pamt_shrink_count_objects() - the shrinker's count_objects
- * @s: the shrinker
- * @sc: the request
- *
- * Return: tdx_pamt_shrink_count(), or SHRINK_EMPTY for none.
- */
 unsigned long pamt_shrink_count_objects(struct shrinker *s,
 					struct shrink_control *sc)
 {
 	return tdx_pamt_shrink_count() ?: SHRINK_EMPTY;
 }
 
-/**
- * pamt_shrink_scan_objects() - the shrinker's scan_objects
- * @s: the shrinker
- * @sc: the request: reads nr_to_scan, sets nr_scanned
- *
- * Return: pairs freed, 0 included; SHRINK_STOP if none was freed and the
- * scan processed less than asked, as nothing more can be done in this
- * context: reclaim would only call again for the same answer.
- */
 unsigned long pamt_shrink_scan_objects(struct shrinker *s,
 				       struct shrink_control *sc)
 {
 	unsigned long freed;
 
 	freed = tdx_pamt_shrink_scan(sc->nr_to_scan, &sc->nr_scanned);
+	/* Fell short and freed nothing: another call would do the same. */
 	if (!freed && sc->nr_scanned < sc->nr_to_scan)
 		return SHRINK_STOP;
 	return freed;
 }
 
-/**
- * tdx_pamt_drain() - free every idle slot's pair and every cached pair
- *
- * Context: process context; may sleep.  Runs a function on every online
- * CPU to empty its magazines.
- *
- * Return: pairs freed.
- */
+/* Every idle slot's pair and every cached pair.  Return: pairs freed. */
 unsigned long tdx_pamt_drain(void)
 {
 	unsigned long freed;
@@ -804,17 +558,11 @@ unsigned long tdx_pamt_drain(void)
 	freed += pamt_platform_drain_cpus(ULONG_MAX);
 	freed += pamt_depot_shrink(ULONG_MAX);
 	pamt_depot_free_empty();
-	/* Home chunks of processes: back to the page allocator if empty. */
 	pamt_arena_unhome(true);
 	return freed;
 }
 
-/**
- * tdx_pamt_drain_cpu() - free the cached pairs of an offline CPU
- * @cpu: a CPU that is dead and stays so during the call
- *
- * Context: process context, for example a CPU hotplug "dead" callback.
- */
+/* @cpu is dead and stays so during the call. */
 void tdx_pamt_drain_cpu(unsigned int cpu)
 {
 	if (pamt.enabled) {
@@ -823,12 +571,6 @@ void tdx_pamt_drain_cpu(unsigned int cpu)
 	}
 }
 
-/**
- * tdx_pamt_set_idle_cap() - set the most idle pairs kept, and enforce it
- * @cap: the cap, in pairs
- *
- * Context: process context; may sleep.
- */
 void tdx_pamt_set_idle_cap(unsigned long cap)
 {
 	WRITE_ONCE(pamt.idle_cap, cap);
@@ -837,11 +579,6 @@ void tdx_pamt_set_idle_cap(unsigned long cap)
 		pamt_shrink_cap_trim();
 }
 
-/**
- * tdx_pamt_idle_cap() - the current idle cap
- *
- * Return: the cap, in pairs.
- */
 unsigned long tdx_pamt_idle_cap(void)
 {
 	return READ_ONCE(pamt.idle_cap);
