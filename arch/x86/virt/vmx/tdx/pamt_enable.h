@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/*
- * TDX Dynamic PAMT cache: what tdx.c calls to decide on Dynamic PAMT, to
- * size the PAMT for it and to set the cache up (pamt_enable.c).
- */
+/* TDX Dynamic PAMT cache: what tdx.c calls (pamt_enable.c). */
 #ifndef _X86_VIRT_TDX_PAMT_ENABLE_H
 #define _X86_VIRT_TDX_PAMT_ENABLE_H
 
