@@ -278,22 +278,12 @@ struct pamt_idle_index {
 
 /*
  * Slots outside the flat window live in blocks of PAMT_BLOCK_SLOTS, one
- * block per 1G-aligned 1G of covered memory, found through a hash table;
- * see "Slot words and sparse memory" in the Documentation.
+ * block per 1G-aligned 1G of covered memory, found by a binary search of
+ * their sorted keys; see "Slot words and sparse memory" in the
+ * Documentation.
  */
 #define PAMT_BLOCK_SLOTS	512
 #define PAMT_BLOCK_PFN_SHIFT	(9 + 9)	/* pfn -> block key */
-#define PAMT_FAR_EMPTY		ULONG_MAX	/* key of an unused entry */
-
-/**
- * struct pamt_far - one entry of the far table
- * @key: pfn >> PAMT_BLOCK_PFN_SHIFT of the block, or PAMT_FAR_EMPTY
- * @first: index in pamt.slots of the block's first slot
- */
-struct pamt_far {
-	unsigned long key;
-	unsigned long first;
-};
 
 /* Deferred to a worker: see pamt_shrink_deferred(). */
 #define PAMT_DEFER_CAP		BIT(0)	/* idle memory over the cap */
@@ -304,13 +294,8 @@ struct pamt_far {
  * @base_idx: pfn >> 9 of @slots[0], the flat window's first slot
  * @nr_flat: slots in the flat window, @slots[0 .. @nr_flat - 1]
  * @nr_slots: entries in @slots: @nr_flat plus PAMT_BLOCK_SLOTS per far block
- * @far: the far table, @far_mask + 1 entries, open addressing
- * @far_mask: entries in @far, less one (a power of two, less one)
- * @far_mul: the table's multiplicative hash
- * @far_shift: 64 less the table's order; 0 with @far_mul 0 when empty
- * @far_probes: most entries a lookup probes beyond the first (0: perfect)
- * @far_keys: block key of each far block, in the order of @slots
- * @meta_bytes: bytes of slot metadata: words, far table, far keys, and
+ * @far_keys: block key of each far block, ascending, in the order of @slots
+ * @meta_bytes: bytes of slot metadata: words, far keys, and
  *	the idle index's ring and bitmap
  * @ops: the platform backend
  * @mag_size: pairs per magazine
@@ -341,11 +326,6 @@ struct pamt_cache {
 	unsigned long base_idx;
 	unsigned long nr_flat;
 	unsigned long nr_slots;
-	struct pamt_far *far;
-	unsigned long far_mask;
-	unsigned long far_mul;
-	unsigned int far_shift;
-	unsigned int far_probes;
 	unsigned long *far_keys;
 	unsigned long meta_bytes;
 	const struct tdx_pamt_ops *ops;
@@ -391,23 +371,24 @@ static inline unsigned long pamt_slot_idx(const atomic_t *slot)
 
 /*
  * The word of the 2M range @nr (pfn / TDX_PAMT_PAGES_PER_SLOT) in a far
- * block: one probe of the far table in the usual case, at most
- * pamt.far_probes more; NULL if it is in no far block.
+ * block, or NULL if it is in no far block.
  */
 static inline atomic_t *pamt_slot_far(unsigned long nr)
 {
-	unsigned long key = nr / PAMT_BLOCK_SLOTS;
-	unsigned long h = (key * pamt.far_mul) >> pamt.far_shift;
-	const struct pamt_far *e;
-	unsigned int i;
+	unsigned long n = (pamt.nr_slots - pamt.nr_flat) / PAMT_BLOCK_SLOTS;
+	unsigned long key = nr / PAMT_BLOCK_SLOTS, lo = 0, hi = n, mid;
 
-	for (i = 0; ; i++) {
-		e = &pamt.far[(h + i) & pamt.far_mask];
-		if (e->key == key)
-			return &pamt.slots[e->first + nr % PAMT_BLOCK_SLOTS];
-		if (i == pamt.far_probes || e->key == PAMT_FAR_EMPTY)
-			return NULL;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (pamt.far_keys[mid] < key)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
+	if (lo == n || pamt.far_keys[lo] != key)
+		return NULL;
+	return &pamt.slots[pamt.nr_flat + lo * PAMT_BLOCK_SLOTS +
+			   nr % PAMT_BLOCK_SLOTS];
 }
 
 /* The word of @pfn's 2M range, or NULL if it is not covered. */
@@ -461,7 +442,6 @@ struct page *__tdx_alloc_control_page(gfp_t gfp);
 void pamt_forget_module_pairs(void);
 
 /* pamt_slot.c */
-void pamt_far_reset(void);
 int pamt_slot_remove(atomic_t *slot, unsigned long idx, int *word,
 		     struct tdx_pamt_pair *pair);
 void pamt_pair_release(const struct tdx_pamt_pair *pair,
