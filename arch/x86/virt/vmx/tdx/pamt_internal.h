@@ -376,16 +376,16 @@ static inline unsigned long pamt_slot_idx(const atomic_t *slot)
 static inline atomic_t *pamt_slot_far(unsigned long nr)
 {
 	unsigned long n = (pamt.nr_slots - pamt.nr_flat) / PAMT_BLOCK_SLOTS;
-	unsigned long key = nr / PAMT_BLOCK_SLOTS, lo = 0, hi = n, mid;
+	unsigned long key = nr / PAMT_BLOCK_SLOTS, lo = 0, half;
 
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (pamt.far_keys[mid] < key)
-			lo = mid + 1;
-		else
-			hi = mid;
+	if (!n)
+		return NULL;
+	for (; n > 1; n -= half) {
+		half = n / 2;
+		if (pamt.far_keys[lo + half] <= key)
+			lo += half;
 	}
-	if (lo == n || pamt.far_keys[lo] != key)
+	if (pamt.far_keys[lo] != key)
 		return NULL;
 	return &pamt.slots[pamt.nr_flat + lo * PAMT_BLOCK_SLOTS +
 			   nr % PAMT_BLOCK_SLOTS];
