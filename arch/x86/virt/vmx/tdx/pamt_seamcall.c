@@ -22,41 +22,36 @@ static u64 pamt_sc_call(u64 fn, struct tdx_module_args *args)
 	return sc_retry(__seamcall, fn, args);
 }
 
-static u64 pamt_sc_target(unsigned long base_pfn)
+VISIBLE_IF_KUNIT u64 pamt_sc_do_add(pamt_sc_call_fn call, unsigned long base_pfn,
+				    const struct tdx_pamt_pair *pair)
 {
-	return PFN_PHYS(base_pfn) | PAMT_SC_PS_2M;
-}
-
-/* RCX: the 2M range, page size 2M; RDX, R8: the pair. */
-void pamt_sc_add_args(struct tdx_module_args *args, unsigned long base_pfn,
-		      const struct tdx_pamt_pair *pair)
-{
-	*args = (struct tdx_module_args) {
-		.rcx = pamt_sc_target(base_pfn),
+	struct tdx_module_args args = {
+		.rcx = PFN_PHYS(base_pfn) | PAMT_SC_PS_2M,
 		.rdx = PFN_PHYS(pair->pfn[0]),
 		.r8  = PFN_PHYS(pair->pfn[1]),
 	};
-}
 
-void pamt_sc_remove_args(struct tdx_module_args *args, unsigned long base_pfn)
-{
-	*args = (struct tdx_module_args) {
-		.rcx = pamt_sc_target(base_pfn),
-	};
+	lockdep_assert_preemption_disabled();
+	return call(TDH_PHYMEM_PAMT_ADD, &args);
 }
 
 /*
  * The pair comes back in RDX, R8.  If they are not two page addresses,
  * PAMT_SC_BAD_OUTPUT: leaking them beats freeing memory we cannot name.
  */
-u64 pamt_sc_remove_result(u64 status, const struct tdx_module_args *args,
-			  struct tdx_pamt_pair *pair)
+VISIBLE_IF_KUNIT u64 pamt_sc_do_remove(pamt_sc_call_fn call, unsigned long base_pfn,
+				       struct tdx_pamt_pair *pair)
 {
-	u64 pa[2] = { args->rdx, args->r8 };
+	struct tdx_module_args args = { .rcx = PFN_PHYS(base_pfn) | PAMT_SC_PS_2M };
+	u64 status, pa[2];
 	int i;
 
+	lockdep_assert_preemption_disabled();
+	status = call(TDH_PHYMEM_PAMT_REMOVE, &args);
 	if ((status & TDX_PAMT_STATUS_MASK) != TDX_PAMT_SUCCESS)
 		return status;
+	pa[0] = args.rdx;
+	pa[1] = args.r8;
 	for (i = 0; i < 2; i++) {
 		if (WARN_ONCE(!pa[i] || !PAGE_ALIGNED(pa[i]) ||
 			      !pfn_valid(PHYS_PFN(pa[i])),
@@ -66,28 +61,6 @@ u64 pamt_sc_remove_result(u64 status, const struct tdx_module_args *args,
 		pair->pfn[i] = PHYS_PFN(pa[i]);
 	}
 	return status;
-}
-
-VISIBLE_IF_KUNIT u64 pamt_sc_do_add(pamt_sc_call_fn call, unsigned long base_pfn,
-				    const struct tdx_pamt_pair *pair)
-{
-	struct tdx_module_args args;
-
-	lockdep_assert_preemption_disabled();
-	pamt_sc_add_args(&args, base_pfn, pair);
-	return call(TDH_PHYMEM_PAMT_ADD, &args);
-}
-
-VISIBLE_IF_KUNIT u64 pamt_sc_do_remove(pamt_sc_call_fn call, unsigned long base_pfn,
-				       struct tdx_pamt_pair *pair)
-{
-	struct tdx_module_args args;
-	u64 status;
-
-	lockdep_assert_preemption_disabled();
-	pamt_sc_remove_args(&args, base_pfn);
-	status = call(TDH_PHYMEM_PAMT_REMOVE, &args);
-	return pamt_sc_remove_result(status, &args, pair);
 }
 
 /* Without KUnit the above are static and inlined: a direct SEAMCALL. */

@@ -22,11 +22,5 @@ u64 pamt_sc_do_add(pamt_sc_call_fn call, unsigned long base_pfn,
 u64 pamt_sc_do_remove(pamt_sc_call_fn call, unsigned long base_pfn,
 		      struct tdx_pamt_pair *pair);
 #endif
-void pamt_sc_add_args(struct tdx_module_args *args, unsigned long base_pfn,
-		      const struct tdx_pamt_pair *pair);
-void pamt_sc_remove_args(struct tdx_module_args *args,
-			 unsigned long base_pfn);
-u64 pamt_sc_remove_result(u64 status, const struct tdx_module_args *args,
-			  struct tdx_pamt_pair *pair);
 
 #endif /* _X86_VIRT_TDX_PAMT_SEAMCALL_H */
