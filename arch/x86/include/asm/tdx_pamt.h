@@ -100,21 +100,19 @@ void tdx_free_control_page(struct page *page);
 #else
 /* Built without the cache: KVM TDX behaves as with a module lacking DPAMT. */
 static inline bool tdx_pamt_enabled(void) { return false; }
+static inline int tdx_pamt_put(unsigned long pfn) { return 0; }
+static inline void tdx_free_pamt_cache(struct tdx_pamt_cache *cache) { }
 
 static inline int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_cache *cache)
 {
 	return 0;
 }
 
-static inline int tdx_pamt_put(unsigned long pfn) { return 0; }
-
 static inline int tdx_topup_pamt_cache(struct tdx_pamt_cache *cache,
 				       unsigned int nr)
 {
 	return 0;
 }
-
-static inline void tdx_free_pamt_cache(struct tdx_pamt_cache *cache) { }
 
 static inline struct page *tdx_alloc_control_page(void)
 {
@@ -137,39 +135,12 @@ static inline void tdx_free_control_page(struct page *page)
 typedef u64 (*tdx_pamt_demote_fn)(const struct tdx_pamt_pair *pair, void *arg);
 typedef u64 (*tdx_pamt_promote_fn)(struct tdx_pamt_pair *pair, void *arg);
 
-#ifdef CONFIG_INTEL_TDX_PAMT_CACHE
 int tdx_pamt_pair_take(struct tdx_pamt_pair *pair,
 		       struct tdx_pamt_cache *res, gfp_t gfp);
 void tdx_pamt_pair_give(const struct tdx_pamt_pair *pair);
-
 int tdx_pamt_demote(unsigned long pfn, struct tdx_pamt_cache *cache,
 		    tdx_pamt_demote_fn demote, void *arg);
 int tdx_pamt_promote(unsigned long pfn, tdx_pamt_promote_fn promote,
 		     void *arg);
-#else
-#include <asm/shared/tdx_errno.h>
-
-/* No Dynamic PAMT: DEMOTE takes no pair and PROMOTE hands none back. */
-static inline int tdx_pamt_split_errno(u64 status)
-{
-	if (!(status & TDX_SEAMCALL_STATUS_MASK))
-		return 0;
-	return (status & TDX_SEAMCALL_STATUS_MASK) == TDX_OPERAND_BUSY ?
-	       -EBUSY : -EIO;
-}
-
-static inline int tdx_pamt_demote(unsigned long pfn,
-				  struct tdx_pamt_cache *cache,
-				  tdx_pamt_demote_fn demote, void *arg)
-{
-	return tdx_pamt_split_errno(demote(NULL, arg));
-}
-
-static inline int tdx_pamt_promote(unsigned long pfn,
-				   tdx_pamt_promote_fn promote, void *arg)
-{
-	return tdx_pamt_split_errno(promote(NULL, arg));
-}
-#endif
 
 #endif /* _ASM_X86_TDX_PAMT_H */
