@@ -7,7 +7,6 @@
 #include <linux/errno.h>
 #include <linux/init.h>
 #include <linux/seq_file.h>
-#include <linux/slab.h>
 #include "pamt_debugfs.h"
 #include "pamt_internal.h"
 
@@ -15,16 +14,12 @@ static struct dentry *pamt_dentry;
 
 int pamt_stats_show(struct seq_file *m, void *unused)
 {
-	u64 *vals;
+	u64 vals[TDX_PAMT_STAT_NR];
 	int i;
 
-	vals = kcalloc(TDX_PAMT_STAT_NR, sizeof(*vals), GFP_KERNEL);
-	if (!vals)
-		return -ENOMEM;
 	tdx_pamt_read_stats(vals);
 	for (i = 0; i < TDX_PAMT_STAT_NR; i++)
 		seq_printf(m, "%s %llu\n", tdx_pamt_stat_names[i], vals[i]);
-	kfree(vals);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(pamt_stats);
