@@ -25,18 +25,11 @@ const char * const tdx_pamt_stat_names[TDX_PAMT_STAT_NR] = {
 	"arena_free_pairs",
 };
 
-/*
- * Base pfns of the ranges whose pair the module kept at the last exit, so
- * that the next init does not ADD where the module must refuse for good.
- */
+/* Ranges whose pair the module kept at exit: the next init must not ADD. */
 static unsigned long *pamt_stuck;
 static unsigned long pamt_nr_stuck;
 
-/**
- * pamt_forget_module_pairs() - forget the ranges exit left in the module
- *
- * For a new (fake) module, which holds nothing.
- */
+/* Forget them: for a new (fake) module, which holds nothing. */
 void pamt_forget_module_pairs(void)
 {
 	kfree(pamt_stuck);

@@ -55,13 +55,7 @@ unsigned long tdx_dpamt_bitmap_size(u64 tdmr_size, unsigned int bits_per_4k_page
 	return ALIGN(DIV_ROUND_UP_ULL(bits, BITS_PER_BYTE), SZ_4K);
 }
 
-/**
- * pamt_enable_ranges() - the 2M-aligned ranges the TDMRs cover
- * @tdmr_list: the TDMRs the module was configured with
- * @ranges: nr_consumed_tdmrs entries, filled in
- *
- * Return: the number of ranges, or -EINVAL for a list the core would refuse.
- */
+/* The ranges the TDMRs cover, or -EINVAL for a list the core would refuse. */
 int pamt_enable_ranges(struct tdmr_info_list *tdmr_list,
 		       struct tdx_pamt_range *ranges)
 {
@@ -80,13 +74,7 @@ int pamt_enable_ranges(struct tdmr_info_list *tdmr_list,
 	return i;
 }
 
-/**
- * pamt_enable() - set the cache up over the memory the TDMRs cover
- * @tdmr_list: the TDMRs the module is configured with
- * @ops: the backend
- *
- * Return: 0 with the cache on; an errno with the cache off.
- */
+/* Set the cache up over the memory the TDMRs cover, with backend @ops. */
 int pamt_enable(struct tdmr_info_list *tdmr_list,
 		const struct tdx_pamt_ops *ops)
 {
