@@ -1,10 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * TDX Dynamic PAMT cache: refcounted 2M slots fronted by per-CPU magazines
- * of ready PAMT page pairs.
- *
- * Design, slot state machine and lock order:
- * Documentation/arch/x86/tdx-dpamt.rst
+ * of ready PAMT page pairs.  Documentation/arch/x86/tdx-dpamt.rst
  */
 #ifndef _ASM_X86_TDX_PAMT_H
 #define _ASM_X86_TDX_PAMT_H
@@ -33,9 +30,7 @@ struct tdx_pamt_pair {
  * @objcg: the memcg the charges are against, with a reference, or NULL
  * @pairs: the pairs; only @pairs[0..@nr) are valid
  *
- * Owned by one caller (KVM: one per vCPU, topped up before mmu_lock);
- * never shared without a lock.  Named as in the upstream DPAMT series;
- * it holds ready pairs rather than loose pages.
+ * One owner (KVM: one per vCPU, topped up before mmu_lock).
  */
 struct tdx_pamt_cache {
 	unsigned int nr;
@@ -105,21 +100,19 @@ void tdx_free_control_page(struct page *page);
 #else
 /* Built without the cache: KVM TDX behaves as with a module lacking DPAMT. */
 static inline bool tdx_pamt_enabled(void) { return false; }
+static inline int tdx_pamt_put(unsigned long pfn) { return 0; }
+static inline void tdx_free_pamt_cache(struct tdx_pamt_cache *cache) { }
 
 static inline int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_cache *cache)
 {
 	return 0;
 }
 
-static inline int tdx_pamt_put(unsigned long pfn) { return 0; }
-
 static inline int tdx_topup_pamt_cache(struct tdx_pamt_cache *cache,
 				       unsigned int nr)
 {
 	return 0;
 }
-
-static inline void tdx_free_pamt_cache(struct tdx_pamt_cache *cache) { }
 
 static inline struct page *tdx_alloc_control_page(void)
 {
@@ -134,66 +127,20 @@ static inline void tdx_free_control_page(struct page *page)
 #endif
 
 /*
- * pamt_huge.c: for a future huge-page series; KVM in 7.3 maps private
- * memory at 4K only and calls none of this.
- */
-/**
- * typedef tdx_pamt_demote_fn - issue TDH.MEM.PAGE.DEMOTE for tdx_pamt_demote()
- * @pair: the pair to pass in R12/R13; NULL without Dynamic PAMT
- * @arg: the caller's argument
- *
- * Runs inside the slot's transition, with preemption disabled: it must not
- * sleep, nor take a lock that sleeps on PREEMPT_RT.
- *
- * Return: the TDX status of the DEMOTE.
+ * pamt_huge.c: for a future huge-page series; KVM in 7.3 calls none of it.
+ * The callbacks issue DEMOTE (passing @pair) or PROMOTE (filling @pair;
+ * NULL without Dynamic PAMT) inside the slot's transition: preemption off,
+ * no lock that sleeps on PREEMPT_RT.  They return the TDX status.
  */
 typedef u64 (*tdx_pamt_demote_fn)(const struct tdx_pamt_pair *pair, void *arg);
-
-/**
- * typedef tdx_pamt_promote_fn - issue TDH.MEM.PAGE.PROMOTE for tdx_pamt_promote()
- * @pair: to fill with the pair the module hands back; NULL without
- *	Dynamic PAMT
- * @arg: the caller's argument
- *
- * Runs as a tdx_pamt_demote_fn does.
- *
- * Return: the TDX status of the PROMOTE.
- */
 typedef u64 (*tdx_pamt_promote_fn)(struct tdx_pamt_pair *pair, void *arg);
 
-#ifdef CONFIG_INTEL_TDX_PAMT_CACHE
 int tdx_pamt_pair_take(struct tdx_pamt_pair *pair,
 		       struct tdx_pamt_cache *res, gfp_t gfp);
 void tdx_pamt_pair_give(const struct tdx_pamt_pair *pair);
-
 int tdx_pamt_demote(unsigned long pfn, struct tdx_pamt_cache *cache,
 		    tdx_pamt_demote_fn demote, void *arg);
 int tdx_pamt_promote(unsigned long pfn, tdx_pamt_promote_fn promote,
 		     void *arg);
-#else
-#include <asm/shared/tdx_errno.h>
-
-/* No Dynamic PAMT: DEMOTE takes no pair and PROMOTE hands none back. */
-static inline int tdx_pamt_split_errno(u64 status)
-{
-	if (!(status & TDX_SEAMCALL_STATUS_MASK))
-		return 0;
-	return (status & TDX_SEAMCALL_STATUS_MASK) == TDX_OPERAND_BUSY ?
-	       -EBUSY : -EIO;
-}
-
-static inline int tdx_pamt_demote(unsigned long pfn,
-				  struct tdx_pamt_cache *cache,
-				  tdx_pamt_demote_fn demote, void *arg)
-{
-	return tdx_pamt_split_errno(demote(NULL, arg));
-}
-
-static inline int tdx_pamt_promote(unsigned long pfn,
-				   tdx_pamt_promote_fn promote, void *arg)
-{
-	return tdx_pamt_split_errno(promote(NULL, arg));
-}
-#endif
 
 #endif /* _ASM_X86_TDX_PAMT_H */

@@ -36,7 +36,7 @@ static const unsigned long sparse_ends[] = {
 
 /*
  * get, put, evict and the shrinker at both ends of both ranges: each range
- * gets its pair at its own base, through the far table where it must.
+ * gets its pair at its own base, through the far blocks where it must.
  */
 PAMT_TEST(sparse_far_ranges_work_at_both_ends)
 {
@@ -47,7 +47,6 @@ PAMT_TEST(sparse_far_ranges_work_at_both_ends)
 	/* The window is one range; the other is one far block. */
 	EXPECT_EQ(pamt.nr_flat, 512);
 	EXPECT_EQ(pamt.nr_slots, 1024);
-	EXPECT_EQ(pamt.far_probes, 0);
 	for (i = 0; i < ARRAY_SIZE(sparse_ends); i++) {
 		pfn = sparse_ends[i];
 		base = pfn & ~(TDX_PAMT_PAGES_PER_SLOT - 1);
@@ -189,8 +188,8 @@ PAMT_TEST(sparse_metadata_is_proportional_to_covered)
 	printf("(allocated in all by init: %lu, %lu, %lu)\n", d, a, f);
 	/* 4-byte words, a u32 ring entry and a bit per slot; 1024 slots. */
 	EXPECT_EQ(d_meta, 1024 * 8 + 1024 / 8);
-	/* Apart: the same, plus a far table of 2 entries and a far key. */
-	EXPECT_EQ(a_meta, d_meta + 2 * sizeof(struct pamt_far) + 8);
+	/* Apart: the same, plus a far key. */
+	EXPECT_EQ(a_meta, d_meta + 8);
 	EXPECT_EQ(f_meta, a_meta);
 	/* What init allocates in all moves by as much, whatever the span. */
 	EXPECT(a <= d + 4096);
@@ -273,59 +272,42 @@ PAMT_TEST(sparse_idle_index_cap_and_shrinker)
 }
 
 /*
- * Lookups through a far table whose blocks do not sit in their first
- * entry: built here with a hash that sends every key to entry 0, so that
- * each block is found by probing and a miss stops at the bound.
+ * Lookups among many far blocks, with gaps between them: each block is
+ * found at its own place in the slot words; a pfn below, between or above
+ * them is -EINVAL.
  */
-PAMT_TEST(sparse_far_table_probes)
+PAMT_TEST(sparse_far_blocks_found_among_many)
 {
 	const struct tdx_pamt_range r[] = {
-		{ .start_pfn = 1UL << 30, .end_pfn = (1UL << 30) + 5 * GIB_PFNS },
-		{ .start_pfn = 1UL << 40, .end_pfn = (1UL << 40) + 4 * GIB_PFNS },
+		{ .start_pfn = 1UL << 22, .end_pfn = (1UL << 22) + GIB_PFNS },
+		{ .start_pfn = 1UL << 26, .end_pfn = (1UL << 26) + 2 * GIB_PFNS },
+		{ .start_pfn = 1UL << 30, .end_pfn = (1UL << 30) + 6 * GIB_PFNS },
 	};
-	struct pamt_far *saved, tbl[8];
-	unsigned long mul, mask, i, pfn;
-	unsigned int shift, probes;
+	const unsigned long miss[] = {
+		0, (1UL << 22) - 1, (1UL << 22) + GIB_PFNS, (1UL << 26) - 1,
+		(1UL << 26) + 2 * GIB_PFNS, (1UL << 30) - 1,
+		(1UL << 30) + 6 * GIB_PFNS, 1UL << 40, ~0UL,
+	};
+	/* The far blocks in pfn order: their range and block within it. */
+	const unsigned int rng[] = { 0, 1, 1 };
+	const unsigned int off[] = { 0, 0, 1 };
+	unsigned long i, pfn;
 
-	sparse_up(r, 2, 0);
-	/* The larger range is the window, the other four far blocks. */
-	EXPECT_EQ(pamt.nr_flat, 5 * 512);
+	sparse_up(r, 3, 0);
+	EXPECT_EQ(pamt.nr_flat, 6 * 512);
 	EXPECT_EQ(pamt.nr_slots, 9 * 512);
-	saved = pamt.far;
-	mul = pamt.far_mul;
-	shift = pamt.far_shift;
-	mask = pamt.far_mask;
-	probes = pamt.far_probes;
-	for (i = 0; i < 8; i++)
-		tbl[i].key = PAMT_FAR_EMPTY;
-	for (i = 0; i < 4; i++) {
-		tbl[i].key = pamt.far_keys[i];
-		tbl[i].first = pamt.nr_flat + i * PAMT_BLOCK_SLOTS;
-	}
-	pamt.far = tbl;
-	pamt.far_mask = 7;
-	pamt.far_mul = 0;
-	pamt.far_shift = 0;
-	pamt.far_probes = 3;
-
-	for (i = 0; i < 4; i++) {
-		pfn = (1UL << 40) + i * GIB_PFNS + 5 * 512 + 1;
+	for (i = 0; i < ARRAY_SIZE(rng); i++) {
+		pfn = r[rng[i]].start_pfn + off[i] * GIB_PFNS + 5 * 512 + 1;
 		EXPECT_EQ(tdx_pamt_get(pfn, NULL), 0);
-		EXPECT_EQ(atomic_read(&pamt.slots[(5 + i) * 512 + 5]),
+		EXPECT_EQ(atomic_read(&pamt.slots[(6 + i) * 512 + 5]),
 			  PAMT_SLOT_INSTALLED | 1);
 		EXPECT(pamt_fake_range_has_pair(pfn));
+		EXPECT_EQ(pamt_slot_base_pfn((6 + i) * 512 + 5), pfn - 1);
 		EXPECT_EQ(tdx_pamt_put(pfn), 0);
 	}
-	/* A key that is not there: probed up to the bound, then -EINVAL. */
-	EXPECT_EQ(tdx_pamt_get((1UL << 40) + 4 * GIB_PFNS, NULL), -EINVAL);
-	/* With a shorter bound the last block is out of reach. */
-	pamt.far_probes = 2;
-	EXPECT_EQ(tdx_pamt_get((1UL << 40) + 3 * GIB_PFNS, NULL), -EINVAL);
-
-	pamt.far = saved;
-	pamt.far_mul = mul;
-	pamt.far_shift = shift;
-	pamt.far_mask = mask;
-	pamt.far_probes = probes;
-	EXPECT_EQ(tdx_pamt_drain(), 4);
+	for (i = 0; i < ARRAY_SIZE(miss); i++) {
+		EXPECT(!pamt_slot_lookup(miss[i]));
+		EXPECT_EQ(tdx_pamt_get(miss[i], NULL), -EINVAL);
+	}
+	EXPECT_EQ(tdx_pamt_drain(), ARRAY_SIZE(rng));
 }

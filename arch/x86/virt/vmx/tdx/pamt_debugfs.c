@@ -1,55 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * TDX Dynamic PAMT cache: /sys/kernel/debug/tdx/pamt/
- *
- *   stats     the counters of enum tdx_pamt_stat, one "name value" a line
- *   drain     write 1: REMOVE every idle slot and free every cached pair
- *   idle_cap  the cap on idle pairs, read-only
- *
- * The files exist whether or not the cache is on; while it is off, stats
- * reads zeroes and drain does nothing.  drain is the one writable file:
- * a memory-pressure or leak test needs the cache empty between runs.
+ * TDX Dynamic PAMT cache: /sys/kernel/debug/tdx/pamt/{stats,drain,idle_cap};
+ * drain, the one writable file, empties the cache between memory tests.
  */
 #include <linux/debugfs.h>
 #include <linux/errno.h>
 #include <linux/init.h>
 #include <linux/seq_file.h>
-#include <linux/slab.h>
 #include "pamt_debugfs.h"
 #include "pamt_internal.h"
 
 static struct dentry *pamt_dentry;
 
-/**
- * pamt_stats_show() - print every counter of the cache
- * @m: the seq_file
- * @unused: unused
- *
- * Return: 0 or -ENOMEM.
- */
 int pamt_stats_show(struct seq_file *m, void *unused)
 {
-	u64 *vals;
+	u64 vals[TDX_PAMT_STAT_NR];
 	int i;
 
-	vals = kcalloc(TDX_PAMT_STAT_NR, sizeof(*vals), GFP_KERNEL);
-	if (!vals)
-		return -ENOMEM;
 	tdx_pamt_read_stats(vals);
 	for (i = 0; i < TDX_PAMT_STAT_NR; i++)
 		seq_printf(m, "%s %llu\n", tdx_pamt_stat_names[i], vals[i]);
-	kfree(vals);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(pamt_stats);
 
-/**
- * pamt_debugfs_drain_set() - the write handler of "drain"
- * @data: unused
- * @val: must be 1
- *
- * Return: 0 or -EINVAL.
- */
 int pamt_debugfs_drain_set(void *data, u64 val)
 {
 	if (val != 1)
@@ -60,13 +34,6 @@ int pamt_debugfs_drain_set(void *data, u64 val)
 DEFINE_DEBUGFS_ATTRIBUTE(pamt_drain_fops, NULL, pamt_debugfs_drain_set,
 			 "%llu\n");
 
-/**
- * pamt_debugfs_idle_cap_get() - the read handler of "idle_cap"
- * @data: unused
- * @val: set to the cap, in pairs
- *
- * Return: 0.
- */
 int pamt_debugfs_idle_cap_get(void *data, u64 *val)
 {
 	*val = tdx_pamt_idle_cap();
@@ -76,11 +43,6 @@ int pamt_debugfs_idle_cap_get(void *data, u64 *val)
 DEFINE_DEBUGFS_ATTRIBUTE(pamt_idle_cap_fops, pamt_debugfs_idle_cap_get,
 			 NULL, "%llu\n");
 
-/**
- * pamt_debugfs_dir() - the debugfs directory of the cache, for tests
- *
- * Return: the dentry, or NULL or an error pointer if there is none.
- */
 struct dentry *pamt_debugfs_dir(void)
 {
 	return pamt_dentry;

@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/*
- * TDX Dynamic PAMT cache: debugfs files (pamt_debugfs.c), declared for
- * the KUnit tests that read them without mounting debugfs.
- */
+/* TDX Dynamic PAMT cache: debugfs handlers, for KUnit (pamt_debugfs.c). */
 #ifndef _X86_VIRT_TDX_PAMT_DEBUGFS_H
 #define _X86_VIRT_TDX_PAMT_DEBUGFS_H
 

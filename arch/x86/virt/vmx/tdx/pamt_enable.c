@@ -1,19 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * TDX Dynamic PAMT cache: turning it on when the TDX module can use it.
- *
- * tdx.c decides once, from TDX_FEATURES0 and tdx_pamt.enable, whether the
- * module runs with Dynamic PAMT (tdx_pamt_wanted()).  If it does, the 4K
- * PAMT is sized as the module's PAMT page bitmap
- * (tdx_dpamt_bitmap_size()), the cache is set up over the memory the
- * TDMRs cover before TDH.SYS.CONFIG opts in (tdx_pamt_module_prepare()),
- * and its shrinker and CPU hotplug hook are registered once the module is
- * initialised (tdx_pamt_module_ready()).  Otherwise the module keeps
- * static PAMT and every get/put is a no-op that succeeds.  What of
- * enabling is done and what is not: Documentation/arch/x86/tdx-dpamt.rst.
- *
- * Boot parameters (the cache is built in): tdx_pamt.enable,
- * tdx_pamt.idle_cap.
+ * TDX Dynamic PAMT cache: turned on from tdx.c if the module has Dynamic
+ * PAMT.  Documentation/arch/x86/tdx-dpamt.rst, "Enabling and KVM".
  */
 #define pr_fmt(fmt)	"tdx-pamt: " fmt
 
@@ -34,7 +22,6 @@
 #undef MODULE_PARAM_PREFIX
 #define MODULE_PARAM_PREFIX "tdx_pamt."
 
-/* Not static under KUnit, so that the tests can turn it off and on. */
 VISIBLE_IF_KUNIT bool pamt_param_enable = true;
 module_param_named(enable, pamt_param_enable, bool, 0444);
 MODULE_PARM_DESC(enable, "Use Dynamic PAMT, with the cache, if the TDX module has it (default Y; N: static PAMT)");
@@ -47,12 +34,7 @@ MODULE_PARM_DESC(idle_cap, "Initial cap on idle pairs (0: a quarter of the cover
  * tdx_pamt_wanted() - whether the TDX module is to run with Dynamic PAMT
  * @features0: the module's TDX_FEATURES0
  *
- * Decided once by tdx.c, before the PAMT is sized: the module supports
- * Dynamic PAMT and tdx_pamt.enable was not turned off.  With the cache
- * not built in, never (pamt_enable.h).
- *
- * Return: true to size the 4K PAMT as a bitmap and opt in at
- * TDH.SYS.CONFIG; false to keep static PAMT.
+ * Return: true to size the 4K PAMT as a bitmap and opt in at TDH.SYS.CONFIG.
  */
 bool tdx_pamt_wanted(u64 features0)
 {
@@ -64,15 +46,7 @@ bool tdx_pamt_wanted(u64 features0)
  * @tdmr_size: the TDMR's size in bytes
  * @bits_per_4k_page: the bitmap's entry size, from global metadata
  *
- * With Dynamic PAMT the 4K level of a TDMR's PAMT is a bitmap with one
- * entry of @bits_per_4k_page bits per 4K page of the TDMR.  A partial
- * page at the end counts as a page (TDMRs are whole gigabytes, so there
- * is none): a bitmap too long by one entry costs nothing, one too short
- * would be refused.  The size is rounded up to a whole 4K page, as TDX
- * requires of every PAMT.  Cannot overflow for a TDMR below 2^52 bytes,
- * the largest physical address, and a 16-bit metadata field.
- *
- * Return: the bitmap's size in bytes, a multiple of 4K.
+ * Return: the bitmap's size in bytes, rounded up to 4K as every PAMT is.
  */
 unsigned long tdx_dpamt_bitmap_size(u64 tdmr_size, unsigned int bits_per_4k_page)
 {
@@ -81,16 +55,7 @@ unsigned long tdx_dpamt_bitmap_size(u64 tdmr_size, unsigned int bits_per_4k_page
 	return ALIGN(DIV_ROUND_UP_ULL(bits, BITS_PER_BYTE), SZ_4K);
 }
 
-/**
- * pamt_enable_ranges() - the 2M-aligned ranges the TDMRs cover
- * @tdmr_list: the TDMRs the module was configured with
- * @ranges: nr_consumed_tdmrs entries, filled in
- *
- * TDMRs are 1G aligned, sorted and disjoint, so each one is a range.
- *
- * Return: the number of ranges, or -EINVAL for a list the core would
- * refuse.
- */
+/* The ranges the TDMRs cover, or -EINVAL for a list the core would refuse. */
 int pamt_enable_ranges(struct tdmr_info_list *tdmr_list,
 		       struct tdx_pamt_range *ranges)
 {
@@ -109,17 +74,7 @@ int pamt_enable_ranges(struct tdmr_info_list *tdmr_list,
 	return i;
 }
 
-/**
- * pamt_enable() - set the cache up over the memory the TDMRs cover
- * @tdmr_list: the TDMRs the module is configured with
- * @ops: the backend
- *
- * Whether to is the caller's decision (tdx_pamt_wanted()).
- *
- * Context: process context; may sleep.
- *
- * Return: 0 with the cache on; an errno with the cache off.
- */
+/* Set the cache up over the memory the TDMRs cover, with backend @ops. */
 int pamt_enable(struct tdmr_info_list *tdmr_list,
 		const struct tdx_pamt_ops *ops)
 {
@@ -148,13 +103,8 @@ int pamt_enable(struct tdmr_info_list *tdmr_list,
  * tdx_pamt_module_prepare() - set the cache up before the module opts in
  * @tdmr_list: the TDMRs, with their PAMTs, about to be passed to the module
  *
- * Called by tdx.c when tdx_pamt_wanted() said yes, before TDH.SYS.CONFIG.
- * Everything that can fail in setting the cache up happens here, while
- * tdx.c can still give up cleanly: a module configured with Dynamic PAMT
- * and no cache to supply its page pairs could not run a single TD.  What
- * is left for tdx_pamt_module_ready() cannot leave the cache unusable.
- *
- * Context: process context, at boot; may sleep.
+ * All that can fail happens here, while tdx.c can still give up cleanly:
+ * a module opted in to Dynamic PAMT without a cache could run no TD.
  *
  * Return: 0, or an errno for tdx.c to fail TDX initialisation with.
  */
@@ -162,7 +112,6 @@ int tdx_pamt_module_prepare(struct tdmr_info_list *tdmr_list)
 {
 	int ret = -ENOMEM;
 
-	/* Without the glue's workqueues nothing could drain or trim. */
 	if (pamt_glue_ready())
 		ret = pamt_enable(tdmr_list, &tdx_pamt_seamcall_ops);
 
@@ -173,17 +122,10 @@ int tdx_pamt_module_prepare(struct tdmr_info_list *tdmr_list)
 }
 
 /**
- * tdx_pamt_module_ready() - the TDX module is initialised
+ * tdx_pamt_module_ready() - register the shrinker and CPU hotplug hook
  *
- * Called by tdx_enable() once the module is marked initialised.  Registers
- * the shrinker and the CPU hotplug hook.  tdx_enable() is an initcall that
- * holds no CPU hotplug lock, so it registers them directly; no worker is
- * needed.  A CPU that went offline since tdx_pamt_module_prepare() is
- * drained as the hook is registered (pamt_glue_register()).  If
- * registering fails, the cache stays on, with idle memory bounded by the
- * idle cap only.
- *
- * Context: process context, at boot; may sleep.
+ * Context: process context, without the CPU hotplug lock.  On failure the
+ * cache stays on, its idle memory bounded by the cap only.
  */
 void tdx_pamt_module_ready(void)
 {
@@ -204,15 +146,11 @@ void tdx_pamt_module_ready(void)
 /**
  * tdx_pamt_module_down() - drain the cache and turn it off
  *
- * For tdx.c's error path after tdx_pamt_module_prepare(), and for a TDX
- * teardown that 7.3 does not have: tdx_module_shutdown() only hands the
- * module over to a runtime update, which keeps Dynamic PAMT and every
- * installed pair, so the cache stays as it is across it.
+ * For tdx.c's error path; a runtime update of the module keeps the cache.
  *
- * Context: process context, without the CPU hotplug lock, once no TD
- * holds a PAMT reference.  Before tdx_pamt_module_ready() it takes no CPU
- * hotplug lock, so tdx.c's error path may hold get_online_mems(), which
- * nests inside it; unregistering the hooks afterwards does take it.
+ * Context: process context, once no TD holds a PAMT reference.  Before
+ * tdx_pamt_module_ready() it takes no CPU hotplug lock, so the caller may
+ * hold get_online_mems(), which nests inside it.
  */
 void tdx_pamt_module_down(void)
 {

@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/*
- * TDX Dynamic PAMT cache: what tdx.c calls to decide on Dynamic PAMT, to
- * size the PAMT for it and to set the cache up (pamt_enable.c).
- */
+/* TDX Dynamic PAMT cache: what tdx.c calls (pamt_enable.c). */
 #ifndef _X86_VIRT_TDX_PAMT_ENABLE_H
 #define _X86_VIRT_TDX_PAMT_ENABLE_H
 
@@ -29,6 +26,9 @@ extern bool pamt_param_enable;
 #else
 /* Without the cache the module is never asked to use Dynamic PAMT. */
 static inline bool tdx_pamt_wanted(u64 features0) { return false; }
+static inline void tdx_pamt_module_ready(void) { }
+static inline void tdx_pamt_module_down(void) { }
+
 static inline unsigned long tdx_dpamt_bitmap_size(u64 tdmr_size,
 						  unsigned int bits_per_4k_page)
 {
@@ -39,9 +39,6 @@ static inline int tdx_pamt_module_prepare(struct tdmr_info_list *tdmr_list)
 {
 	return -EOPNOTSUPP;
 }
-
-static inline void tdx_pamt_module_ready(void) { }
-static inline void tdx_pamt_module_down(void) { }
 #endif
 
 #endif /* _X86_VIRT_TDX_PAMT_ENABLE_H */

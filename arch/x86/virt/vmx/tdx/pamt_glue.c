@@ -1,11 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * TDX Dynamic PAMT cache: the in-kernel glue.
- *
- * The core (pamt_slot.c, pamt_mag.c, pamt_shrink.c, pamt_core.c) is built
- * unchanged by the userspace harness; what only a kernel has lives here:
- * running a drain on every CPU, the deferred work of put and the shrinker,
- * the shrinker and the CPU hotplug hook.
+ * TDX Dynamic PAMT cache: what only a kernel has (the userspace harness
+ * builds the rest): per-CPU drains, deferred work, shrinker, CPU hotplug.
  */
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
@@ -21,16 +17,13 @@
 #include "pamt_glue.h"
 
 /*
- * Reclaim waits for both kinds of work (the shrinker defers to one, the
- * cap and the worker drain with the other), so both queues have a rescuer.
- * mm's own mm_percpu_wq is private to mm/ (mm/internal.h).  Two queues,
- * not one: the deferred work flushes the drains, and flushing work of the
- * queue one runs on would wait on one's own rescuer.
+ * Reclaim waits on both, so both have a rescuer (mm_percpu_wq is private
+ * to mm/).  Two, as the deferred work flushes drains and must not wait on
+ * its own queue's rescuer.
  */
 static struct workqueue_struct *pamt_drain_wq;	/* per CPU */
 static struct workqueue_struct *pamt_defer_wq;
 
-/* The drains, one work per CPU; pamt_drain_mutex serialises their use. */
 static DEFINE_MUTEX(pamt_drain_mutex);
 static DEFINE_PER_CPU(struct work_struct, pamt_drain_work);
 static struct cpumask pamt_drain_queued;
@@ -41,22 +34,10 @@ static void pamt_glue_drain_fn(struct work_struct *work)
 	pamt_mag_drain_local(&pamt_drain_budget);
 }
 
-/**
- * pamt_platform_drain_cpus() - free pairs from the magazines of every online CPU
- * @nr: most pairs to free
- *
- * Runs pamt_mag_drain_local() in process context on each online CPU and
- * waits for all of them, with work items allocated once, at boot: reclaim
- * runs it.  No CPU hotplug lock, so that a caller may hold
- * get_online_mems(), which nests inside it: a CPU that comes online
- * meanwhile has empty magazines, and one that goes down is drained by the
- * CPU hotplug callback (its work, if queued, runs on another CPU and
- * drains that one).  The magazines of a CPU that went down before the
- * callback was registered were drained by pamt_glue_register().
- *
- * Context: process context; sleeps.
- *
- * Return: pairs freed.
+/*
+ * No CPU hotplug lock, so that a caller may hold get_online_mems(): a CPU
+ * that comes online meanwhile has empty magazines; one that goes down is
+ * drained by the CPU-dead callback.
  */
 unsigned long pamt_platform_drain_cpus(unsigned long nr)
 {
@@ -92,26 +73,11 @@ static void pamt_glue_lazy_fn(struct work_struct *work)
 
 static DECLARE_DELAYED_WORK(pamt_glue_lazy_work, pamt_glue_lazy_fn);
 
-/**
- * pamt_platform_defer() - run pamt_shrink_deferred() soon, from a worker
- *
- * What a put or the shrinker may not do itself: more than one REMOVE
- * sequence, or draining other CPUs' magazines.
- *
- * Context: any but hardirq; never sleeps.
- */
 void pamt_platform_defer(void)
 {
 	queue_work(pamt_defer_wq, &pamt_glue_defer_work);
 }
 
-/**
- * pamt_platform_defer_lazy() - run pamt_shrink_deferred() within a second
- *
- * For work that may wait: a timer armed once, however many ask meanwhile.
- *
- * Context: any but hardirq; never sleeps.
- */
 void pamt_platform_defer_lazy(void)
 {
 	/* A read first: every idle put over the cap may call this. */
@@ -120,23 +86,13 @@ void pamt_platform_defer_lazy(void)
 				   msecs_to_jiffies(PAMT_DEFER_LAZY_MS));
 }
 
-/**
- * pamt_platform_defer_sync() - wait for the deferred work, cancel the rest
- *
- * Context: process context; sleeps.
- */
 void pamt_platform_defer_sync(void)
 {
 	cancel_delayed_work_sync(&pamt_glue_lazy_work);
 	cancel_work_sync(&pamt_glue_defer_work);
 }
 
-/**
- * pamt_glue_ready() - whether the glue's workqueues exist
- *
- * Return: false if they could not be allocated at boot: the cache must
- * then stay off.
- */
+/* Without the workqueues the cache must stay off: nothing could drain. */
 bool pamt_glue_ready(void)
 {
 	return pamt_drain_wq && pamt_defer_wq;
@@ -175,23 +131,13 @@ static int pamt_glue_cpu_dead(unsigned int cpu)
 static struct shrinker *pamt_shrinker;
 static int pamt_cpuhp_state = -1;
 
-/**
- * pamt_glue_shrinker() - the registered shrinker, for tests
- *
- * Return: the shrinker, or NULL while none is registered.
- */
+/* For the tests. */
 struct shrinker *pamt_glue_shrinker(void)
 {
 	return pamt_shrinker;
 }
 
-/**
- * pamt_glue_drain_offline() - free the pairs of every CPU not in @online
- * @online: the CPUs to leave alone; cpu_online_mask but for tests
- *
- * Context: process context, with the CPU hotplug lock held, so that no CPU
- * comes or goes meanwhile.
- */
+/* Free the pairs of every CPU not in @online (cpu_online_mask but in tests). */
 void pamt_glue_drain_offline(const struct cpumask *online)
 {
 	unsigned int cpu;
@@ -203,18 +149,10 @@ void pamt_glue_drain_offline(const struct cpumask *online)
 	}
 }
 
-/**
- * pamt_glue_register() - register the shrinker and the CPU-dead hook
- *
- * Both are harmless while the cache is off: they find nothing to do.
- * The cache is usable from tdx_pamt_init() on, before this runs: a CPU
- * that went offline in between filled magazines that no callback drained.
- * The hook is installed and those CPUs drained under one hold of the CPU
- * hotplug lock, so that every CPU that ever dies is drained once.
- *
- * Context: process context, without the CPU hotplug lock; sleeps.
- *
- * Return: 0 or a negative errno, with nothing registered.
+/*
+ * The cache is in use from tdx_pamt_init() on: CPUs that went offline since
+ * are drained under the same CPU hotplug lock hold that installs the hook,
+ * so that every CPU that dies is drained once.
  */
 int pamt_glue_register(void)
 {
@@ -225,7 +163,6 @@ int pamt_glue_register(void)
 	pamt_shrinker = shrinker_alloc(0, "tdx-pamt");
 	if (!pamt_shrinker)
 		return -ENOMEM;
-	/* In the core, so that the harness drives them as reclaim does. */
 	pamt_shrinker->count_objects = pamt_shrink_count_objects;
 	pamt_shrinker->scan_objects = pamt_shrink_scan_objects;
 
@@ -246,11 +183,6 @@ int pamt_glue_register(void)
 	return 0;
 }
 
-/**
- * pamt_glue_unregister() - undo pamt_glue_register()
- *
- * Context: process context; sleeps.  Waits for running callbacks.
- */
 void pamt_glue_unregister(void)
 {
 	if (!pamt_shrinker)

@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/*
- * TDX Dynamic PAMT cache: in-kernel glue (pamt_glue.c), not shared with
- * the userspace harness.
- */
+/* TDX Dynamic PAMT cache: in-kernel glue (pamt_glue.c). */
 #ifndef _X86_VIRT_TDX_PAMT_GLUE_H
 #define _X86_VIRT_TDX_PAMT_GLUE_H
 

@@ -167,22 +167,12 @@ struct pamt_idle_index {
 
 /*
  * Slots outside the flat window live in blocks of PAMT_BLOCK_SLOTS, one
- * block per 1G-aligned 1G of covered memory, found through a hash table;
- * see "Slot words and sparse memory" in the Documentation.
+ * block per 1G-aligned 1G of covered memory, found by a binary search of
+ * their sorted keys; see "Slot words and sparse memory" in the
+ * Documentation.
  */
 #define PAMT_BLOCK_SLOTS	512
 #define PAMT_BLOCK_PFN_SHIFT	(9 + 9)	/* pfn -> block key */
-#define PAMT_FAR_EMPTY		ULONG_MAX	/* key of an unused entry */
-
-/**
- * struct pamt_far - one entry of the far table
- * @key: pfn >> PAMT_BLOCK_PFN_SHIFT of the block, or PAMT_FAR_EMPTY
- * @first: index in pamt.slots of the block's first slot
- */
-struct pamt_far {
-	unsigned long key;
-	unsigned long first;
-};
 
 #define PAMT_DEFER_CAP		BIT(0)	/* idle memory over the cap */
 
@@ -192,13 +182,7 @@ struct pamt_cache {
 	unsigned long base_idx;		/* pfn / 512 of slots[0] */
 	unsigned long nr_flat;		/* slots in the flat window */
 	unsigned long nr_slots;
-	/* The far table: see pamt_slot_far(). */
-	struct pamt_far *far;
-	unsigned long far_mask;
-	unsigned long far_mul;
-	unsigned int far_shift;
-	unsigned int far_probes;
-	unsigned long *far_keys;
+	unsigned long *far_keys;	/* far block keys, ascending */
 	unsigned long meta_bytes;	/* slot metadata, for the statistics */
 	const struct tdx_pamt_ops *ops;
 	unsigned int mag_size;
@@ -241,23 +225,24 @@ static inline unsigned long pamt_slot_idx(const atomic_t *slot)
 
 /*
  * The word of the 2M range @nr (pfn / TDX_PAMT_PAGES_PER_SLOT) in a far
- * block: one probe of the far table in the usual case, at most
- * pamt.far_probes more; NULL if it is in no far block.
+ * block, or NULL if it is in no far block.
  */
 static inline atomic_t *pamt_slot_far(unsigned long nr)
 {
-	unsigned long key = nr / PAMT_BLOCK_SLOTS;
-	unsigned long h = (key * pamt.far_mul) >> pamt.far_shift;
-	const struct pamt_far *e;
-	unsigned int i;
+	unsigned long n = (pamt.nr_slots - pamt.nr_flat) / PAMT_BLOCK_SLOTS;
+	unsigned long key = nr / PAMT_BLOCK_SLOTS, lo = 0, half;
 
-	for (i = 0; ; i++) {
-		e = &pamt.far[(h + i) & pamt.far_mask];
-		if (e->key == key)
-			return &pamt.slots[e->first + nr % PAMT_BLOCK_SLOTS];
-		if (i == pamt.far_probes || e->key == PAMT_FAR_EMPTY)
-			return NULL;
+	if (!n)
+		return NULL;
+	for (; n > 1; n -= half) {
+		half = n / 2;
+		if (pamt.far_keys[lo + half] <= key)
+			lo += half;
 	}
+	if (pamt.far_keys[lo] != key)
+		return NULL;
+	return &pamt.slots[pamt.nr_flat + lo * PAMT_BLOCK_SLOTS +
+			   nr % PAMT_BLOCK_SLOTS];
 }
 
 /* The word of @pfn's 2M range, or NULL if it is not covered. */
@@ -307,7 +292,6 @@ struct page *__tdx_alloc_control_page(gfp_t gfp);
 void pamt_forget_module_pairs(void);
 
 /* pamt_slot.c */
-void pamt_far_reset(void);
 int pamt_slot_remove(atomic_t *slot, unsigned long idx, int *word,
 		     struct tdx_pamt_pair *pair);
 void pamt_pair_release(const struct tdx_pamt_pair *pair,

@@ -1,9 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/*
- * TDX Dynamic PAMT cache: the backend that issues real SEAMCALLs
- * (pamt_seamcall.c).  Kernel only; the userspace harness uses the fake
- * module instead.
- */
+/* TDX Dynamic PAMT cache: the SEAMCALL backend (pamt_seamcall.c). */
 #ifndef _X86_VIRT_TDX_PAMT_SEAMCALL_H
 #define _X86_VIRT_TDX_PAMT_SEAMCALL_H
 
@@ -14,10 +10,7 @@
 /* TDX page-size encoding in bits 2:0 of a PAMT SEAMCALL's RCX. */
 #define PAMT_SC_PS_2M		1ULL
 
-/*
- * Software status for a REMOVE whose outputs are not two page addresses.
- * The core maps it to -EIO and leaves the range alone.
- */
+/* A REMOVE whose outputs are not two page addresses: -EIO, range kept. */
 #define PAMT_SC_BAD_OUTPUT	TDX_PAMT_SW_PAIR_LOST
 
 extern const struct tdx_pamt_ops tdx_pamt_seamcall_ops;
@@ -29,11 +22,5 @@ u64 pamt_sc_do_add(pamt_sc_call_fn call, unsigned long base_pfn,
 u64 pamt_sc_do_remove(pamt_sc_call_fn call, unsigned long base_pfn,
 		      struct tdx_pamt_pair *pair);
 #endif
-void pamt_sc_add_args(struct tdx_module_args *args, unsigned long base_pfn,
-		      const struct tdx_pamt_pair *pair);
-void pamt_sc_remove_args(struct tdx_module_args *args,
-			 unsigned long base_pfn);
-u64 pamt_sc_remove_result(u64 status, const struct tdx_module_args *args,
-			  struct tdx_pamt_pair *pair);
 
 #endif /* _X86_VIRT_TDX_PAMT_SEAMCALL_H */

@@ -17,26 +17,7 @@
 #include "pamt_internal.h"
 #include "pamt_trace.h"
 
-/* The far table of a cache with no far block, and of no cache at all. */
-static struct pamt_far pamt_far_none = { .key = PAMT_FAR_EMPTY };
-
-struct pamt_cache pamt = { .far = &pamt_far_none };
-
-/**
- * pamt_far_reset() - free the far table, point at the empty one
- *
- * Every lookup outside the flat window then misses.
- */
-void pamt_far_reset(void)
-{
-	if (pamt.far != &pamt_far_none)
-		kvfree(pamt.far);
-	pamt.far = &pamt_far_none;
-	pamt.far_mask = 0;
-	pamt.far_mul = 0;
-	pamt.far_shift = 0;
-	pamt.far_probes = 0;
-}
+struct pamt_cache pamt;
 
 /* A PAMT SEAMCALL's status as 0, -EBUSY for TDX_OPERAND_BUSY, or -EIO. */
 int pamt_status_errno(u64 status)

@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * TDX Dynamic PAMT cache: instantiates the tracepoints of pamt_trace.h.
- * Kernel only; the userspace harness turns them into no-ops.
- */
+/* TDX Dynamic PAMT cache: instantiates the tracepoints of pamt_trace.h. */
 #include <asm/tdx_pamt.h>
 
 #define CREATE_TRACE_POINTS

@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/*
- * TDX Dynamic PAMT cache: tracepoints on the slow events only.  The fast
- * get/put paths have none; use the counters in debugfs for those.
- */
+/* TDX Dynamic PAMT cache: tracepoints on the slow events only. */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM tdx_pamt
 
@@ -28,21 +25,19 @@ DECLARE_EVENT_CLASS(tdx_pamt_seamcall,
 			      __entry->status)
 );
 
-/* PAMT.ADD issued for the 2M range at @base_pfn with @pair. */
 DEFINE_EVENT(tdx_pamt_seamcall, tdx_pamt_add,
 	     TP_PROTO(unsigned long base_pfn, const struct tdx_pamt_pair *pair,
 		      u64 status),
 	     TP_ARGS(base_pfn, pair, status)
 );
 
-/* PAMT.REMOVE issued; @pair is what it handed back, valid on success. */
+/* @pair is what REMOVE handed back, valid on success. */
 DEFINE_EVENT(tdx_pamt_seamcall, tdx_pamt_remove,
 	     TP_PROTO(unsigned long base_pfn, const struct tdx_pamt_pair *pair,
 		      u64 status),
 	     TP_ARGS(base_pfn, pair, status)
 );
 
-/* The module answered TDX_OPERAND_BUSY; the call is retried. */
 TRACE_EVENT(tdx_pamt_busy,
 	    TP_PROTO(unsigned int leaf, unsigned long base_pfn, unsigned int try),
 	    TP_ARGS(leaf, base_pfn, try),
@@ -56,7 +51,6 @@ TRACE_EVENT(tdx_pamt_busy,
 		      __entry->leaf, __entry->base_pfn, __entry->try)
 );
 
-/* One shrinker scan: asked for @nr_to_scan pairs, freed @freed. */
 TRACE_EVENT(tdx_pamt_shrink,
 	    TP_PROTO(unsigned long nr_to_scan, unsigned long freed),
 	    TP_ARGS(nr_to_scan, freed),

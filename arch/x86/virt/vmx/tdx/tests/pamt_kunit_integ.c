@@ -52,25 +52,6 @@ static void pk_integ_status_errno(struct kunit *test)
 				    pk_integ_statuses[i].status);
 }
 
-static void pk_integ_register_layout(struct kunit *test)
-{
-	struct tdx_pamt_pair pair = { .pfn = { 0x1234, 0x98765 } };
-	struct tdx_module_args args;
-
-	memset(&args, 0xff, sizeof(args));
-	pamt_sc_add_args(&args, 0x40200, &pair);
-	KUNIT_EXPECT_EQ(test, args.rcx, 0x40200000ULL | 1);
-	KUNIT_EXPECT_EQ(test, args.rdx, 0x1234000ULL);
-	KUNIT_EXPECT_EQ(test, args.r8, 0x98765000ULL);
-	KUNIT_EXPECT_EQ(test, args.r9, 0ULL);
-
-	memset(&args, 0xff, sizeof(args));
-	pamt_sc_remove_args(&args, 0x40200);
-	KUNIT_EXPECT_EQ(test, args.rcx, 0x40200000ULL | 1);
-	KUNIT_EXPECT_EQ(test, args.rdx, 0ULL);
-	KUNIT_EXPECT_EQ(test, args.r8, 0ULL);
-}
-
 /* Two real pages, so that the outputs pass pfn_valid(). */
 static void pk_integ_two_pfns(struct kunit *test, unsigned long *pfn)
 {
@@ -83,45 +64,6 @@ static void pk_integ_two_pfns(struct kunit *test, unsigned long *pfn)
 		KUNIT_ASSERT_TRUE(test, PAGE_ALIGNED(p));
 		pfn[i] = page_to_pfn(virt_to_page(p));
 	}
-}
-
-static void pk_integ_remove_result(struct kunit *test)
-{
-	struct tdx_pamt_pair pair = { };
-	struct tdx_module_args args = { };
-	unsigned long pfn[2];
-	u64 st;
-
-	pk_integ_two_pfns(test, pfn);
-	args.rdx = PFN_PHYS(pfn[0]);
-	args.r8 = PFN_PHYS(pfn[1]);
-	KUNIT_EXPECT_EQ(test, pamt_sc_remove_result(TDX_SUCCESS, &args, &pair),
-			TDX_SUCCESS);
-	KUNIT_EXPECT_EQ(test, pair.pfn[0], pfn[0]);
-	KUNIT_EXPECT_EQ(test, pair.pfn[1], pfn[1]);
-
-	/* A failure hands nothing back, whatever the registers say. */
-	memset(&pair, 0, sizeof(pair));
-	st = pamt_sc_remove_result(TDX_PAMT_PAGE_NOT_EMPTY, &args, &pair);
-	KUNIT_EXPECT_EQ(test, st, TDX_PAMT_PAGE_NOT_EMPTY);
-	KUNIT_EXPECT_EQ(test, pamt_status_errno(st), -EIO);
-	KUNIT_EXPECT_EQ(test, pair.pfn[0], 0UL);
-	st = pamt_sc_remove_result(TDX_PAMT_OPERAND_BUSY, &args, &pair);
-	KUNIT_EXPECT_EQ(test, pamt_status_errno(st), -EBUSY);
-}
-
-static void pk_integ_remove_bad_output(struct kunit *test)
-{
-	struct tdx_pamt_pair pair = { };
-	struct tdx_module_args args = { .rdx = 0x1000, .r8 = 0x2345 };
-	u64 st;
-
-	pk_expect_warn(test);
-	pr_info(PK_INTEG_WARN_BEGIN "\n");
-	st = pamt_sc_remove_result(TDX_SUCCESS, &args, &pair);
-	pr_info(PK_INTEG_WARN_END "\n");
-	KUNIT_EXPECT_EQ(test, st, PAMT_SC_BAD_OUTPUT);
-	KUNIT_EXPECT_EQ(test, pamt_status_errno(st), -EIO);
 }
 
 /* A made-up module in place of the SEAMCALL: scripted statuses, one pair. */
@@ -140,11 +82,89 @@ static u64 pk_integ_fake_sc(u64 fn, struct tdx_module_args *args)
 	pk_sc.calls++;
 	pk_sc.last_fn = fn;
 	pk_sc.in = *args;
-	if (fn == TDH_PHYMEM_PAMT_REMOVE && st == TDX_SUCCESS) {
+	/* Outputs even on failure: the backend must not read them then. */
+	if (fn == TDH_PHYMEM_PAMT_REMOVE) {
 		args->rdx = pk_sc.pa[0];
 		args->r8 = pk_sc.pa[1];
 	}
 	return st;
+}
+
+/* One REMOVE through the made-up module, answering @status and @pa. */
+static u64 pk_integ_remove(u64 status, u64 pa0, u64 pa1,
+			   struct tdx_pamt_pair *pair)
+{
+	u64 st;
+
+	memset(&pk_sc, 0, sizeof(pk_sc));
+	pk_sc.status[0] = status;
+	pk_sc.nr = 1;
+	pk_sc.pa[0] = pa0;
+	pk_sc.pa[1] = pa1;
+	preempt_disable();
+	st = pamt_sc_do_remove(pk_integ_fake_sc, 0x40200, pair);
+	preempt_enable();
+	return st;
+}
+
+static void pk_integ_register_layout(struct kunit *test)
+{
+	struct tdx_pamt_pair pair = { .pfn = { 0x1234, 0x98765 } };
+
+	memset(&pk_sc, 0, sizeof(pk_sc));
+	pk_sc.status[0] = TDX_PAMT_OPERAND_BUSY;
+	pk_sc.nr = 1;
+	preempt_disable();
+	pamt_sc_do_add(pk_integ_fake_sc, 0x40200, &pair);
+	preempt_enable();
+	KUNIT_EXPECT_EQ(test, pk_sc.in.rcx, 0x40200000ULL | 1);
+	KUNIT_EXPECT_EQ(test, pk_sc.in.rdx, 0x1234000ULL);
+	KUNIT_EXPECT_EQ(test, pk_sc.in.r8, 0x98765000ULL);
+	KUNIT_EXPECT_EQ(test, pk_sc.in.r9, 0ULL);
+
+	pk_integ_remove(TDX_PAMT_OPERAND_BUSY, 0, 0, &pair);
+	KUNIT_EXPECT_EQ(test, pk_sc.in.rcx, 0x40200000ULL | 1);
+	KUNIT_EXPECT_EQ(test, pk_sc.in.rdx, 0ULL);
+	KUNIT_EXPECT_EQ(test, pk_sc.in.r8, 0ULL);
+}
+
+static void pk_integ_remove_result(struct kunit *test)
+{
+	struct tdx_pamt_pair pair = { };
+	unsigned long pfn[2];
+	u64 st;
+
+	pk_integ_two_pfns(test, pfn);
+	st = pk_integ_remove(TDX_SUCCESS, PFN_PHYS(pfn[0]), PFN_PHYS(pfn[1]),
+			     &pair);
+	KUNIT_EXPECT_EQ(test, st, TDX_SUCCESS);
+	KUNIT_EXPECT_EQ(test, pair.pfn[0], pfn[0]);
+	KUNIT_EXPECT_EQ(test, pair.pfn[1], pfn[1]);
+
+	/* A failure hands nothing back, whatever the registers say. */
+	memset(&pair, 0, sizeof(pair));
+	st = pk_integ_remove(TDX_PAMT_PAGE_NOT_EMPTY, PFN_PHYS(pfn[0]),
+			     PFN_PHYS(pfn[1]), &pair);
+	KUNIT_EXPECT_EQ(test, st, TDX_PAMT_PAGE_NOT_EMPTY);
+	KUNIT_EXPECT_EQ(test, pamt_status_errno(st), -EIO);
+	KUNIT_EXPECT_EQ(test, pair.pfn[0], 0UL);
+	st = pk_integ_remove(TDX_PAMT_OPERAND_BUSY, PFN_PHYS(pfn[0]),
+			     PFN_PHYS(pfn[1]), &pair);
+	KUNIT_EXPECT_EQ(test, pamt_status_errno(st), -EBUSY);
+	KUNIT_EXPECT_EQ(test, pair.pfn[0], 0UL);
+}
+
+static void pk_integ_remove_bad_output(struct kunit *test)
+{
+	struct tdx_pamt_pair pair = { };
+	u64 st;
+
+	pk_expect_warn(test);
+	pr_info(PK_INTEG_WARN_BEGIN "\n");
+	st = pk_integ_remove(TDX_SUCCESS, 0x1000, 0x2345, &pair);
+	pr_info(PK_INTEG_WARN_END "\n");
+	KUNIT_EXPECT_EQ(test, st, PAMT_SC_BAD_OUTPUT);
+	KUNIT_EXPECT_EQ(test, pamt_status_errno(st), -EIO);
 }
 
 static void pk_integ_backend_ops(struct kunit *test)
