@@ -320,6 +320,38 @@ static void plot_replay(const struct replay *rp, unsigned int cpus)
 	fclose(f);
 }
 
+/*
+ * The global lock's hand-off, fitted as the seed allows: with N vCPUs
+ * queued on one lock, a get waits for the N - 1 others' turns, less the
+ * work it does between faults, so avg get = N * h - Z.  Two points, the
+ * 1-TD (8 vCPUs) and 5-TD (40) boots of lock ("w/o"), give h and Z.
+ */
+static void lock_fit(double avg8, double avg40, double *h, double *z)
+{
+	*h = (avg40 - avg8) / (40 - 8);
+	*z = 8 * *h - avg8;
+}
+
+/* The fit of the model within 25% of the seed's (vtest.c checks it). */
+bool vt_fit_met(double h_model, double h_seed)
+{
+	return h_seed > 0 && h_model >= 0.75 * h_seed && h_model <= 1.25 * h_seed;
+}
+
+static void print_fit(FILE *f, const struct replay *rp)
+{
+	double hs, zs, hm, zm;
+
+	/* The seed's averages from its totals and counts (it prints whole us). */
+	lock_fit(seed[0][0][0].total_ms * 1e3 / seed[0][0][0].count,
+		 seed[1][0][0].total_ms * 1e3 / seed[1][0][0].count, &hs, &zs);
+	lock_fit(lat_avg(&rp->r[0][S_LOCK].get) / 1000,
+		 lat_avg(&rp->r[1][S_LOCK].get) / 1000, &hm, &zm);
+	fprintf(f, "\nlock hand-off, fitted over lock's (w/o) boots, avg get = N*h - Z at N = 8 and 40:\n"
+		"  seed h %.3f us (Z %.2f us); model h %.3f us (Z %.2f us): %.2fx the seed's, within 25%%: %s\n",
+		hs, zs, hm, zm, hm / hs, vt_fit_met(hm, hs) ? "met" : "MISSED");
+}
+
 static int do_replay(unsigned int cpus, double scale)
 {
 	static struct replay rp;
@@ -336,6 +368,7 @@ static int do_replay(unsigned int cpus, double scale)
 	       P.work_ns, v.ok, v.n, v.ok_nomax, v.n_nomax);
 	if (v.ok < v.n)
 		printf("  outside:%s\n", v.misses);
+	print_fit(stdout, &rp);
 	return 0;
 }
 
@@ -387,7 +420,7 @@ int main(int argc, char **argv)
 	       O_PALLOC, O_PFREE, O_QUANTUM, O_PARK, O_SOCKETS, O_WORK,
 	       O_PUTWORK, O_STORMWORK, O_ADD, O_REMOVE, O_SEED, O_TDS,
 	       O_VCPUS, O_CPUS, O_PAGES, O_STRAT, O_SCEN, O_RUNS, O_TEAR,
-	       O_SELFTEST, O_RUN, O_REPLAY, O_SWEEP, O_SCALE, O_QUICK, O_OUT, O_MEMSCALE, O_CALL, O_SHUF, O_SPREAD, O_JITTER, O_SHARED, O_BATCH };
+	       O_SELFTEST, O_RUN, O_REPLAY, O_SWEEP, O_SCALE, O_QUICK, O_OUT, O_MEMSCALE, O_CALL, O_SHUF, O_SPREAD, O_JITTER, O_SHARED, O_BATCH, O_HANDOFF, O_WJITTER };
 	static const struct option opts[] = {
 		{ "hit", 1, NULL, O_HIT }, { "rmw", 1, NULL, O_RMW },
 		{ "xfer-local", 1, NULL, O_XL }, { "xfer-remote", 1, NULL, O_XR },
@@ -395,6 +428,7 @@ int main(int argc, char **argv)
 		{ "fence", 1, NULL, O_FENCE }, { "palloc", 1, NULL, O_PALLOC },
 		{ "pfree", 1, NULL, O_PFREE }, { "quantum", 1, NULL, O_QUANTUM },
 		{ "park-timeout", 1, NULL, O_PARK }, { "sockets", 1, NULL, O_SOCKETS },
+		{ "handoff", 1, NULL, O_HANDOFF }, { "work-jitter", 1, NULL, O_WJITTER },
 		{ "work", 1, NULL, O_WORK }, { "put-work", 1, NULL, O_PUTWORK },
 		{ "storm-work", 1, NULL, O_STORMWORK }, { "add", 1, NULL, O_ADD },
 		{ "remove", 1, NULL, O_REMOVE }, { "seed", 1, NULL, O_SEED },
@@ -432,6 +466,8 @@ int main(int argc, char **argv)
 		case O_QUANTUM: vt_cost.quantum = atof(optarg); break;
 		case O_PARK: vt_cost.park_timeout = atof(optarg); break;
 		case O_SOCKETS: vt_cost.sockets = atoi(optarg); break;
+		case O_HANDOFF: vt_cost.handoff = atoi(optarg); break;
+		case O_WJITTER: P.work_jitter_ns = atof(optarg); break;
 		case O_WORK: P.work_ns = atof(optarg); break;
 		case O_PUTWORK: P.put_work_ns = atof(optarg); break;
 		case O_STORMWORK: P.storm_work_ns = atof(optarg); break;
@@ -464,10 +500,10 @@ int main(int argc, char **argv)
 				"  [--strat S] [--scenario boot|churn|storm] [--tds N] [--vcpus N] [--cpus N]\n"
 				"  [--pages N] [--work NS] [--put-work NS] [--storm-work NS] [--call-ns NS]\n"
 				"  [--churn-runs N] [--teardown-threads N] [--pool-shuffle 0|1] [--pool-spread N]\n"
-				"  [--start-jitter NS] [--shared 0|1] [--td-batch N]\n"
+				"  [--start-jitter NS] [--work-jitter NS] [--shared 0|1] [--td-batch N]\n"
 				"  [--add NS] [--remove NS] [--seed N] [--mem-scale F]\n"
 				"  cost model: [--hit --rmw --xfer-local --xfer-remote --dram --relax --fence\n"
-				"  --palloc --pfree --quantum --park-timeout NS] [--sockets N]\n"
+				"  --palloc --pfree --quantum --park-timeout NS] [--sockets N] [--handoff N]\n"
 				"see tools/testing/pamt/vt/README\n");
 			return 2;
 		}

@@ -200,16 +200,49 @@ static void test_ticket(void)
 				for (i = 0; i < ns[k]; i++)
 					sum += wait_ps[i];
 				avg = sum / 1000.0 / ((double)ns[k] * rounds);
-				expect = (ns[k] - 1) * (hold_ns + vt_cost.xfer_local);
+				/* The queued lock: its hand-off too (test_handoff()). */
+				expect = (ns[k] - 1) * (hold_ns + vt_cost.xfer_local *
+							(q ? 1 + vt_cost.handoff : 1));
 				result(q ? "queued_lock_wait" : "ticket_lock_wait",
 				       avg > 0.8 * expect && avg < 1.2 * expect,
-				       "%u CPUs, hold %.0f ns: wait %.0f ns per acquisition, (N-1)(h+xfer) = %.0f",
-				       ns[k], hold_ns, avg, expect);
+				       "%u CPUs, hold %.0f ns: wait %.0f ns per acquisition, (N-1)(h+%sxfer) = %.0f",
+				       ns[k], hold_ns, avg, q ? "(1+handoff)" : "", expect);
 				vt_fini();
 				cost_restore();
 			}
 		}
 	}
+	pamt_sim_set_nr_cpus(4);
+}
+
+/*
+ * A saturated queued lock passes once per hold plus 1 + --handoff
+ * transfers: the releaser's store takes the lock word's line back from
+ * the previous releaser, then the hand-off (the release reaching the
+ * waiter and the waiter's MCS write to its successor).
+ */
+static void test_handoff(void)
+{
+	unsigned int n = 16, i;
+	double period, expect;
+
+	cost_single_socket(vt_cost.quantum);
+	pamt_sim_set_nr_cpus(n);
+	vt_init(n);
+	spin_lock_init(&qlock);
+	use_qlock = true;
+	hold_ns = 100;
+	rounds = 200;
+	for (i = 0; i < n; i++)
+		vt_spawn(i, ticket_cpu, (void *)(uintptr_t)i);
+	vt_run();
+	period = vt_max_clock_ps() / 1000.0 / (n * rounds);
+	expect = hold_ns + (1 + vt_cost.handoff) * vt_cost.xfer_local;
+	result("queued_lock_handoff", period > 0.97 * expect && period < 1.03 * expect,
+	       "%u CPUs, hold %.0f ns, --handoff %u: %.1f ns per acquisition, h + (1 + handoff) x transfer = %.0f",
+	       n, hold_ns, vt_cost.handoff, period, expect);
+	vt_fini();
+	cost_restore();
 	pamt_sim_set_nr_cpus(4);
 }
 
@@ -669,6 +702,7 @@ int vt_selftest(void)
 {
 	test_coherence();
 	test_ticket();
+	test_handoff();
 	test_spin_wake();
 	test_tas();
 	test_busy();
