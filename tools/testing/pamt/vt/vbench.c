@@ -134,8 +134,8 @@ static void guest_free(unsigned long pfn)
 /*
  * Shared memory, quiescent or not (no virtual time passes): count the 2M
  * blocks holding pair pages -- allocated pages that are neither a TD's
- * (in the fake module's td_map, or taken by a vCPU for its next faults)
- * nor free: installed pairs, pairs in magazines, arenas and reserves.
+ * (in the fake module's td_map, or taken by a vCPU for its next faults,
+ * or an S-EPT page, also between its PAGE.REMOVE and its free) nor free: installed pairs, pairs in magazines, arenas and reserves.
  * Keep the worst scan.
  */
 static void mem_scan(void)
@@ -331,6 +331,9 @@ static void fault_one(struct vb_vcpu *vc, unsigned long i)
 		if (!pg) {
 			vc->errors++;
 		} else {
+			/* A TD page for the scan, not a pair page. */
+			if (vb.p->shared)
+				vb.guest_map[page_to_pfn(pg) - VB_BASE_PFN] = 1;
 			timed_get(vc, page_to_pfn(pg));
 			vc_push(vc, page_to_pfn(pg) | SEPT_FLAG);
 		}
@@ -352,8 +355,11 @@ static void unmap_one(struct vb_vcpu *vc, unsigned long e, double work)
 	 * booting.  Shared: the page goes back to the allocator, as
 	 * guest_memfd's would.
 	 */
-	if (e & SEPT_FLAG)
+	if (e & SEPT_FLAG) {
+		if (vb.p->shared)
+			vb.guest_map[pfn - VB_BASE_PFN] = 0;
 		__free_page(pfn_to_page(pfn));
+	}
 	else if (vb.p->shared)
 		guest_free(pfn);
 }

@@ -107,4 +107,11 @@ extern u64 vt_fake_add_max_ns;
 int vt_selftest(void);
 bool vt_fit_met(double h_model, double h_seed);
 
+/* The targets pamt_vt --scale prints (vmain.c). */
+enum vt_target { VT_TGT_WAIT, VT_TGT_MAX_GET, VT_TGT_SCALE, VT_TGT_CHURN };
+double vt_target_bound(enum vt_target kind, unsigned int n, double ref);
+int vt_target_row(FILE *f, enum vt_target kind, const char *what,
+		  unsigned int n, const double ref[2], const char *refs,
+		  const double v[2]);
+
 #endif /* _PAMT_VBENCH_H */

@@ -246,6 +246,54 @@ static void test_handoff(void)
 	pamt_sim_set_nr_cpus(4);
 }
 
+/*
+ * The targets' arithmetic on crafted figures: each bound, and each row's
+ * verdict for the two variants (the first met at its bound, the second
+ * just over it).
+ */
+static void test_targets(void)
+{
+	static const struct {
+		enum vt_target kind;
+		unsigned int n;
+		double ref, bound;
+	} c[] = {
+		{ VT_TGT_WAIT, 40, 8.0, 2.0 },
+		{ VT_TGT_MAX_GET, 40, 10.0, 12.5 },
+		{ VT_TGT_SCALE, 256, 0.1, 0.15 },
+		{ VT_TGT_CHURN, 8, 100.0, 5.0 },
+		{ VT_TGT_CHURN, 16, 100.0, 2.0 },
+		{ VT_TGT_CHURN, 256, 100.0, 2.0 },
+	};
+	unsigned int i, bad = 0;
+	char buf[512];
+
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		double b = vt_target_bound(c[i].kind, c[i].n, c[i].ref);
+		double ref[2] = { c[i].ref, c[i].ref };
+		double v[2] = { c[i].bound, c[i].bound * 1.001 };
+		FILE *f = fmemopen(buf, sizeof(buf), "w");
+		int missed;
+
+		if (!f) {
+			bad++;
+			continue;
+		}
+		missed = vt_target_row(f, c[i].kind, "t", c[i].n, ref, "r", v);
+		fclose(f);
+		if (b < 0.9999 * c[i].bound || b > 1.0001 * c[i].bound ||
+		    missed != 1 || !strstr(buf, ") met |") ||
+		    strstr(buf, ") met |") > strstr(buf, ") MISSED |")) {
+			printf("  case %u: bound %g, expected %g; missed %d; %s",
+			       i, b, c[i].bound, missed, buf);
+			bad++;
+		}
+	}
+	result("target_arithmetic", !bad,
+	       "%zu bounds (waiting 1/4, max get 1.25x ADD, scaling 1.5x, churn 1/20 at 8 and 1/50 from 16) and their met/MISSED rows",
+	       ARRAY_SIZE(c));
+}
+
 /* ---- spinning: a waiter sees a store one transfer after it ---- */
 static unsigned long flag_word __attribute__((aligned(64)));
 static uint64_t seen_ps[VT_MAX_CPUS];
@@ -710,6 +758,7 @@ int vt_selftest(void)
 	test_accounting();
 	test_shared_poison();
 	test_determinism();
+	test_targets();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
