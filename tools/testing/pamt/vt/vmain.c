@@ -11,7 +11,7 @@
 #include "plot.h"
 
 static struct vb_params P;
-static bool quick;
+static bool quick, targets_only;
 static const char *outdir;
 
 static int do_scale(void);
@@ -420,7 +420,7 @@ int main(int argc, char **argv)
 	       O_PALLOC, O_PFREE, O_QUANTUM, O_PARK, O_SOCKETS, O_WORK,
 	       O_PUTWORK, O_STORMWORK, O_ADD, O_REMOVE, O_SEED, O_TDS,
 	       O_VCPUS, O_CPUS, O_PAGES, O_STRAT, O_SCEN, O_RUNS, O_TEAR,
-	       O_SELFTEST, O_RUN, O_REPLAY, O_SWEEP, O_SCALE, O_QUICK, O_OUT, O_MEMSCALE, O_CALL, O_SHUF, O_SPREAD, O_JITTER, O_SHARED, O_BATCH, O_HANDOFF, O_WJITTER };
+	       O_SELFTEST, O_RUN, O_REPLAY, O_SWEEP, O_SCALE, O_QUICK, O_OUT, O_MEMSCALE, O_CALL, O_SHUF, O_SPREAD, O_JITTER, O_SHARED, O_BATCH, O_HANDOFF, O_WJITTER, O_TONLY };
 	static const struct option opts[] = {
 		{ "hit", 1, NULL, O_HIT }, { "rmw", 1, NULL, O_RMW },
 		{ "xfer-local", 1, NULL, O_XL }, { "xfer-remote", 1, NULL, O_XR },
@@ -439,6 +439,7 @@ int main(int argc, char **argv)
 		{ "selftest", 0, NULL, O_SELFTEST }, { "run", 0, NULL, O_RUN },
 		{ "replay", 0, NULL, O_REPLAY }, { "sweep", 0, NULL, O_SWEEP },
 		{ "scale", 0, NULL, O_SCALE }, { "quick", 0, NULL, O_QUICK },
+		{ "targets-only", 0, NULL, O_TONLY },
 		{ "out", 1, NULL, O_OUT }, { "call-ns", 1, NULL, O_CALL },
 		{ "pool-shuffle", 1, NULL, O_SHUF },
 		{ "pool-spread", 1, NULL, O_SPREAD },
@@ -483,6 +484,7 @@ int main(int argc, char **argv)
 		case O_RUNS: P.churn_runs = atoi(optarg); break;
 		case O_TEAR: P.teardown_threads = atoi(optarg); break;
 		case O_QUICK: quick = true; break;
+		case O_TONLY: targets_only = true; break;
 		case O_CALL: P.call_ns = atof(optarg); break;
 		case O_SHUF: P.pool_shuffle = atoi(optarg); break;
 		case O_SPREAD: P.pool_spread = atoi(optarg); break;
@@ -496,7 +498,7 @@ int main(int argc, char **argv)
 			mode = c;
 			break;
 		default:
-			fprintf(stderr, "usage: pamt_vt [--selftest | --run | --replay | --sweep | --scale --out DIR [--quick]]\n"
+			fprintf(stderr, "usage: pamt_vt [--selftest | --run | --replay | --sweep | --scale --out DIR [--quick | --targets-only]]\n"
 				"  [--strat S] [--scenario boot|churn|storm] [--tds N] [--vcpus N] [--cpus N]\n"
 				"  [--pages N] [--work NS] [--put-work NS] [--storm-work NS] [--call-ns NS]\n"
 				"  [--churn-runs N] [--teardown-threads N] [--pool-shuffle 0|1] [--pool-spread N]\n"
@@ -525,8 +527,11 @@ int main(int argc, char **argv)
 }
 
 /* ---- scaling: N = 8..256 virtual CPUs, N/8 TDs of 8 vCPUs ---- */
-static const unsigned int scale_n[] = { 8, 16, 32, 40, 64, 128, 256 };
-#define NSCALE	ARRAY_SIZE(scale_n)
+static const unsigned int scale_all[] = { 8, 16, 32, 40, 64, 128, 256 };
+#define NSCALE	ARRAY_SIZE(scale_all)
+/* --targets-only (sensitivity.sh): the N the targets single out. */
+static const unsigned int scale_few[] = { 8, 16, 256 };
+static const unsigned int *scale_n = scale_all;
 
 struct point {
 	double avg_us, p999_us, max_us, add_max_us, total_ms, slow_ms, wait_ms;
@@ -881,6 +886,10 @@ static int do_scale(void)
 	unsigned int nn = quick ? 3 : NSCALE, sc, i, s;
 	unsigned long pages = quick ? 2048 : 32768;
 
+	if (targets_only) {
+		scale_n = scale_few;
+		nn = ARRAY_SIZE(scale_few);
+	}
 	if (!outdir) {
 		fprintf(stderr, "--scale needs --out DIR\n");
 		return 2;
@@ -898,6 +907,9 @@ static int do_scale(void)
 				struct vb_params p = P;
 				struct vb_result r;
 
+				/* The targets need atomic and the variants, boot and churn. */
+				if (targets_only && (sc == VB_STORM || s == S_LOCK || s == S_LEAN))
+					continue;
 				p.strat = s;
 				p.scenario = sc;
 				p.cpus = scale_n[i];
@@ -907,8 +919,10 @@ static int do_scale(void)
 				vb_run(&p, &r, stderr);
 				to_point(&pt[sc][i][s], &r);
 			}
-	write_data(nn);
-	print_tables(stdout, nn);
+	if (!targets_only) {
+		write_data(nn);
+		print_tables(stdout, nn);
+	}
 	targets(stdout, nn, pages, quick ? 8192 : P.pages_per_td);
 	return 0;
 }
