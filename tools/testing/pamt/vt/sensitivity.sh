@@ -8,7 +8,7 @@
 #   ./sensitivity.sh [-j JOBS] [OUTDIR]    (make sensitivity: -j 2)
 #
 # A cell says "met" when both variants met every target of that group,
-# else how many rows each missed: "mag 2/3, +arena 1/3".
+# else which rows missed: "MISSED N = 8" (both), or "MISSED mag ...; +arena ...".
 set -e
 cd "$(dirname "$0")"
 jobs=1
@@ -66,24 +66,30 @@ while IFS=$'\t' read -r i name flags; do
 		if (w ~ /churn/) return 4
 		return 0
 	}
+	function add(l, x) { return l == "" ? x : l ", " x }
 	/^\| / && NF >= 5 {
 		g = grp($2)
 		if (!g)
 			next
 		n[g]++
-		if ($4 ~ /MISSED/) m[g]++
-		if ($5 ~ /MISSED/) z[g]++
+		what = $2
+		sub(/^.*, /, "", what)
+		sub(/^boot /, "", what)
+		sub(/ +$/, "", what)
+		if ($4 ~ /MISSED/) m[g] = add(m[g], what)
+		if ($5 ~ /MISSED/) z[g] = add(z[g], what)
 	}
 	END {
 		line = "| " name " |"
 		for (g = 1; g <= 4; g++) {
 			if (!n[g])
 				cell = "no result"
-			else if (!m[g] && !z[g])
+			else if (m[g] == "" && z[g] == "")
 				cell = "met"
+			else if (m[g] == z[g])
+				cell = "MISSED " m[g]
 			else
-				cell = sprintf("mag %d/%d, +arena %d/%d missed",
-					       m[g], n[g], z[g], n[g])
+				cell = "MISSED mag " (m[g] == "" ? "-" : m[g]) "; +arena " (z[g] == "" ? "-" : z[g])
 			line = line " " cell " |"
 		}
 		print line
