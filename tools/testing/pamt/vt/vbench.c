@@ -359,9 +359,9 @@ static void unmap_one(struct vb_vcpu *vc, unsigned long e, double work)
 		if (vb.p->shared)
 			vb.guest_map[pfn - VB_BASE_PFN] = 0;
 		__free_page(pfn_to_page(pfn));
-	}
-	else if (vb.p->shared)
+	} else if (vb.p->shared) {
 		guest_free(pfn);
+	}
 }
 
 /* All CPUs meet; CPU 0 takes the counters; all go on together. */

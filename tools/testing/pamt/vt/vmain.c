@@ -780,7 +780,8 @@ static void targets(FILE *f, unsigned int nn, unsigned long pages,
 	missed += vt_target_row(f, VT_TGT_WAIT, "cold-boot waiting ms <= 1/4 of atomic's, seed-size",
 				40, ref, refs, v);
 	for (k = 0; k < nn; k++) {
-		ref[0] = ref[1] = pt[VB_BOOT][k][S_ATOMIC].wait_ms;
+		ref[0] = pt[VB_BOOT][k][S_ATOMIC].wait_ms;
+		ref[1] = ref[0];
 		for (i = 0; i < 2; i++)
 			v[i] = pt[VB_BOOT][k][var[i]].wait_ms;
 		snprintf(what, sizeof(what), "cold-boot waiting ms <= 1/4 of atomic's, N = %u", scale_n[k]);
@@ -840,7 +841,8 @@ static void targets(FILE *f, unsigned int nn, unsigned long pages,
 	}
 	/* Churn: the 0<->1 steps' time against atomic's. */
 	for (k = 0; k < nn; k++) {
-		ref[0] = ref[1] = pt[VB_CHURN][k][S_ATOMIC].slow_ms;
+		ref[0] = pt[VB_CHURN][k][S_ATOMIC].slow_ms;
+		ref[1] = ref[0];
 		for (i = 0; i < 2; i++)
 			v[i] = pt[VB_CHURN][k][var[i]].slow_ms;
 		snprintf(what, sizeof(what), "churn slow ms <= 1/%d of atomic's, N = %u",
