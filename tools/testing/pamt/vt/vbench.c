@@ -104,7 +104,7 @@ static struct {
 	unsigned long pool_pages, alloc_pages;
 	bool measuring;
 	struct strat_ctrs c0, c1;
-	u64 t0_ps, t1_ps;
+	u64 t0_ps, t1_ps, add_max_ns;
 	/* shared memory: which pages the TDs hold, and the scans */
 	unsigned char *guest_map;
 	unsigned long mem_pages;
@@ -134,8 +134,8 @@ static void guest_free(unsigned long pfn)
 /*
  * Shared memory, quiescent or not (no virtual time passes): count the 2M
  * blocks holding pair pages -- allocated pages that are neither a TD's
- * (in the fake module's td_map, or taken by a vCPU for its next faults)
- * nor free: installed pairs, pairs in magazines, arenas and reserves.
+ * (in the fake module's td_map, or taken by a vCPU for its next faults,
+ * or an S-EPT page, also between its PAGE.REMOVE and its free) nor free: installed pairs, pairs in magazines, arenas and reserves.
  * Keep the worst scan.
  */
 static void mem_scan(void)
@@ -306,11 +306,23 @@ static void timed_put(struct vb_vcpu *vc, unsigned long pfn)
 	}
 }
 
+/* The work between two faults, jittered when asked. */
+static void fault_work(struct vb_vcpu *vc)
+{
+	double j = vb.p->work_jitter_ns;
+
+	if (j < 1) {
+		vt_advance_ns(vb.p->work_ns);
+		return;
+	}
+	vt_advance_ns(vb.p->work_ns - j / 2 + bench_rng(&vc->rng) % (u64)j);
+}
+
 static void fault_one(struct vb_vcpu *vc, unsigned long i)
 {
 	unsigned long pfn;
 
-	vt_advance_ns(vb.p->work_ns);
+	fault_work(vc);
 	if (vb.ops->topup(&vc->res))
 		vc->errors++;
 	if (i % 512 == 0) {
@@ -319,6 +331,9 @@ static void fault_one(struct vb_vcpu *vc, unsigned long i)
 		if (!pg) {
 			vc->errors++;
 		} else {
+			/* A TD page for the scan, not a pair page. */
+			if (vb.p->shared)
+				vb.guest_map[page_to_pfn(pg) - VB_BASE_PFN] = 1;
 			timed_get(vc, page_to_pfn(pg));
 			vc_push(vc, page_to_pfn(pg) | SEPT_FLAG);
 		}
@@ -340,10 +355,13 @@ static void unmap_one(struct vb_vcpu *vc, unsigned long e, double work)
 	 * booting.  Shared: the page goes back to the allocator, as
 	 * guest_memfd's would.
 	 */
-	if (e & SEPT_FLAG)
+	if (e & SEPT_FLAG) {
+		if (vb.p->shared)
+			vb.guest_map[pfn - VB_BASE_PFN] = 0;
 		__free_page(pfn_to_page(pfn));
-	else if (vb.p->shared)
+	} else if (vb.p->shared) {
 		guest_free(pfn);
+	}
 }
 
 /* All CPUs meet; CPU 0 takes the counters; all go on together. */
@@ -354,10 +372,13 @@ static void phase_mark(struct vb_vcpu *vc, bool start)
 		if (!start && vb.p->scenario != VB_BOOT)
 			mem_scan();
 		vb.ops->ctrs(start ? &vb.c0 : &vb.c1);
-		if (start)
+		if (start) {
 			vb.t0_ps = vt_now_ps();
-		else
+			vt_fake_add_max_ns = 0;
+		} else {
 			vb.t1_ps = vt_now_ps();
+			vb.add_max_ns = vt_fake_add_max_ns;
+		}
 		vb.measuring = start;
 	}
 	vt_barrier_wait(&vb.all);
@@ -388,7 +409,7 @@ static void refault(struct vb_vcpu *vc, unsigned long n)
 	for (i = 0; i < n; i++) {
 		unsigned long pfn;
 
-		vt_advance_ns(vb.p->work_ns);
+		fault_work(vc);
 		if (vb.ops->topup(&vc->res))
 			vc->errors++;
 		pfn = guest_page(vc);
@@ -702,6 +723,7 @@ void vb_run(const struct vb_params *p, struct vb_result *r, FILE *log)
 	r->c.palloc = vb.c1.palloc - vb.c0.palloc;
 	r->c.pfree = vb.c1.pfree - vb.c0.pfree;
 	r->elapsed_ns = (vb.t1_ps - vb.t0_ps) / 1000;
+	r->add_max_ns = vb.add_max_ns;
 	r->blocks = vb.blocks;
 	r->poisoned = vb.poisoned;
 	r->pair_blocks = vb.pair_blocks;
@@ -756,9 +778,11 @@ void vb_print_header(FILE *f, const struct vb_params *p)
 		   "#                      4.5x / 5.5x mean: BRIEF.md section 2)\n"
 		   "#   --call-ns %g       floor per get/put (instructions, timestamps)\n"
 		   "#   --start-jitter %g   each vCPU starts after a random delay below this\n"
+		   "#   --work-jitter %g    the work between faults drawn from work +- this / 2\n"
 		   "#   teardown: %u thread(s) per TD; host memory: %ux the TDs'; seed %llu\n",
 		p->work_ns, p->put_work_ns, p->storm_work_ns, p->add_ns,
-		p->remove_ns, p->call_ns, p->start_jitter_ns, p->teardown_threads,
+		p->remove_ns, p->call_ns, p->start_jitter_ns, p->work_jitter_ns,
+		p->teardown_threads,
 		p->pool_spread, (unsigned long long)p->seed);
 	if (p->shared)
 		fprintf(f, "#   --shared 1: guest, S-EPT and pair pages from one buddy allocator;\n"
@@ -777,7 +801,7 @@ void vb_print_result(FILE *f, const struct vb_params *p,
 	fprintf(f, "%-8s %-5s %3u CPUs %2u TDs: get n=%llu avg=%.3f us p99.9=%.1f max=%.1f total=%.1f ms;"
 		" put n=%llu avg=%.3f max=%.1f total=%.1f ms; lock=%llu add=%llu remove=%llu busy=%llu"
 		" td-busy=%llu"
-		" slow=%.1f ms seam-in-slow=%.1f ms elapsed=%.1f ms xfers=%llu accesses=%llu parks=%llu"
+		" slow=%.1f ms seam-in-slow=%.1f ms max-add=%.1f us elapsed=%.1f ms xfers=%llu accesses=%llu parks=%llu"
 		" poisoned=%lu/%lu pair-blocks=%lu %s\n",
 		strat_names[p->strat], vb_scen_names[p->scenario], p->cpus,
 		p->tds, (unsigned long long)r->get.count,
@@ -787,7 +811,7 @@ void vb_print_result(FILE *f, const struct vb_params *p,
 		r->put.max / 1000.0, r->put.total / 1e6,
 		(unsigned long long)r->c.lock, (unsigned long long)r->c.add,
 		(unsigned long long)r->c.remove, (unsigned long long)r->c.busy,
-		(unsigned long long)r->td_busy, r->slow_ps / 1e9, r->slow_seam_ps / 1e9, r->elapsed_ns / 1e6,
+		(unsigned long long)r->td_busy, r->slow_ps / 1e9, r->slow_seam_ps / 1e9, r->add_max_ns / 1e3, r->elapsed_ns / 1e6,
 		(unsigned long long)r->xfers, (unsigned long long)r->accesses,
 		(unsigned long long)r->parks, r->poisoned, r->blocks,
 		r->pair_blocks, r->ok ? "ok" : vb_check_text(r, buf, sizeof(buf)));

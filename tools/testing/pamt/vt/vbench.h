@@ -31,6 +31,8 @@ extern const char * const vb_scen_names[VB_NR_SCEN];
  * @pool_spread: the pool holds this many times the runs the TDs need (a
  *	host's memory is larger than its TDs': fewer neighbours per line)
  * @start_jitter_ns: each vCPU starts after a random delay below this
+ * @work_jitter_ns: each work between faults is drawn from work_ns -
+ *	work_jitter_ns / 2 up to work_ns + work_jitter_ns / 2
  * @add_ns: mean PAMT.ADD latency; range add/2 .. add*4.5
  * @remove_ns: mean PAMT.REMOVE latency; range remove/2 .. remove*5.5
  * @seed: of every random choice
@@ -47,7 +49,7 @@ struct vb_params {
 	double call_ns;
 	bool pool_shuffle;
 	unsigned int pool_spread;
-	double start_jitter_ns;
+	double start_jitter_ns, work_jitter_ns;
 	double add_ns, remove_ns;
 	u64 seed;
 	bool shared;
@@ -60,6 +62,7 @@ struct vb_params {
  * @put: of every put
  * @slow_ps: summed latency of slow-path gets and puts
  * @slow_seam_ps: the SEAMCALL time inside them
+ * @add_max_ns: the longest single PAMT.ADD of the measured phase (0: none)
  * @xfers: line transfers in the whole run (and @accesses, @relax, @parks)
  * @c: the strategy's counters over the measured phase
  * @elapsed_ns: virtual duration of the measured phase
@@ -74,7 +77,7 @@ struct vb_params {
  */
 struct vb_result {
 	struct lat get, put;
-	u64 slow_ps, slow_seam_ps;
+	u64 slow_ps, slow_seam_ps, add_max_ns;
 	u64 xfers, accesses, relax, parks;
 	struct strat_ctrs c;
 	u64 elapsed_ns;
@@ -99,6 +102,16 @@ void vb_fake_env_up(unsigned long nr_pages);
 void vb_fake_env_down(void);
 
 void vt_fake_regions(void);
+/* The longest PAMT.ADD latency since the last reset, ns. */
+extern u64 vt_fake_add_max_ns;
 int vt_selftest(void);
+bool vt_fit_met(double h_model, double h_seed);
+
+/* The targets pamt_vt --scale prints (vmain.c). */
+enum vt_target { VT_TGT_WAIT, VT_TGT_MAX_GET, VT_TGT_SCALE, VT_TGT_CHURN };
+double vt_target_bound(enum vt_target kind, unsigned int n, double ref);
+int vt_target_row(FILE *f, enum vt_target kind, const char *what,
+		  unsigned int n, const double ref[2], const char *refs,
+		  const double v[2]);
 
 #endif /* _PAMT_VBENCH_H */

@@ -4,7 +4,8 @@
  * unchanged) in virtual time.
  *
  * - Its latency, an ndelay() inside the call with the range locks held,
- *   elapses in virtual time and is accounted as SEAMCALL time; so a call
+ *   elapses in virtual time and is accounted as SEAMCALL time (the longest
+ *   ADD kept for the max-get target); so a call
  *   that tries a range lock while another call holds it, in virtual time,
  *   gets TDX_OPERAND_BUSY, exactly when their intervals overlap.
  * - Its range locks and per-range state are ordered in virtual time but
@@ -15,13 +16,19 @@
  */
 #include "shim.h"
 #include "vt.h"
+#include "pamt_fake.h"
 
-static void vt_fake_delay(unsigned long ns)
+u64 vt_fake_add_max_ns;
+
+/* The fake's only ndelay() is in pamt_fake_delay(), where @op is its argument. */
+static void vt_fake_delay(int op, unsigned long ns)
 {
+	if (op == PAMT_FAKE_ADD && ns > vt_fake_add_max_ns)
+		vt_fake_add_max_ns = ns;
 	vt_seamcall_ns(ns);
 }
 
-#define ndelay	vt_fake_delay
+#define ndelay(ns)	vt_fake_delay(op, ns)
 #include "pamt_fake.c"
 #undef ndelay
 

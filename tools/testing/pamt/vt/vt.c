@@ -25,7 +25,10 @@
  * Locks (spinlock_t, raw_spinlock_t, local locks and the bench's global
  * lock) are queued and FIFO, as the kernel's qspinlock: a waiter blocks,
  * and a release hands the lock to the first waiter at the release time
- * plus one transfer (the MCS node write).
+ * plus --handoff transfers: the release store reaching the waiter, then
+ * the new owner's write to its successor's MCS node (or, with none, its
+ * cmpxchg of the lock word) before it enters the critical section, as in
+ * queued_spin_lock_slowpath().
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +50,7 @@ struct vt_cost vt_cost = {
 	.quantum = 50,
 	.park_timeout = 2000,
 	.sockets = 2,
+	.handoff = 2,
 };
 
 struct vt_stats vt_stats[VT_MAX_CPUS];
@@ -876,10 +880,14 @@ void vt_qunlock(int *p)
 		vt.cpu[prev].qnext = w->qnext;
 	if (l->qtail == (int)w->id)
 		l->qtail = prev;
-	w->qnext = -1;
-	/* MCS handover: one write to the waiter's node. */
+	/* The release reaches the waiter; it then hands its MCS node on. */
 	w->clock = (w->clock > me->clock ? w->clock : me->clock) + xfer(me, w->id);
 	vt_stats[me->id].xfers++;
+	for (i = 1; i < (int)vt_cost.handoff; i++) {
+		w->clock += xfer(w, w->qnext >= 0 ? (unsigned int)w->qnext : me->id);
+		vt_stats[w->id].xfers++;
+	}
+	w->qnext = -1;
 	w->state = ST_RUNNABLE;
 	heap_push(w);
 }
@@ -938,9 +946,16 @@ void vt_print_model(FILE *f)
 "#   topology: %u sockets, CPU c on socket c %% %u (the host scheduler spreads\n"
 "#   vCPUs over both sockets); SPR-class 2 x 56 cores\n"
 "#   --quantum %g      a CPU runs ahead of the slowest by at most this\n"
-"#   --park-timeout %g a spinner that reads the clock re-checks this often\n",
+"#   --park-timeout %g a spinner that reads the clock re-checks this often\n"
+"#   --handoff %u       line transfers per queued-lock hand-off: the release\n"
+"#                      reaching the next waiter, then its write to its own\n"
+"#                      successor's MCS node (kernel/locking/qspinlock.c,\n"
+"#                      queued_spin_lock_slowpath(): arch_mcs_spin_unlock_contended()\n"
+"#                      before the critical section); fitted to the seed's\n"
+"#                      lock hand-off (the replay prints the fit)\n",
 		vt_cost.hit, vt_cost.rmw, vt_cost.xfer_local,
 		vt_cost.xfer_remote, vt_cost.dram, vt_cost.relax,
 		vt_cost.fence, vt_cost.palloc, vt_cost.pfree, vt_cost.sockets,
-		vt_cost.sockets, vt_cost.quantum, vt_cost.park_timeout);
+		vt_cost.sockets, vt_cost.quantum, vt_cost.park_timeout,
+		vt_cost.handoff);
 }

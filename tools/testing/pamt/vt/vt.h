@@ -40,11 +40,13 @@ enum vt_kind {
  * @quantum: a CPU runs ahead of the slowest by at most this
  * @park_timeout: a spinner that reads the clock re-checks at least this often
  * @sockets: sockets of the host; CPU c is on socket c % sockets
+ * @handoff: line transfers from a queued lock's release to its next owner
+ *	running (the release store, and the new owner's MCS write)
  */
 struct vt_cost {
 	double hit, rmw, xfer_local, xfer_remote, dram, relax, fence;
 	double palloc, pfree, quantum, park_timeout;
-	unsigned int sockets;
+	unsigned int sockets, handoff;
 };
 
 extern struct vt_cost vt_cost;

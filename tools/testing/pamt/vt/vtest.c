@@ -200,17 +200,98 @@ static void test_ticket(void)
 				for (i = 0; i < ns[k]; i++)
 					sum += wait_ps[i];
 				avg = sum / 1000.0 / ((double)ns[k] * rounds);
-				expect = (ns[k] - 1) * (hold_ns + vt_cost.xfer_local);
+				/* The queued lock: its hand-off too (test_handoff()). */
+				expect = (ns[k] - 1) * (hold_ns + vt_cost.xfer_local *
+							(q ? 1 + vt_cost.handoff : 1));
 				result(q ? "queued_lock_wait" : "ticket_lock_wait",
 				       avg > 0.8 * expect && avg < 1.2 * expect,
-				       "%u CPUs, hold %.0f ns: wait %.0f ns per acquisition, (N-1)(h+xfer) = %.0f",
-				       ns[k], hold_ns, avg, expect);
+				       "%u CPUs, hold %.0f ns: wait %.0f ns per acquisition, (N-1)(h+%sxfer) = %.0f",
+				       ns[k], hold_ns, avg, q ? "(1+handoff)" : "", expect);
 				vt_fini();
 				cost_restore();
 			}
 		}
 	}
 	pamt_sim_set_nr_cpus(4);
+}
+
+/*
+ * A saturated queued lock passes once per hold plus 1 + --handoff
+ * transfers: the releaser's store takes the lock word's line back from
+ * the previous releaser, then the hand-off (the release reaching the
+ * waiter and the waiter's MCS write to its successor).
+ */
+static void test_handoff(void)
+{
+	unsigned int n = 16, i;
+	double period, expect;
+
+	cost_single_socket(vt_cost.quantum);
+	pamt_sim_set_nr_cpus(n);
+	vt_init(n);
+	spin_lock_init(&qlock);
+	use_qlock = true;
+	hold_ns = 100;
+	rounds = 200;
+	for (i = 0; i < n; i++)
+		vt_spawn(i, ticket_cpu, (void *)(uintptr_t)i);
+	vt_run();
+	period = vt_max_clock_ps() / 1000.0 / (n * rounds);
+	expect = hold_ns + (1 + vt_cost.handoff) * vt_cost.xfer_local;
+	result("queued_lock_handoff", period > 0.97 * expect && period < 1.03 * expect,
+	       "%u CPUs, hold %.0f ns, --handoff %u: %.1f ns per acquisition, h + (1 + handoff) x transfer = %.0f",
+	       n, hold_ns, vt_cost.handoff, period, expect);
+	vt_fini();
+	cost_restore();
+	pamt_sim_set_nr_cpus(4);
+}
+
+/*
+ * The targets' arithmetic on crafted figures: each bound, and each row's
+ * verdict for the two variants (the first met at its bound, the second
+ * just over it).
+ */
+static void test_targets(void)
+{
+	static const struct {
+		enum vt_target kind;
+		unsigned int n;
+		double ref, bound;
+	} c[] = {
+		{ VT_TGT_WAIT, 40, 8.0, 2.0 },
+		{ VT_TGT_MAX_GET, 40, 10.0, 12.5 },
+		{ VT_TGT_SCALE, 256, 0.1, 0.15 },
+		{ VT_TGT_CHURN, 8, 100.0, 5.0 },
+		{ VT_TGT_CHURN, 16, 100.0, 2.0 },
+		{ VT_TGT_CHURN, 256, 100.0, 2.0 },
+	};
+	unsigned int i, bad = 0;
+	char buf[512];
+
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		double b = vt_target_bound(c[i].kind, c[i].n, c[i].ref);
+		double ref[2] = { c[i].ref, c[i].ref };
+		double v[2] = { c[i].bound, c[i].bound * 1.001 };
+		FILE *f = fmemopen(buf, sizeof(buf), "w");
+		int missed;
+
+		if (!f) {
+			bad++;
+			continue;
+		}
+		missed = vt_target_row(f, c[i].kind, "t", c[i].n, ref, "r", v);
+		fclose(f);
+		if (b < 0.9999 * c[i].bound || b > 1.0001 * c[i].bound ||
+		    missed != 1 || !strstr(buf, ") met |") ||
+		    strstr(buf, ") met |") > strstr(buf, ") MISSED |")) {
+			printf("  case %u: bound %g, expected %g; missed %d; %s",
+			       i, b, c[i].bound, missed, buf);
+			bad++;
+		}
+	}
+	result("target_arithmetic", !bad,
+	       "%zu bounds (waiting 1/4, max get 1.25x ADD, scaling 1.5x, churn 1/20 at 8 and 1/50 from 16) and their met/MISSED rows",
+	       ARRAY_SIZE(c));
 }
 
 /* ---- spinning: a waiter sees a store one transfer after it ---- */
@@ -669,6 +750,7 @@ int vt_selftest(void)
 {
 	test_coherence();
 	test_ticket();
+	test_handoff();
 	test_spin_wake();
 	test_tas();
 	test_busy();
@@ -676,6 +758,7 @@ int vt_selftest(void)
 	test_accounting();
 	test_shared_poison();
 	test_determinism();
+	test_targets();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
