@@ -193,11 +193,13 @@ struct pamt_mag {
 
 /*
  * Per-CPU statistics: the event counters of enum tdx_pamt_stat, then the
- * change in cached pairs made on this CPU.  The sum over all CPUs of the
- * latter, taken modulo 2^64, is the number of pairs in magazines.
+ * changes made on this CPU to the gauges idle slots, cached pairs and
+ * installed slots (summed over all CPUs modulo 2^64: the gauge), then the
+ * change in idle memory not yet folded into pamt.held.
  */
-#define PAMT_PCPU_CACHED	TDX_PAMT_STAT_NR_COUNTERS
-#define PAMT_PCPU_NR_STATS	(TDX_PAMT_STAT_NR_COUNTERS + 1)
+#define PAMT_PCPU_CACHED	TDX_PAMT_STAT_CACHED_PAIRS
+#define PAMT_PCPU_HELD		TDX_PAMT_STAT_ARENA_CHUNKS
+#define PAMT_PCPU_NR_STATS	(PAMT_PCPU_HELD + 1)
 
 /**
  * struct pamt_pcpu - per-CPU state
@@ -316,15 +318,14 @@ struct pamt_far {
  * @mag_size: pairs per magazine
  * @pcpu: per-CPU magazines and counters
  * @depot: shared magazines
- * @idle: slots in the IDLE state, LEAKED ones excluded
- * @installed: slots whose pair is in the module
- * @free_pairs: pairs in magazines and in the depot, exactly
+ * @held: idle memory, IDLE slots (not LEAKED) and free pairs (reserved
+ *	ones included), less each CPU's unfolded change: at most
+ *	PAMT_HELD_BATCH
  * @idle_index: IDLE slots, oldest first, for the shrinker and the cap
  * @deferred: PAMT_DEFER_* work left to pamt_shrink_deferred()
  * @defer_drain: pairs the shrinker wants freed from other CPUs' magazines
- * @idle_cap: most idle memory, @idle plus @free_pairs plus, with the
- *	arena, the free pairs in its chunks; see the Documentation for the
- *	slack
+ * @idle_cap: most idle memory, @held plus, with the arena, the free
+ *	pairs in its chunks; see the Documentation for the slack
  * @serializing: CPUs retrying a BUSY SEAMCALL through @seamcall_lock
  * @seamcall_lock: while @serializing is non-zero, every PAMT SEAMCALL is
  *	issued under it.  A raw spinlock, FIFO, held around exactly one
@@ -352,9 +353,7 @@ struct pamt_cache {
 	unsigned int mag_size;
 	struct pamt_pcpu __percpu *pcpu;
 	struct pamt_depot depot;
-	atomic_long_t idle;
-	atomic_long_t installed;
-	atomic_long_t free_pairs;
+	atomic_long_t held;
 	struct pamt_idle_index idle_index;
 	atomic_t deferred;
 	atomic_long_t defer_drain;
@@ -371,6 +370,32 @@ extern struct pamt_cache pamt;
 #define pamt_stat_inc(item)	this_cpu_inc(pamt.pcpu->stat[TDX_PAMT_STAT_##item])
 #define pamt_stat_add(item, n)	this_cpu_add(pamt.pcpu->stat[TDX_PAMT_STAT_##item], n)
 #define pamt_cached_add(n)	this_cpu_add(pamt.pcpu->stat[PAMT_PCPU_CACHED], n)
+
+/*
+ * Per-CPU deltas, not percpu_counter: the cap needs one sum of two gauges
+ * plus this CPU's unfolded part, and the stats need the gauges apart.
+ */
+#define PAMT_HELD_BATCH		8
+
+/* Idle memory changed by @n: pamt.held is written once per batch. */
+static inline void pamt_held_add(long n)
+{
+	long d;
+
+	preempt_disable();
+	d = this_cpu_add_return(pamt.pcpu->stat[PAMT_PCPU_HELD], n);
+	if (d >= PAMT_HELD_BATCH || d <= -PAMT_HELD_BATCH) {
+		this_cpu_sub(pamt.pcpu->stat[PAMT_PCPU_HELD], d);
+		atomic_long_add(d, &pamt.held);
+	}
+	preempt_enable();
+}
+
+static inline void pamt_idle_add(long n)
+{
+	pamt_stat_add(IDLE_SLOTS, n);
+	pamt_held_add(n);
+}
 
 /* The first pfn of the 2M range of slot @idx. */
 static inline unsigned long pamt_slot_base_pfn(unsigned long idx)
@@ -539,6 +564,7 @@ void pamt_mag_drain_dead(unsigned int cpu);
 unsigned long pamt_depot_pairs(void);
 unsigned long pamt_depot_shrink(unsigned long nr);
 unsigned long pamt_mag_shrink_local(unsigned long nr);
+long pamt_cached_pairs(void);
 unsigned int pamt_mag_take_free(struct tdx_pamt_pair *batch, unsigned int n);
 void pamt_depot_free_empty(void);
 #ifdef CONFIG_MEMCG

@@ -324,12 +324,21 @@ static int pamt_reclaim_one(unsigned long *budget, bool second_chance)
 	return 0;
 }
 
-static unsigned long pamt_shrink_idle_memory(void)
+/*
+ * Idle memory: with @all, every CPU's unfolded change read (the worker,
+ * the shrinker); else this CPU's only, short by the others': the slack.
+ */
+static unsigned long pamt_shrink_idle_memory(bool all)
 {
-	long idle = atomic_long_read(&pamt.idle);
-	long free = atomic_long_read(&pamt.free_pairs);
+	long held = atomic_long_read(&pamt.held);
+	unsigned int cpu;
 
-	return (idle > 0 ? idle : 0) + (free > 0 ? free : 0);
+	if (!all)
+		held += this_cpu_read(pamt.pcpu->stat[PAMT_PCPU_HELD]);
+	else
+		for_each_possible_cpu(cpu)
+			held += READ_ONCE(per_cpu_ptr(pamt.pcpu, cpu)->stat[PAMT_PCPU_HELD]);
+	return held > 0 ? held : 0;
 }
 
 /**
@@ -340,13 +349,18 @@ static unsigned long pamt_shrink_idle_memory(void)
  */
 bool pamt_shrink_over_cap(unsigned long more)
 {
-	return pamt_shrink_idle_memory() + more > READ_ONCE(pamt.idle_cap);
+	return pamt_shrink_idle_memory(false) + more > READ_ONCE(pamt.idle_cap);
+}
+
+static bool pamt_shrink_over_cap_all(void)
+{
+	return pamt_shrink_idle_memory(true) > READ_ONCE(pamt.idle_cap);
 }
 
 /* Idle memory plus, with the arena, the free pairs in its chunks. */
-static unsigned long pamt_shrink_held_memory(void)
+static unsigned long pamt_shrink_held_memory(bool all)
 {
-	return pamt_shrink_idle_memory() + pamt_arena_free_pairs();
+	return pamt_shrink_idle_memory(all) + pamt_arena_free_pairs();
 }
 
 /**
@@ -361,7 +375,7 @@ static unsigned long pamt_shrink_held_memory(void)
  */
 unsigned long pamt_shrink_refill_share(void)
 {
-	unsigned long idle = pamt_shrink_idle_memory();
+	unsigned long idle = pamt_shrink_idle_memory(false);
 	unsigned long cap = READ_ONCE(pamt.idle_cap);
 
 	return idle < cap ? (cap - idle) / num_online_cpus() : 0;
@@ -371,27 +385,21 @@ unsigned long pamt_shrink_refill_share(void)
  * pamt_shrink_reserve() - reserve room below the idle cap for free pairs
  * @want: free pairs about to enter the magazines
  *
- * Adds to pamt.free_pairs at once, as many of @want as fit below the cap,
- * so that CPUs refilling at the same time cannot all fill the same room:
- * the cap's slack stays what it was.  The caller gives back, with
+ * Adds to pamt.held at once as many of @want as fit below the cap; CPUs
+ * refilling at the same time each ask for their share of the room only
+ * (pamt_shrink_refill_share()).  The caller gives back, with
  * pamt_shrink_unreserve(), what it reserved and did not add.
  *
  * Return: pairs reserved, at most @want.
  */
 unsigned long pamt_shrink_reserve(unsigned long want)
 {
-	long idle, over;
+	unsigned long idle = pamt_shrink_idle_memory(false);
+	unsigned long cap = READ_ONCE(pamt.idle_cap);
 
-	if (!want)
-		return 0;
-	idle = atomic_long_read(&pamt.idle);
-	over = atomic_long_fetch_add(want, &pamt.free_pairs) + (long)want +
-	       (idle > 0 ? idle : 0) - (long)READ_ONCE(pamt.idle_cap);
-	if (over > 0) {
-		over = min_t(long, over, want);
-		atomic_long_add(-over, &pamt.free_pairs);
-		want -= over;
-	}
+	want = min(want, idle < cap ? cap - idle : 0);
+	if (want)
+		pamt_held_add(want);
 	return want;
 }
 
@@ -402,7 +410,7 @@ unsigned long pamt_shrink_reserve(unsigned long want)
 void pamt_shrink_unreserve(unsigned long nr)
 {
 	if (nr)
-		atomic_long_add(-(long)nr, &pamt.free_pairs);
+		pamt_held_add(-(long)nr);
 }
 
 /* Free one free pair, from the depot or this CPU's magazines. */
@@ -430,7 +438,7 @@ static void pamt_shrink_cap_chunks(void)
 
 	if (!pamt.arena)
 		return;
-	held = pamt_shrink_held_memory();
+	held = pamt_shrink_held_memory(false);
 	if (held <= READ_ONCE(pamt.idle_cap))
 		return;
 	if (held > READ_ONCE(pamt_cap_mark))
@@ -481,7 +489,7 @@ static bool pamt_shrink_cap_put(void)
  */
 bool pamt_shrink_idle_inc(unsigned long idx)
 {
-	atomic_long_inc(&pamt.idle);
+	pamt_idle_add(1);
 	pamt_idle_push(idx);
 	return pamt_shrink_cap_put();
 }
@@ -496,7 +504,7 @@ static void pamt_shrink_cap_trim_once(unsigned long *fails)
 	unsigned long budget;
 	int ret;
 
-	while (pamt_shrink_over_cap(0) && *fails < PAMT_SHRINK_MAX_BUSY) {
+	while (pamt_shrink_over_cap_all() && *fails < PAMT_SHRINK_MAX_BUSY) {
 		if (pamt_shrink_free_cached())
 			continue;
 		budget = PAMT_RESCHED_POPS;
@@ -527,7 +535,7 @@ static void pamt_shrink_cap_trim_chunks(void)
 	bool drained = false;
 
 	for (;;) {
-		held = pamt_shrink_held_memory();
+		held = pamt_shrink_held_memory(true);
 		cap = READ_ONCE(pamt.idle_cap);
 		if (held <= cap) {
 			held = 0;
@@ -535,7 +543,7 @@ static void pamt_shrink_cap_trim_chunks(void)
 		}
 		if (pamt_arena_shrink(held - cap, true))
 			continue;
-		if (drained || atomic_long_read(&pamt.free_pairs) <= 0 ||
+		if (drained || !pamt_cached_pairs() ||
 		    !pamt_arena_reclaimable(true))
 			break;
 		pamt_depot_shrink(ULONG_MAX);
@@ -554,12 +562,12 @@ static void pamt_shrink_cap_trim(void)
 	if (pamt.arena)
 		pamt_shrink_cap_trim_chunks();
 	pamt_shrink_cap_trim_once(&fails);
-	if (!pamt_shrink_over_cap(0) || fails >= PAMT_SHRINK_MAX_BUSY)
+	if (!pamt_shrink_over_cap_all() || fails >= PAMT_SHRINK_MAX_BUSY)
 		return;
 	/* What is left is in other CPUs' magazines. */
-	idle = pamt_shrink_idle_memory();
+	idle = pamt_shrink_idle_memory(true);
 	cap = READ_ONCE(pamt.idle_cap);
-	if (idle > cap && atomic_long_read(&pamt.free_pairs) > 0)
+	if (idle > cap && pamt_cached_pairs())
 		pamt_platform_drain_cpus(idle - cap);
 }
 
@@ -680,8 +688,8 @@ unsigned long tdx_pamt_shrink_count(void)
 		return 0;
 	if (pamt.arena)
 		return pamt_arena_reclaimable(false) +
-		       min(pamt_arena_loose(), pamt_shrink_idle_memory());
-	return pamt_shrink_idle_memory();
+		       min(pamt_arena_loose(), pamt_shrink_idle_memory(true));
+	return pamt_shrink_idle_memory(true);
 }
 
 /**
@@ -716,7 +724,7 @@ unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
 	if (pamt.arena) {
 		freed = pamt_shrink_scan_arena(nr_to_scan, &budget);
 		/* Chunks with pairs in other CPUs' magazines: the worker. */
-		if (budget && atomic_long_read(&pamt.free_pairs) > 0) {
+		if (budget && pamt_cached_pairs()) {
 			atomic_long_add(budget, &pamt.defer_drain);
 			pamt_platform_defer();
 		}
@@ -738,10 +746,9 @@ unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
 		n += m;
 	freed += n;
 	budget -= n;
-	if (budget && atomic_long_read(&pamt.free_pairs) > 0) {
-		atomic_long_add(min_t(unsigned long, budget,
-				      atomic_long_read(&pamt.free_pairs)),
-				&pamt.defer_drain);
+	m = pamt_cached_pairs();
+	if (budget && m) {
+		atomic_long_add(min(budget, m), &pamt.defer_drain);
 		pamt_platform_defer();
 	}
 trace:

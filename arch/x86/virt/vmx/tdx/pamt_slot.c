@@ -268,11 +268,11 @@ static void pamt_slot_publish_idle(atomic_t *slot, int old)
 {
 	int now;
 
-	atomic_long_inc(&pamt.idle);
+	pamt_idle_add(1);
 	now = pamt_slot_publish(slot, old | PAMT_SLOT_TRANSIT, old);
 	if (!pamt_slot_refs(now))
 		return;
-	atomic_long_dec(&pamt.idle);
+	pamt_idle_add(-1);
 	pamt_stat_inc(REVIVE);
 	if (now & PAMT_SLOT_RECENT)
 		pamt_slot_clear_recent(slot);
@@ -306,7 +306,7 @@ static int pamt_slot_add(atomic_t *slot, unsigned long idx, int owned,
 	}
 
 	pamt_arena_note_owner(pair, idx);
-	atomic_long_inc(&pamt.installed);
+	pamt_stat_inc(INSTALLED);
 	pamt_slot_publish(slot, owned, owned ^ (PAMT_SLOT_TRANSIT |
 					       PAMT_SLOT_INSTALLED));
 	pamt_stat_inc(GET_SLOW);
@@ -361,7 +361,7 @@ static int pamt_slot_removed(atomic_t *slot, unsigned long idx, int old,
 		pr_warn_once("tdx-pamt: PAMT.REMOVE on pfn %#lx: %#llx, pair pages lost\n",
 			     pamt_slot_base_pfn(idx), status);
 		pamt_stat_inc(LEAKED);
-		atomic_long_dec(&pamt.installed);
+		pamt_stat_add(INSTALLED, -1);
 		pamt_slot_publish(slot, old | PAMT_SLOT_TRANSIT, 0);
 		return -ENOENT;
 	}
@@ -374,7 +374,7 @@ static int pamt_slot_removed(atomic_t *slot, unsigned long idx, int old,
 		return ret;
 	}
 
-	atomic_long_dec(&pamt.installed);
+	pamt_stat_add(INSTALLED, -1);
 	pamt_slot_publish(slot, old | PAMT_SLOT_TRANSIT, 0);
 	return 0;
 }
@@ -426,7 +426,7 @@ int pamt_slot_remove(atomic_t *slot, unsigned long idx, int *word,
 		pamt_transit_end();
 		return -EAGAIN;
 	}
-	atomic_long_dec(&pamt.idle);
+	pamt_idle_add(-1);
 	for (;;) {
 		/* Zeroed: the REMOVE tracepoint reads it even when REMOVE fails. */
 		*pair = (struct tdx_pamt_pair) { };
@@ -444,7 +444,7 @@ int pamt_slot_remove(atomic_t *slot, unsigned long idx, int *word,
 			pamt_slot_busy_end(&busy);
 			return -EBUSY;
 		}
-		atomic_long_dec(&pamt.idle);
+		pamt_idle_add(-1);
 	}
 	ret = pamt_slot_removed(slot, idx, old, status);
 	pamt_transit_end();
@@ -575,7 +575,7 @@ static int pamt_slot_got(atomic_t *slot, int old)
 	}
 	/* IDLE -> ACTIVE: the get that revives owns the change. */
 	if (!(old & PAMT_SLOT_LEAKED))
-		atomic_long_dec(&pamt.idle);
+		pamt_idle_add(-1);
 	/*
 	 * One atomic, not a compare-and-exchange that other gets' adds make
 	 * fail: with this reference held nothing else sets RECENT or TRANSIT.
