@@ -154,6 +154,7 @@ void pamt_env_up_default(void)
  */
 void pamt_env_down(void)
 {
+	u64 v[TDX_PAMT_STAT_NR];
 	long violations;
 
 	pamt_sim_objcg = NULL;
@@ -166,7 +167,8 @@ void pamt_env_down(void)
 		pamt_test_failed(__FILE__, __LINE__, "pair accounting does not balance");
 	if (pamt_fake_check_all())
 		pamt_test_failed(__FILE__, __LINE__, "fake module invariants");
-	if ((long)atomic64_read(&pamt_fake.pairs) != (long)atomic_long_read(&pamt.installed))
+	tdx_pamt_read_stats(v);
+	if ((long)atomic64_read(&pamt_fake.pairs) != (long)v[TDX_PAMT_STAT_INSTALLED])
 		pamt_test_failed(__FILE__, __LINE__, "module pairs != installed slots");
 
 	tdx_pamt_exit();

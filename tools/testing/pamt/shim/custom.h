@@ -477,6 +477,13 @@ void *pamt_sim_alloc_percpu(size_t size);
 	   (void)__atomic_fetch_add(this_cpu_ptr(&(pcp)), (n), __ATOMIC_RELAXED); })
 #define this_cpu_inc(pcp)	this_cpu_add(pcp, 1)
 #define this_cpu_dec(pcp)	this_cpu_add(pcp, -1)
+#define this_cpu_sub(pcp, n)	this_cpu_add(pcp, -(n))
+#define this_cpu_add_return(pcp, n)					\
+	({ pamt_sim_access(this_cpu_ptr(&(pcp)), VT_ST);		\
+	   __atomic_add_fetch(this_cpu_ptr(&(pcp)), (n), __ATOMIC_RELAXED); })
+#define this_cpu_read(pcp)						\
+	({ pamt_sim_access(this_cpu_ptr(&(pcp)), VT_LD);		\
+	   __atomic_load_n(this_cpu_ptr(&(pcp)), __ATOMIC_RELAXED); })
 #define smp_processor_id()	pamt_sim_cpu
 #define raw_smp_processor_id()	pamt_sim_cpu
 #define in_serving_softirq()	(pamt_sim_softirq != 0)

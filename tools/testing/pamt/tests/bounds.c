@@ -48,13 +48,16 @@ PAMT_TEST(bounds_put_one_remove_sequence)
 
 #define CAP_OPS		4000
 #define CAP_HELD	64
+/* Other CPUs' unfolded changes: below a batch each, with no softirq. */
+#define CAP_SLACK	((PAMT_HELD_BATCH - 1) * (4 - 1))
 
 /*
  * Random gets, puts, evicts, pair takes and gives, reserve top-ups and
  * frees, shrinker scans, on random CPUs; after every one of them idle
- * memory (idle slots, depot and magazine pairs) is within the cap, once
- * the worker a put asked for has run.  One thread and a module that does
- * not answer BUSY: the slack is 0 but for that.
+ * memory (idle slots, depot and magazine pairs) is within the cap plus
+ * the other CPUs' unfolded changes, and within the cap once the worker a
+ * put asked for has run.  One thread and a module that does not answer
+ * BUSY: no other slack.
  */
 static void cap_random(unsigned long nr_slots,
 		       unsigned long cap, bool sequential)
@@ -115,28 +118,30 @@ static void cap_random(unsigned long nr_slots,
 		 * worker it asked for.
 		 */
 		if (atomic_long_xchg(&pamt_sim_deferred, 0)) {
-			EXPECT(idle_memory() <= cap + 1);
+			EXPECT(idle_memory() <= cap + 1 + CAP_SLACK);
 			run_deferred();
+			EXPECT(idle_memory() <= cap);
 		}
 		if (idle_memory() > worst)
 			worst = idle_memory();
-		if (idle_memory() > cap) {
-			fprintf(stderr, "    op %u: idle memory %llu > cap %lu\n",
-				i, (unsigned long long)idle_memory(), cap);
-			EXPECT(idle_memory() <= cap);
+		if (idle_memory() > cap + CAP_SLACK) {
+			fprintf(stderr, "    op %u: idle memory %llu > cap %lu + %d\n",
+				i, (unsigned long long)idle_memory(), cap,
+				CAP_SLACK);
+			EXPECT(idle_memory() <= cap + CAP_SLACK);
 			break;
 		}
 	}
 	while (nr_held)
 		EXPECT_EQ(tdx_pamt_put(held[--nr_held]), 0);
-	EXPECT(idle_memory() <= cap);
+	EXPECT(idle_memory() <= cap + CAP_SLACK);
 	env.held_pairs -= res.nr;
 	tdx_free_pamt_cache(&res);
 	while (nr_pairs) {
 		tdx_pamt_pair_give(&pairs[--nr_pairs]);
 		env.held_pairs--;
 	}
-	EXPECT(idle_memory() <= cap);
+	EXPECT(idle_memory() <= cap + CAP_SLACK);
 	if (getenv("PAMT_VERBOSE"))
 		printf("    %lu slots, cap %lu: worst idle memory %lu\n",
 		       nr_slots, cap, worst);

@@ -110,3 +110,29 @@ PAMT_TEST(counters_cached_pairs_never_wraps)
 	*cpu1 += 1;
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 1);
 }
+
+/*
+ * The 0<->1 steps write no shared gauge: a slot going idle and reviving,
+ * again and again on one CPU, leaves the shared struct pamt_cache as it
+ * was but for at most one fold of this CPU's change into pamt.held.
+ */
+PAMT_TEST(counters_idle_revive_write_no_shared_gauge)
+{
+	struct pamt_cache seen;
+	unsigned int i, moved = 0;
+
+	pamt_env_up_default();
+	ASSERT(!tdx_pamt_get(slot_pfn(3, 0), NULL));
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(3, 0)), 0);
+	seen = pamt;
+	for (i = 0; i < 4 * PAMT_HELD_BATCH; i++) {
+		if (i % 2)
+			EXPECT_EQ(tdx_pamt_put(slot_pfn(3, 0)), 0);
+		else
+			EXPECT_EQ(tdx_pamt_get(slot_pfn(3, 0), NULL), 0);
+		moved += !!memcmp(&seen, &pamt, sizeof(pamt));
+		seen = pamt;
+	}
+	EXPECT_EQ(stat(TDX_PAMT_STAT_REVIVE), 2 * PAMT_HELD_BATCH);
+	EXPECT(moved <= 1);
+}

@@ -221,14 +221,14 @@ PAMT_TEST(err_fake_catches_double_add)
 	pamt_env_up_default();
 	ASSERT(!tdx_pamt_get(slot_pfn(5, 0), NULL));
 	slot_set_word(5, 0);
-	atomic_long_dec(&pamt.installed);
+	pamt_stat_add(INSTALLED, -1);
 	EXPECT_EQ(tdx_pamt_get(slot_pfn(5, 0), NULL), -EIO);
 	EXPECT_EQ(atomic64_read(&pamt_fake.violations), 1);
 	EXPECT_EQ(slot_word(5), 0);
 	/* Put things back as they really are, for the teardown checks. */
 	slot_set_word(5, PAMT_SLOT_INSTALLED);
-	atomic_long_inc(&pamt.installed);
-	atomic_long_inc(&pamt.idle);
+	pamt_stat_inc(INSTALLED);
+	pamt_idle_add(1);
 	env.expect_violations = 1;
 	env.expect_warnings = 1;
 }
@@ -428,7 +428,7 @@ PAMT_TEST(err_exit_then_init_keeps_module_pairs)
 		__free_page(pfn_to_page(p.pfn[0]));
 		__free_page(pfn_to_page(p.pfn[1]));
 		slot_set_word(s, 0);
-		atomic_long_dec(&pamt.installed);
+		pamt_stat_add(INSTALLED, -1);
 	}
 }
 
@@ -481,7 +481,7 @@ PAMT_TEST(err_failed_init_keeps_module_pairs)
 	__free_page(pfn_to_page(p.pfn[0]));
 	__free_page(pfn_to_page(p.pfn[1]));
 	slot_set_word(4, 0);
-	atomic_long_dec(&pamt.installed);
+	pamt_stat_add(INSTALLED, -1);
 }
 
 /*
@@ -572,5 +572,5 @@ PAMT_TEST(err_remove_module_not_empty_keeps_pair)
 	__free_page(pfn_to_page(p.pfn[1]));
 	pamt_stat_add(PAGE_FREE, 2);
 	slot_set_word(4, 0);
-	atomic_long_dec(&pamt.installed);
+	pamt_stat_add(INSTALLED, -1);
 }

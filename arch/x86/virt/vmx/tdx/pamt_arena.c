@@ -1036,7 +1036,7 @@ unsigned long pamt_arena_shrink(unsigned long nr, bool cap)
  */
 unsigned long pamt_arena_reclaimable(bool all)
 {
-	long cached = max(atomic_long_read(&pamt.free_pairs), 0L);
+	long cached = pamt_cached_pairs();
 	unsigned long flags, nr = 0, stamp, i, budget;
 	struct pamt_arena_home *h;
 	struct pamt_arena_chunk *c;

@@ -47,7 +47,7 @@ static void pamt_mark_module_pairs(void)
 		slot = pamt_slot_lookup(pamt_stuck[i]);
 		if (slot && !atomic_read(slot)) {
 			atomic_set(slot, PAMT_SLOT_INSTALLED | PAMT_SLOT_LEAKED);
-			atomic_long_inc(&pamt.installed);
+			pamt_stat_inc(INSTALLED);
 			kept++;
 		}
 	}
@@ -208,9 +208,7 @@ int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
 	pamt.arena = cfg->arena;
 	pamt.mag_size = cfg->mag_size ?: PAMT_MAG_SIZE;
 	pamt.idle_cap = cfg->idle_cap ?: max(covered / 4, 1UL);
-	atomic_long_set(&pamt.idle, 0);
-	atomic_long_set(&pamt.installed, 0);
-	pamt_mark_module_pairs();
+	atomic_long_set(&pamt.held, 0);
 	atomic_set(&pamt.serializing, 0);
 	raw_spin_lock_init(&pamt.seamcall_lock);
 	pamt.wait_ns = PAMT_WAIT_NS_DEFAULT;
@@ -228,6 +226,7 @@ int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
 		pamt_slots_free();
 		return ret;
 	}
+	pamt_mark_module_pairs();
 	pamt_forget_module_pairs();
 	pamt.enabled = true;
 	return 0;
@@ -295,7 +294,6 @@ EXPORT_SYMBOL_FOR_KVM(tdx_pamt_enabled);
  */
 void tdx_pamt_read_stats(u64 *vals)
 {
-	u64 cached = 0;
 	unsigned int cpu;
 	int i;
 
@@ -305,14 +303,12 @@ void tdx_pamt_read_stats(u64 *vals)
 	for_each_possible_cpu(cpu) {
 		struct pamt_pcpu *pc = per_cpu_ptr(pamt.pcpu, cpu);
 
-		for (i = 0; i < TDX_PAMT_STAT_NR_COUNTERS; i++)
+		for (i = 0; i < PAMT_PCPU_HELD; i++)
 			vals[i] += READ_ONCE(pc->stat[i]);
-		cached += READ_ONCE(pc->stat[PAMT_PCPU_CACHED]);
 	}
-	vals[TDX_PAMT_STAT_IDLE_SLOTS] = max(atomic_long_read(&pamt.idle), 0L);
 	/* A pair pushed on one CPU, popped on another, may be read popped only. */
-	vals[TDX_PAMT_STAT_CACHED_PAIRS] = max_t(s64, cached, 0);
-	vals[TDX_PAMT_STAT_INSTALLED] = atomic_long_read(&pamt.installed);
+	for (i = TDX_PAMT_STAT_NR_COUNTERS; i < PAMT_PCPU_HELD; i++)
+		vals[i] = max_t(s64, vals[i], 0);
 	pamt_arena_read_stats(vals);
 }
 

@@ -121,7 +121,7 @@ int tdx_pamt_demote(unsigned long pfn, struct tdx_pamt_cache *res,
 		pamt_slot_publish(slot, old, old & ~PAMT_SLOT_TRANSIT);
 	} else {
 		pamt_arena_note_owner(&pair, pamt_slot_idx(slot));
-		atomic_long_inc(&pamt.installed);
+		pamt_stat_inc(INSTALLED);
 		pamt_slot_publish(slot, old, (old & ~PAMT_SLOT_TRANSIT) +
 				  (PAMT_SLOT_INSTALLED |
 				   TDX_PAMT_PAGES_PER_SLOT));
@@ -192,7 +192,7 @@ int tdx_pamt_promote(unsigned long pfn, tdx_pamt_promote_fn promote,
 		pamt_slot_publish(slot, PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT,
 				  merged);
 	} else {
-		atomic_long_dec(&pamt.installed);
+		pamt_stat_add(INSTALLED, -1);
 		pamt_slot_publish(slot, PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT,
 				  0);
 		pamt_stat_inc(PROMOTE);

@@ -126,8 +126,13 @@ struct pamt_mag {
 	struct tdx_pamt_pair pairs[];	/* pamt.mag_size of them */
 };
 
-/* Per-CPU stats: enum tdx_pamt_stat, then the change in cached pairs. */
-#define PAMT_PCPU_CACHED	TDX_PAMT_STAT_NR_COUNTERS
+/*
+ * Per-CPU stats: enum tdx_pamt_stat's counters, then this CPU's changes to
+ * its gauges (summed modulo 2^64), then idle memory not yet in pamt.held.
+ */
+#define PAMT_PCPU_CACHED	TDX_PAMT_STAT_CACHED_PAIRS
+#define PAMT_PCPU_HELD		TDX_PAMT_STAT_ARENA_CHUNKS
+#define PAMT_PCPU_NR_STATS	(PAMT_PCPU_HELD + 1)
 
 struct pamt_pcpu {
 	local_lock_t lock;		/* @loaded, @prev; never in a transition */
@@ -137,7 +142,7 @@ struct pamt_pcpu {
 	spinlock_t idle_lock;
 	u32 idle_buf[PAMT_IDLE_BATCH];	/* idle slots not yet in the index */
 	unsigned int idle_nr;
-	u64 stat[PAMT_PCPU_CACHED + 1];
+	u64 stat[PAMT_PCPU_NR_STATS];
 	unsigned int in_flight;		/* SEAMCALLs not serialised */
 };
 
@@ -188,9 +193,7 @@ struct pamt_cache {
 	unsigned int mag_size;
 	struct pamt_pcpu __percpu *pcpu;
 	struct pamt_depot depot;
-	atomic_long_t idle;		/* IDLE slots, not LEAKED */
-	atomic_long_t installed;	/* slots whose pair is in the module */
-	atomic_long_t free_pairs;	/* pairs in magazines and the depot */
+	atomic_long_t held;		/* idle memory, less unfolded deltas */
 	struct pamt_idle_index idle_index;
 	atomic_t deferred;		/* PAMT_DEFER_* */
 	atomic_long_t defer_drain;	/* pairs to free from other CPUs */
@@ -207,6 +210,32 @@ extern struct pamt_cache pamt;
 #define pamt_stat_inc(item)	this_cpu_inc(pamt.pcpu->stat[TDX_PAMT_STAT_##item])
 #define pamt_stat_add(item, n)	this_cpu_add(pamt.pcpu->stat[TDX_PAMT_STAT_##item], n)
 #define pamt_cached_add(n)	this_cpu_add(pamt.pcpu->stat[PAMT_PCPU_CACHED], n)
+
+/*
+ * Per-CPU deltas, not percpu_counter: the cap needs one sum of two gauges
+ * plus this CPU's unfolded part, and the stats need the gauges apart.
+ */
+#define PAMT_HELD_BATCH		8
+
+/* Idle memory changed by @n: pamt.held is written once per batch. */
+static inline void pamt_held_add(long n)
+{
+	long d;
+
+	preempt_disable();
+	d = this_cpu_add_return(pamt.pcpu->stat[PAMT_PCPU_HELD], n);
+	if (d >= PAMT_HELD_BATCH || d <= -PAMT_HELD_BATCH) {
+		this_cpu_sub(pamt.pcpu->stat[PAMT_PCPU_HELD], d);
+		atomic_long_add(d, &pamt.held);
+	}
+	preempt_enable();
+}
+
+static inline void pamt_idle_add(long n)
+{
+	pamt_stat_add(IDLE_SLOTS, n);
+	pamt_held_add(n);
+}
 
 static inline unsigned long pamt_slot_base_pfn(unsigned long idx)
 {
@@ -368,6 +397,7 @@ void pamt_mag_drain_local(atomic_long_t *budget);
 void pamt_mag_drain_dead(unsigned int cpu);
 unsigned long pamt_depot_shrink(unsigned long nr);
 unsigned long pamt_mag_shrink_local(unsigned long nr);
+long pamt_cached_pairs(void);
 unsigned int pamt_mag_take_free(struct tdx_pamt_pair *batch, unsigned int n);
 void pamt_depot_free_empty(void);
 #ifdef CONFIG_MEMCG

@@ -21,8 +21,25 @@
 /* Pairs entering (@n > 0) or leaving the magazines and the depot. */
 static inline void pamt_free_pairs_add(long n)
 {
-	atomic_long_add(n, &pamt.free_pairs);
+	pamt_held_add(n);
 	pamt_cached_add(n);
+}
+
+/**
+ * pamt_cached_pairs() - free pairs in every CPU's magazines and the depot
+ *
+ * Folds every CPU's delta: for the worker and the shrinker, not for puts.
+ *
+ * Return: the pairs, racy; at least 0.
+ */
+long pamt_cached_pairs(void)
+{
+	unsigned int cpu;
+	long n = 0;
+
+	for_each_possible_cpu(cpu)
+		n += READ_ONCE(per_cpu_ptr(pamt.pcpu, cpu)->stat[PAMT_PCPU_CACHED]);
+	return max(n, 0L);
 }
 
 static struct pamt_mag *pamt_mag_new(gfp_t gfp)
@@ -182,7 +199,7 @@ unsigned int pamt_mag_refill(struct tdx_pamt_pair *pairs, unsigned int n,
 	pc->prev->nr += v[1].n;
 	pc->loaded->nr += v[2].n;
 	added = v[1].n + v[2].n;
-	/* pamt.free_pairs counts them already: the per-CPU gauge only. */
+	/* pamt.held counts them already: the per-CPU gauge only. */
 	if (added)
 		pamt_cached_add(added);
 	local_unlock_irqrestore(&pamt.pcpu->lock, flags);
@@ -349,7 +366,6 @@ int pamt_mag_init(void)
 	pamt.depot.nr_full = 0;
 	pamt.depot.nr_empty = 0;
 	pamt.depot.nr_pairs = 0;
-	atomic_long_set(&pamt.free_pairs, 0);
 	pamt_arena_init();
 
 	pamt.pcpu = alloc_percpu(struct pamt_pcpu);

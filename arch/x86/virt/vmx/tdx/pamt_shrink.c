@@ -232,17 +232,31 @@ static int pamt_reclaim_one(unsigned long *budget, bool second_chance)
 	return 0;
 }
 
-static unsigned long pamt_shrink_idle_memory(void)
+/*
+ * Idle memory: with @all, every CPU's unfolded change read (the worker,
+ * the shrinker); else this CPU's only, short by the others': the slack.
+ */
+static unsigned long pamt_shrink_idle_memory(bool all)
 {
-	long idle = atomic_long_read(&pamt.idle);
-	long free = atomic_long_read(&pamt.free_pairs);
+	long held = atomic_long_read(&pamt.held);
+	unsigned int cpu;
 
-	return (idle > 0 ? idle : 0) + (free > 0 ? free : 0);
+	if (!all)
+		held += this_cpu_read(pamt.pcpu->stat[PAMT_PCPU_HELD]);
+	else
+		for_each_possible_cpu(cpu)
+			held += READ_ONCE(per_cpu_ptr(pamt.pcpu, cpu)->stat[PAMT_PCPU_HELD]);
+	return held > 0 ? held : 0;
 }
 
 bool pamt_shrink_over_cap(unsigned long more)
 {
-	return pamt_shrink_idle_memory() + more > READ_ONCE(pamt.idle_cap);
+	return pamt_shrink_idle_memory(false) + more > READ_ONCE(pamt.idle_cap);
+}
+
+static bool pamt_shrink_over_cap_all(void)
+{
+	return pamt_shrink_idle_memory(true) > READ_ONCE(pamt.idle_cap);
 }
 
 /*
@@ -251,37 +265,31 @@ bool pamt_shrink_over_cap(unsigned long more)
  */
 unsigned long pamt_shrink_refill_share(void)
 {
-	unsigned long idle = pamt_shrink_idle_memory();
+	unsigned long idle = pamt_shrink_idle_memory(false);
 	unsigned long cap = READ_ONCE(pamt.idle_cap);
 
 	return idle < cap ? (cap - idle) / num_online_cpus() : 0;
 }
 
 /*
- * Counted in pamt.free_pairs at once, so concurrent refills cannot fill
- * the same room; pamt_shrink_unreserve() gives back what was not added.
+ * Counted in pamt.held at once; CPUs refilling together each ask for their
+ * share only.  pamt_shrink_unreserve() gives back what was not added.
  */
 unsigned long pamt_shrink_reserve(unsigned long want)
 {
-	long idle, over;
+	unsigned long idle = pamt_shrink_idle_memory(false);
+	unsigned long cap = READ_ONCE(pamt.idle_cap);
 
-	if (!want)
-		return 0;
-	idle = atomic_long_read(&pamt.idle);
-	over = atomic_long_fetch_add(want, &pamt.free_pairs) + (long)want +
-	       (idle > 0 ? idle : 0) - (long)READ_ONCE(pamt.idle_cap);
-	if (over > 0) {
-		over = min_t(long, over, want);
-		atomic_long_add(-over, &pamt.free_pairs);
-		want -= over;
-	}
+	want = min(want, idle < cap ? cap - idle : 0);
+	if (want)
+		pamt_held_add(want);
 	return want;
 }
 
 void pamt_shrink_unreserve(unsigned long nr)
 {
 	if (nr)
-		atomic_long_add(-(long)nr, &pamt.free_pairs);
+		pamt_held_add(-(long)nr);
 }
 
 static bool pamt_shrink_free_cached(void)
@@ -306,7 +314,7 @@ static void pamt_shrink_cap_chunks(void)
 
 	if (!pamt.arena)
 		return;
-	held = pamt_shrink_idle_memory() + pamt_arena_free_pairs();
+	held = pamt_shrink_idle_memory(false) + pamt_arena_free_pairs();
 	if (held <= READ_ONCE(pamt.idle_cap))
 		return;
 	if (held > READ_ONCE(pamt_cap_mark))
@@ -322,7 +330,7 @@ bool pamt_shrink_idle_inc(unsigned long idx)
 	bool removed = false;
 	int ret;
 
-	atomic_long_inc(&pamt.idle);
+	pamt_idle_add(1);
 	pamt_idle_push(idx);
 	if (likely(!pamt_shrink_over_cap(0))) {
 		pamt_shrink_cap_chunks();
@@ -356,7 +364,7 @@ static void pamt_shrink_cap_trim_chunks(void)
 	bool drained = false;
 
 	for (;;) {
-		held = pamt_shrink_idle_memory() + pamt_arena_free_pairs();
+		held = pamt_shrink_idle_memory(true) + pamt_arena_free_pairs();
 		cap = READ_ONCE(pamt.idle_cap);
 		if (held <= cap) {
 			held = 0;
@@ -364,7 +372,7 @@ static void pamt_shrink_cap_trim_chunks(void)
 		}
 		if (pamt_arena_shrink(held - cap, true))
 			continue;
-		if (drained || atomic_long_read(&pamt.free_pairs) <= 0 ||
+		if (drained || !pamt_cached_pairs() ||
 		    !pamt_arena_reclaimable(true))
 			break;
 		pamt_depot_shrink(ULONG_MAX);
@@ -383,7 +391,7 @@ static void pamt_shrink_cap_trim(void)
 	might_sleep();
 	if (pamt.arena)
 		pamt_shrink_cap_trim_chunks();
-	while (pamt_shrink_over_cap(0) && fails < PAMT_SHRINK_MAX_BUSY) {
+	while (pamt_shrink_over_cap_all() && fails < PAMT_SHRINK_MAX_BUSY) {
 		if (pamt_shrink_free_cached())
 			continue;
 		budget = PAMT_RESCHED_POPS;
@@ -397,10 +405,10 @@ static void pamt_shrink_cap_trim(void)
 		cond_resched();
 	}
 	/* What is left over the cap is in other CPUs' magazines. */
-	idle = pamt_shrink_idle_memory();
+	idle = pamt_shrink_idle_memory(true);
 	cap = READ_ONCE(pamt.idle_cap);
 	if (fails < PAMT_SHRINK_MAX_BUSY && idle > cap &&
-	    atomic_long_read(&pamt.free_pairs) > 0)
+	    pamt_cached_pairs())
 		pamt_platform_drain_cpus(idle - cap);
 }
 
@@ -454,8 +462,8 @@ unsigned long tdx_pamt_shrink_count(void)
 		return 0;
 	if (pamt.arena)
 		return pamt_arena_reclaimable(false) +
-		       min(pamt_arena_loose(), pamt_shrink_idle_memory());
-	return pamt_shrink_idle_memory();
+		       min(pamt_arena_loose(), pamt_shrink_idle_memory(true));
+	return pamt_shrink_idle_memory(true);
 }
 
 /*
@@ -492,7 +500,7 @@ unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
 			if (!ret)
 				break;
 		}
-		if (budget && atomic_long_read(&pamt.free_pairs) > 0) {
+		if (budget && pamt_cached_pairs()) {
 			atomic_long_add(budget, &pamt.defer_drain);
 			pamt_platform_defer();
 		}
@@ -514,10 +522,9 @@ unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
 		n += m;
 	freed += n;
 	budget -= n;
-	if (budget && atomic_long_read(&pamt.free_pairs) > 0) {
-		atomic_long_add(min_t(unsigned long, budget,
-				      atomic_long_read(&pamt.free_pairs)),
-				&pamt.defer_drain);
+	m = pamt_cached_pairs();
+	if (budget && m) {
+		atomic_long_add(min(budget, m), &pamt.defer_drain);
 		pamt_platform_defer();
 	}
 trace:

@@ -151,11 +151,11 @@ static void pamt_slot_publish_idle(atomic_t *slot, int old)
 {
 	int now;
 
-	atomic_long_inc(&pamt.idle);
+	pamt_idle_add(1);
 	now = pamt_slot_publish(slot, old | PAMT_SLOT_TRANSIT, old);
 	if (!pamt_slot_refs(now))
 		return;
-	atomic_long_dec(&pamt.idle);
+	pamt_idle_add(-1);
 	pamt_stat_inc(REVIVE);
 	if (now & PAMT_SLOT_RECENT)
 		pamt_slot_clear_recent(slot);
@@ -181,7 +181,7 @@ static int pamt_slot_add(atomic_t *slot, unsigned long idx, int owned,
 	}
 
 	pamt_arena_note_owner(pair, idx);
-	atomic_long_inc(&pamt.installed);
+	pamt_stat_inc(INSTALLED);
 	pamt_slot_publish(slot, owned, owned ^ (PAMT_SLOT_TRANSIT |
 					       PAMT_SLOT_INSTALLED));
 	pamt_stat_inc(GET_SLOW);
@@ -227,7 +227,7 @@ static int pamt_slot_removed(atomic_t *slot, unsigned long idx, int old,
 				  PAMT_SLOT_INSTALLED | PAMT_SLOT_LEAKED);
 		return ret;
 	}
-	atomic_long_dec(&pamt.installed);
+	pamt_stat_add(INSTALLED, -1);
 	pamt_slot_publish(slot, old | PAMT_SLOT_TRANSIT, 0);
 	return ret;
 }
@@ -260,7 +260,7 @@ int pamt_slot_remove(atomic_t *slot, unsigned long idx, int *word,
 		pamt_transit_end();
 		return -EAGAIN;
 	}
-	atomic_long_dec(&pamt.idle);
+	pamt_idle_add(-1);
 	for (;;) {
 		/* Zeroed: the REMOVE tracepoint reads it even when REMOVE fails. */
 		*pair = (struct tdx_pamt_pair) { };
@@ -278,7 +278,7 @@ int pamt_slot_remove(atomic_t *slot, unsigned long idx, int *word,
 			pamt_slot_busy_end(busy);
 			return -EBUSY;
 		}
-		atomic_long_dec(&pamt.idle);
+		pamt_idle_add(-1);
 	}
 	ret = pamt_slot_removed(slot, idx, old, status);
 	pamt_transit_end();
@@ -376,7 +376,7 @@ static int pamt_slot_got(atomic_t *slot, int old)
 		return 0;
 	}
 	if (!(old & PAMT_SLOT_LEAKED))
-		atomic_long_dec(&pamt.idle);
+		pamt_idle_add(-1);
 	/* No cmpxchg: with our reference nothing sets RECENT or TRANSIT. */
 	if (old & PAMT_SLOT_RECENT)
 		atomic_andnot(PAMT_SLOT_RECENT, slot);

@@ -9,7 +9,6 @@
 
 static inline int pamt_mag_init(void)
 {
-	atomic_long_set(&pamt.free_pairs, 0);
 	pamt_arena_init();
 	pamt.pcpu = alloc_percpu(struct pamt_pcpu);
 	return pamt.pcpu ? 0 : -ENOMEM;

@@ -12,7 +12,7 @@ static inline void pamt_shrink_exit(void) { }
 
 static inline bool pamt_shrink_idle_inc(unsigned long idx)
 {
-	atomic_long_inc(&pamt.idle);
+	pamt_idle_add(1);
 	return false;	/* no cap: the put never removes */
 }
 

@@ -89,7 +89,7 @@ static void pk_scrub_slot(unsigned long idx)
 	if (!status)
 		pamt_pair_free(&pair);
 	atomic_set(&pamt.slots[idx], 0);
-	atomic_long_dec(&pamt.installed);
+	pamt_stat_add(INSTALLED, -1);
 }
 
 void pk_unleak(struct kunit *test, unsigned long pfn)
@@ -227,7 +227,7 @@ static void pk_teardown(struct kunit *test)
 			continue;
 		dirty++;
 		if (!(word & PAMT_SLOT_LEAKED) && !pamt_slot_refs(word))
-			atomic_long_dec(&pamt.idle);
+			pamt_idle_add(-1);
 		pk_scrub_slot(idx);
 	}
 	KUNIT_EXPECT_EQ_MSG(test, dirty, 0UL,
