@@ -4,6 +4,8 @@
  * chunks of pair pages, fullest chunk first, with order-1 and order-0
  * fallbacks.  Design, lock order and memcg policy: tdx-dpamt.rst.
  */
+#include <kunit/static_stub.h>
+#include <kunit/visibility.h>
 #include <linux/bitmap.h>
 #include <linux/bitops.h>
 #include <linux/gfp.h>
@@ -53,20 +55,13 @@ static struct pamt_arena {
 	struct pamt_arena_home home[PAMT_ARENA_HOMES];
 } pamt_arena;
 
-#if IS_ENABLED(CONFIG_INTEL_TDX_PAMT_KUNIT_TEST)
-/* BIT(order): allocations of that order fail, for the KUnit fallbacks. */
-unsigned long pamt_arena_fail_orders;
-
-static bool pamt_arena_fails(unsigned int order)
+/* Every pair page comes from here: the KUnit suites stub it to fail. */
+VISIBLE_IF_KUNIT struct page *pamt_arena_alloc_pages(gfp_t gfp,
+						     unsigned int order)
 {
-	return READ_ONCE(pamt_arena_fail_orders) & BIT(order);
+	KUNIT_STATIC_STUB_REDIRECT(pamt_arena_alloc_pages, gfp, order);
+	return alloc_pages(gfp, order);
 }
-#else
-static inline bool pamt_arena_fails(unsigned int order)
-{
-	return false;
-}
-#endif
 
 static inline void pamt_arena_lock(unsigned long *flags)
 {
@@ -248,9 +243,8 @@ struct pamt_arena_chunk *pamt_arena_new_chunk(gfp_t gfp)
 
 	if (!gfpflags_allow_blocking(gfp))
 		chunk_gfp &= ~(__GFP_KSWAPD_RECLAIM | __GFP_HIGH);
-	page = pamt_arena_fails(PAMT_ARENA_ORDER) ? NULL :
-	       alloc_pages(chunk_gfp | __GFP_NORETRY | __GFP_NOWARN |
-			   __GFP_NOMEMALLOC, PAMT_ARENA_ORDER);
+	page = pamt_arena_alloc_pages(chunk_gfp | __GFP_NORETRY | __GFP_NOWARN |
+				      __GFP_NOMEMALLOC, PAMT_ARENA_ORDER);
 	if (!page) {
 		pamt_stat_inc(CHUNK_FAIL);
 		return NULL;
@@ -404,10 +398,10 @@ static int pamt_pair_alloc_pages(struct tdx_pamt_pair *pair, gfp_t gfp)
 {
 	struct page *p0, *p1;
 
-	p0 = alloc_page(gfp);
+	p0 = pamt_arena_alloc_pages(gfp, 0);
 	if (!p0)
 		return -ENOMEM;
-	p1 = alloc_page(gfp);
+	p1 = pamt_arena_alloc_pages(gfp, 0);
 	if (!p1) {
 		__free_page(p0);
 		pamt_stat_inc(PAGE_ALLOC);
@@ -424,8 +418,7 @@ static int pamt_arena_fallback(struct tdx_pamt_pair *pair, gfp_t gfp)
 {
 	struct page *page;
 
-	page = pamt_arena_fails(1) ? NULL :
-	       alloc_pages(gfp | __GFP_NORETRY | __GFP_NOWARN, 1);
+	page = pamt_arena_alloc_pages(gfp | __GFP_NORETRY | __GFP_NOWARN, 1);
 	if (page) {
 		set_page_private(page, PAMT_ARENA_ORDER1);
 		pair->pfn[0] = page_to_pfn(page);
@@ -435,7 +428,7 @@ static int pamt_arena_fallback(struct tdx_pamt_pair *pair, gfp_t gfp)
 		atomic_long_inc(&pamt_arena.nr_loose);
 		return 0;
 	}
-	if (pamt_arena_fails(0) || pamt_pair_alloc_pages(pair, gfp))
+	if (pamt_pair_alloc_pages(pair, gfp))
 		return -ENOMEM;
 	set_page_private(pfn_to_page(pair->pfn[0]), 0);
 	set_page_private(pfn_to_page(pair->pfn[1]), 0);

@@ -519,8 +519,10 @@ unsigned long pamt_arena_free_pairs(void);
 unsigned int pamt_arena_take_home(struct tdx_pamt_pair *pairs, unsigned int n,
 				  gfp_t gfp);
 unsigned long pamt_arena_unhome(bool all);
+#if IS_ENABLED(CONFIG_KUNIT)
+struct page *pamt_arena_alloc_pages(gfp_t gfp, unsigned int order);
+#endif
 #if IS_ENABLED(CONFIG_INTEL_TDX_PAMT_KUNIT_TEST)
-extern unsigned long pamt_arena_fail_orders;
 unsigned long pamt_arena_check(void);	/* tests/pamt_arena_check.c */
 #endif
 
