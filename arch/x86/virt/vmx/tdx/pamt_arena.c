@@ -89,13 +89,6 @@ static void pamt_arena_unlink(struct pamt_arena_chunk *c)
 		__clear_bit(c->nr_free, pamt_arena.nonempty);
 }
 
-static void pamt_arena_take_off(struct pamt_arena_chunk *c)
-{
-	pamt_arena_unlink(c);
-	list_add(&c->list, &pamt_arena.off);
-	c->off = true;
-}
-
 /* Back on the buckets; true if every pair is free: release it after the lock. */
 static bool pamt_arena_put_on(struct pamt_arena_chunk *c)
 {
@@ -113,13 +106,6 @@ static bool pamt_arena_put_on(struct pamt_arena_chunk *c)
 	return true;
 }
 
-static void pamt_arena_pair_of(const struct pamt_arena_chunk *c,
-			       unsigned int i, struct tdx_pamt_pair *pair)
-{
-	pair->pfn[0] = c->base_pfn + 2 * i;
-	pair->pfn[1] = pair->pfn[0] + 1;
-}
-
 static unsigned int pamt_arena_carve(struct pamt_arena_chunk *c,
 				     struct tdx_pamt_pair *pairs, unsigned int n)
 {
@@ -130,7 +116,8 @@ static unsigned int pamt_arena_carve(struct pamt_arena_chunk *c,
 		__clear_bit(i, c->free);
 		c->nr_free--;
 		WRITE_ONCE(c->owner[i], 0);
-		pamt_arena_pair_of(c, i, &pairs[got++]);
+		pairs[got].pfn[0] = c->base_pfn + 2 * i;
+		pairs[got++].pfn[1] = c->base_pfn + 2 * i + 1;
 	}
 	return got;
 }
@@ -215,26 +202,12 @@ unsigned int pamt_arena_take_runs(struct pamt_pair_run *v, unsigned int nv,
 	return total;
 }
 
-static unsigned int pamt_arena_take(struct tdx_pamt_pair *pairs,
-				    unsigned int n)
-{
-	struct pamt_pair_run run = { .pairs = pairs, .n = n };
-
-	return pamt_arena_take_runs(&run, 1, NULL);
-}
-
-/**
- * pamt_arena_new_chunk() - a new chunk, every pair free, not linked yet
- * @gfp: allocation flags
- *
- * Without reclaim in @gfp, only a 2M block already free is taken: a
- * fallback pair would keep a 2M block from merging for as long.  With
- * it, one compaction at most: an order-1 pair is fine too.  The chunk
- * must go to pamt_arena_take_runs().
- *
- * Return: the chunk, or NULL.
+/*
+ * A chunk for pamt_arena_take_runs().  Without reclaim in @gfp only a free
+ * 2M block is taken (a fallback pair would keep a 2M block from merging
+ * as long); with it, one compaction at most: an order-1 pair is fine too.
  */
-struct pamt_arena_chunk *pamt_arena_new_chunk(gfp_t gfp)
+static struct pamt_arena_chunk *pamt_arena_new_chunk(gfp_t gfp)
 {
 	struct pamt_arena_chunk *c;
 	gfp_t chunk_gfp = gfp;
@@ -249,20 +222,15 @@ struct pamt_arena_chunk *pamt_arena_new_chunk(gfp_t gfp)
 		pamt_stat_inc(CHUNK_FAIL);
 		return NULL;
 	}
-	c = kmalloc(sizeof(*c), gfp | __GFP_NOWARN);
+	c = kzalloc(sizeof(*c), gfp | __GFP_NOWARN);
 	if (!c) {
 		__free_pages(page, PAMT_ARENA_ORDER);
 		pamt_stat_inc(CHUNK_FAIL);
 		return NULL;
 	}
-	INIT_LIST_HEAD(&c->list);
 	c->base_pfn = page_to_pfn(page);
 	c->gen = gen;
-	c->off = false;
-	c->tried = 0;
-	c->counted = 0;
 	bitmap_fill(c->free, PAMT_ARENA_PAIRS);
-	memset(c->owner, 0, sizeof(c->owner));
 	for (i = 0; i < PAMT_ARENA_PAGES; i += 2)
 		set_page_private(pfn_to_page(c->base_pfn + i), (unsigned long)c);
 	c->nr_free = PAMT_ARENA_PAIRS;
@@ -274,26 +242,17 @@ struct pamt_arena_chunk *pamt_arena_new_chunk(gfp_t gfp)
 /* Free a chunk whose pairs are all free; each was reset as it came back. */
 static void pamt_arena_release(struct pamt_arena_chunk *c)
 {
-	struct page *page = pfn_to_page(c->base_pfn);
 	unsigned long i;
 
+	if (!c)
+		return;
 	for (i = 0; i < PAMT_ARENA_PAGES; i += 2)
 		set_page_private(pfn_to_page(c->base_pfn + i), 0);
-	__free_pages(page, PAMT_ARENA_ORDER);
+	__free_pages(pfn_to_page(c->base_pfn), PAMT_ARENA_ORDER);
 	kfree(c);
 	pamt_stat_add(PAGE_FREE, PAMT_ARENA_PAGES);
 	mm_account_reclaimed_pages(PAMT_ARENA_PAGES);
 	pamt_stat_inc(CHUNK_FREE);
-}
-
-/**
- * pamt_arena_drop_chunk() - give back a fresh chunk that served no pair
- * @c: what pamt_arena_take_runs() left in its @fresh, or NULL
- */
-void pamt_arena_drop_chunk(struct pamt_arena_chunk *c)
-{
-	if (c)
-		pamt_arena_release(c);
 }
 
 /**
@@ -353,8 +312,8 @@ unsigned int pamt_arena_take_home(struct tdx_pamt_pair *pairs, unsigned int n,
 			return 0;
 	}
 	pamt_arena_unlock(flags);
-	pamt_arena_drop_chunk(fresh);
-	pamt_arena_drop_chunk(old);
+	pamt_arena_release(fresh);
+	pamt_arena_release(old);
 	return got;
 }
 
@@ -372,25 +331,21 @@ static bool pamt_arena_put(struct pamt_arena_chunk *c, unsigned long lo,
 	if (WARN_ONCE(test_bit(off / 2, c->free),
 		      "tdx-pamt: pair %#lx freed twice\n", lo))
 		return false;
-	if (c->off) {
-		/* Its owner puts it back, or releases it. */
-		__set_bit(off / 2, c->free);
-		c->nr_free++;
-		WRITE_ONCE(pamt_arena.nr_free, pamt_arena.nr_free + 1);
-		return false;
-	}
-	pamt_arena_unlink(c);
+	if (!c->off)
+		pamt_arena_unlink(c);
 	__set_bit(off / 2, c->free);
 	c->nr_free++;
-	if (c->nr_free == PAMT_ARENA_PAIRS) {
-		WRITE_ONCE(pamt_arena.nr_chunks, pamt_arena.nr_chunks - 1);
-		WRITE_ONCE(pamt_arena.nr_free,
-			   pamt_arena.nr_free - (PAMT_ARENA_PAIRS - 1));
-		return true;
-	}
-	pamt_arena_link(c);
 	WRITE_ONCE(pamt_arena.nr_free, pamt_arena.nr_free + 1);
-	return false;
+	/* An off chunk: its owner puts it back, or releases it. */
+	if (c->off)
+		return false;
+	if (c->nr_free < PAMT_ARENA_PAIRS) {
+		pamt_arena_link(c);
+		return false;
+	}
+	WRITE_ONCE(pamt_arena.nr_chunks, pamt_arena.nr_chunks - 1);
+	WRITE_ONCE(pamt_arena.nr_free, pamt_arena.nr_free - PAMT_ARENA_PAIRS);
+	return true;
 }
 
 /* Two order-0 pages, charged as @gfp says: the way without the arena. */
@@ -437,6 +392,32 @@ static int pamt_arena_fallback(struct tdx_pamt_pair *pair, gfp_t gfp)
 	return 0;
 }
 
+/* @refill: also fill this CPU's magazines, in the same hold (pamt_mag_refill()). */
+static unsigned int pamt_arena_alloc(struct tdx_pamt_pair *pairs, unsigned int n,
+				     gfp_t gfp, bool refill)
+{
+	struct pamt_arena_chunk *fresh = NULL;
+	struct pamt_pair_run run;
+	unsigned int got, i;
+
+	gfp &= ~__GFP_ACCOUNT;
+	for (i = 0; i < 2; i++) {
+		run.pairs = pairs;
+		run.n = n;
+		got = refill ? pamt_mag_refill(pairs, n, &fresh) :
+			       pamt_arena_take_runs(&run, 1, &fresh);
+		if (got || i)
+			break;
+		fresh = pamt_arena_new_chunk(gfp);
+		if (!fresh)
+			break;
+	}
+	pamt_arena_release(fresh);
+	if (got)
+		return got;
+	return pamt_arena_fallback(pairs, gfp) ? 0 : 1;
+}
+
 /**
  * pamt_pair_alloc() - a pair for an ADD, not from the magazines
  * @pair: filled on success
@@ -446,25 +427,10 @@ static int pamt_arena_fallback(struct tdx_pamt_pair *pair, gfp_t gfp)
  */
 int pamt_pair_alloc(struct tdx_pamt_pair *pair, gfp_t gfp)
 {
-	struct pamt_arena_chunk *fresh;
-	struct pamt_pair_run run;
-
 	might_alloc(gfp);
 	if (!pamt.arena)
 		return pamt_pair_alloc_pages(pair, gfp);
-	if (pamt_arena_take(pair, 1))
-		return 0;
-	gfp &= ~__GFP_ACCOUNT;
-	fresh = pamt_arena_new_chunk(gfp);
-	if (fresh) {
-		run.pairs = pair;
-		run.n = 1;
-		pamt_arena_take_runs(&run, 1, &fresh);
-		pamt_arena_drop_chunk(fresh);
-		if (run.n)
-			return 0;
-	}
-	return pamt_arena_fallback(pair, gfp);
+	return pamt_arena_alloc(pair, 1, gfp, false) ? 0 : -ENOMEM;
 }
 
 /**
@@ -474,34 +440,20 @@ int pamt_pair_alloc(struct tdx_pamt_pair *pair, gfp_t gfp)
  * @gfp: allocation flags, as for pamt_pair_alloc()
  *
  * With the arena, this CPU's magazines are refilled in the same lock
- * hold (pamt_mag_refill()); a fallback gives one pair.
+ * hold; a fallback gives one pair.
  *
  * Return: pairs allocated, 0 if none.
  */
 unsigned int pamt_pair_alloc_bulk(struct tdx_pamt_pair *pairs, unsigned int n,
 				  gfp_t gfp)
 {
-	struct pamt_arena_chunk *fresh;
-	unsigned int got;
-
 	might_alloc(gfp);
 	n = min_t(unsigned int, n, TDX_PAMT_CACHE_MAX);
 	if (!n)
 		return 0;
 	if (!pamt.arena)
-		return pamt_pair_alloc(pairs, gfp) ? 0 : 1;
-	got = pamt_mag_refill(pairs, n, NULL);
-	if (got)
-		return got;
-	gfp &= ~__GFP_ACCOUNT;
-	fresh = pamt_arena_new_chunk(gfp);
-	if (fresh) {
-		got = pamt_mag_refill(pairs, n, &fresh);
-		pamt_arena_drop_chunk(fresh);
-		if (got)
-			return got;
-	}
-	return pamt_arena_fallback(pairs, gfp) ? 0 : 1;
+		return pamt_pair_alloc_pages(pairs, gfp) ? 0 : 1;
+	return pamt_arena_alloc(pairs, n, gfp, true);
 }
 
 static void pamt_pair_free_pages(const struct tdx_pamt_pair *pair,
@@ -611,18 +563,6 @@ unsigned long pamt_pair_free(const struct tdx_pamt_pair *pair)
 	return pamt_pair_free_bulk(pair, 1);
 }
 
-static u32 *pamt_arena_owner(const struct tdx_pamt_pair *pair)
-{
-	unsigned long tag = pamt_pair_tag(pair), off;
-	struct pamt_arena_chunk *c;
-
-	if (!tag || tag == PAMT_ARENA_ORDER1)
-		return NULL;
-	c = (struct pamt_arena_chunk *)tag;
-	off = min(pair->pfn[0], pair->pfn[1]) - c->base_pfn;
-	return off < PAMT_ARENA_PAGES ? &c->owner[off / 2] : NULL;
-}
-
 /**
  * pamt_arena_note_owner() - record which slot holds a pair, for reclaim
  * @pair: a pair of the cache
@@ -632,10 +572,14 @@ static u32 *pamt_arena_owner(const struct tdx_pamt_pair *pair)
  */
 void pamt_arena_note_owner(const struct tdx_pamt_pair *pair, long idx)
 {
-	u32 *owner = pamt_arena_owner(pair);
+	struct pamt_arena_chunk *c = (void *)pamt_pair_tag(pair);
+	unsigned long off;
 
-	if (owner)
-		WRITE_ONCE(*owner, idx + 1);
+	if (!c || (unsigned long)c == PAMT_ARENA_ORDER1)
+		return;
+	off = min(pair->pfn[0], pair->pfn[1]) - c->base_pfn;
+	if (off < PAMT_ARENA_PAGES)
+		WRITE_ONCE(c->owner[off / 2], idx + 1);
 }
 
 /* Whether reclaim may REMOVE slot @owner - 1; a hint, the REMOVE checks. */
@@ -754,8 +698,11 @@ static struct pamt_arena_chunk *pamt_arena_isolate(unsigned long pass,
 		pamt_arena_lock(&flags);
 		c = pamt_arena_next_sparse(pass, false);
 		idle = c && pamt_arena_chunk_idle(c, &cached);
-		if (idle)
-			pamt_arena_take_off(c);
+		if (idle) {
+			pamt_arena_unlink(c);
+			list_add(&c->list, &pamt_arena.off);
+			c->off = true;
+		}
 		pamt_arena_unlock(flags);
 		if (!c || idle)
 			return c;
@@ -873,54 +820,35 @@ unsigned long pamt_arena_reclaimable(bool all)
 	return nr;
 }
 
-/**
- * pamt_arena_loose() - fallback pairs out of the page allocator
- *
- * Return: order-1 and order-0 pairs not freed yet; read racily.
- */
+/* Fallback pairs out of the page allocator; racy. */
 unsigned long pamt_arena_loose(void)
 {
 	return max(atomic_long_read(&pamt_arena.nr_loose), 0L);
 }
 
-/**
- * pamt_arena_free_pairs() - free pairs in chunks
- *
- * Return: pairs in the chunks, not handed out; read racily.
- */
+/* Free pairs in chunks; racy. */
 unsigned long pamt_arena_free_pairs(void)
 {
 	return READ_ONCE(pamt_arena.nr_free);
 }
 
-/**
- * pamt_arena_read_stats() - the arena's gauges
- * @vals: TDX_PAMT_STAT_NR values; the arena's gauges are filled in
- */
+/* Fills in the arena's gauges of @vals. */
 void pamt_arena_read_stats(u64 *vals)
 {
 	vals[TDX_PAMT_STAT_ARENA_CHUNKS] = READ_ONCE(pamt_arena.nr_chunks);
 	vals[TDX_PAMT_STAT_ARENA_FREE] = READ_ONCE(pamt_arena.nr_free);
 }
 
-/**
- * pamt_arena_init() - an arena with no chunk
- */
+/* An arena with no chunk. */
 void pamt_arena_init(void)
 {
 	unsigned int n;
 
+	memset(&pamt_arena, 0, sizeof(pamt_arena));
 	spin_lock_init(&pamt_arena.lock);
 	for (n = 0; n < PAMT_ARENA_PAIRS; n++)
 		INIT_LIST_HEAD(&pamt_arena.bucket[n]);
-	bitmap_zero(pamt_arena.nonempty, PAMT_ARENA_PAIRS);
 	INIT_LIST_HEAD(&pamt_arena.off);
-	memset(pamt_arena.home, 0, sizeof(pamt_arena.home));
-	pamt_arena.nr_chunks = 0;
-	pamt_arena.nr_free = 0;
-	pamt_arena.gen = 0;
-	pamt_arena.scan = 0;
-	atomic_long_set(&pamt_arena.nr_loose, 0);
 }
 
 /* Pairs still out at exit stay, as pairs of two order-0 pages. */

@@ -498,10 +498,8 @@ struct pamt_pair_run {
 	unsigned int n;
 };
 
-struct pamt_arena_chunk *pamt_arena_new_chunk(gfp_t gfp);
 unsigned int pamt_arena_take_runs(struct pamt_pair_run *v, unsigned int nv,
 				  struct pamt_arena_chunk **fresh);
-void pamt_arena_drop_chunk(struct pamt_arena_chunk *c);
 int pamt_pair_alloc(struct tdx_pamt_pair *pair, gfp_t gfp);
 unsigned int pamt_pair_alloc_bulk(struct tdx_pamt_pair *pairs, unsigned int n,
 				  gfp_t gfp);
