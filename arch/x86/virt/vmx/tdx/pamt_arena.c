@@ -27,8 +27,7 @@ struct pamt_arena_chunk {
 	unsigned int nr_free;
 	unsigned long gen;		/* pamt_arena.gen when asked for */
 	bool off;			/* a home, or being emptied: owner only */
-	unsigned long tried;		/* last reclaim pass that looked at it */
-	unsigned long counted;		/* last count that looked at it */
+	unsigned long seen;		/* the last walk that looked at it */
 	DECLARE_BITMAP(free, PAMT_ARENA_PAIRS);
 	u32 owner[PAMT_ARENA_PAIRS];	/* 1 + slot index while installed */
 };
@@ -149,8 +148,7 @@ static unsigned int pamt_arena_take_linked(struct pamt_pair_run *run,
  * pamt_arena_take_runs() - free pairs for several runs in one lock hold
  * @v: the runs, filled in order; each @n becomes the pairs it got
  * @nv: how many runs
- * @fresh: a chunk from pamt_arena_new_chunk(), or NULL; set to NULL once
- *	the chunk served a pair and was linked
+ * @fresh: a new chunk, or NULL; set to NULL once it served and was linked
  *
  * If another CPU linked a chunk while this one allocated @fresh, the
  * linked chunks serve first and @fresh only what @v[0] still lacks: one
@@ -265,8 +263,7 @@ static void pamt_arena_release(struct pamt_arena_chunk *c)
  * that VMs that die at different times do not pin each other's chunks.
  * A home another process holds with pairs left is not taken from it.
  *
- * Return: pairs taken; 0 without the arena, for a kernel thread, or when
- * no home can be had.
+ * Return: pairs taken; 0 for a kernel thread or when no home can be had.
  */
 unsigned int pamt_arena_take_home(struct tdx_pamt_pair *pairs, unsigned int n,
 				  gfp_t gfp)
@@ -552,12 +549,7 @@ unsigned long pamt_pair_free_bulk(const struct tdx_pamt_pair *pairs,
 	return pages;
 }
 
-/**
- * pamt_pair_free() - reset a pair and give it back
- * @pair: the pair; it must not be in the module
- *
- * Return: pages that went back to the page allocator.
- */
+/* pamt_pair_free_bulk() for one pair. */
 unsigned long pamt_pair_free(const struct tdx_pamt_pair *pair)
 {
 	return pamt_pair_free_bulk(pair, 1);
@@ -656,24 +648,37 @@ unsigned long pamt_arena_unhome(bool all)
 /* Failed REMOVE sequences before a reclaim pass stops. */
 #define PAMT_ARENA_MAX_FAILS	8
 
+/* A new walk over the chunks: its stamp, and in *@budget its length. */
+static unsigned long pamt_arena_walk_start(bool all, unsigned long *budget)
+{
+	unsigned long flags, stamp;
+
+	pamt_arena_lock(&flags);
+	stamp = ++pamt_arena.scan;
+	*budget = all ? pamt_arena.nr_chunks : PAMT_ARENA_SCAN_CHUNKS;
+	pamt_arena_unlock(flags);
+	return stamp;
+}
+
 /* The sparsest chunk walk @stamp has not looked at yet, now marked. */
-static struct pamt_arena_chunk *
-pamt_arena_next_sparse(unsigned long stamp, bool count)
+static struct pamt_arena_chunk *pamt_arena_next_sparse(unsigned long stamp)
 {
 	struct pamt_arena_chunk *c;
-	unsigned long *m;
 	int b;
 
 	lockdep_assert_held(&pamt_arena.lock);
 	for (b = PAMT_ARENA_PAIRS - 1; b >= 0; b--) {
 		if (!test_bit(b, pamt_arena.nonempty))
 			continue;
-		/* Looked-at chunks go to the tail: a marked head ends the list. */
+		/*
+		 * Looked-at chunks go to the tail: a marked head ends the list.
+		 * A concurrent walk's marks at worst make this one look at a
+		 * chunk twice or skip one, within its budget.
+		 */
 		c = list_first_entry(&pamt_arena.bucket[b],
 				     struct pamt_arena_chunk, list);
-		m = count ? &c->counted : &c->tried;
-		if (*m != stamp) {
-			*m = stamp;
+		if (c->seen != stamp) {
+			c->seen = stamp;
 			list_move_tail(&c->list, &pamt_arena.bucket[b]);
 			return c;
 		}
@@ -681,24 +686,27 @@ pamt_arena_next_sparse(unsigned long stamp, bool count)
 	return NULL;
 }
 
-/* The next chunk of pass @pass whose pairs out are all idle, taken off. */
-static struct pamt_arena_chunk *pamt_arena_isolate(unsigned long pass,
-						   unsigned long *budget,
-						   bool cap)
+/*
+ * The next chunk of walk @stamp whose pairs out are all idle, taken off
+ * the buckets if @take; one lock hold per chunk looked at.
+ */
+static struct pamt_arena_chunk *pamt_arena_walk(unsigned long stamp,
+						unsigned long *budget,
+						long *cached, bool resched,
+						bool take)
 {
 	struct pamt_arena_chunk *c;
 	unsigned long flags;
-	long cached = 0;
 	bool idle;
 
 	while (*budget) {
 		(*budget)--;
-		if (cap)
+		if (resched)
 			cond_resched();
 		pamt_arena_lock(&flags);
-		c = pamt_arena_next_sparse(pass, false);
-		idle = c && pamt_arena_chunk_idle(c, &cached);
-		if (idle) {
+		c = pamt_arena_next_sparse(stamp);
+		idle = c && pamt_arena_chunk_idle(c, cached);
+		if (idle && take) {
 			pamt_arena_unlink(c);
 			list_add(&c->list, &pamt_arena.off);
 			c->off = true;
@@ -760,21 +768,19 @@ static unsigned long pamt_arena_empty(struct pamt_arena_chunk *c,
  */
 unsigned long pamt_arena_shrink(unsigned long nr, bool cap)
 {
-	unsigned long pages = 0, pass, flags, budget;
+	unsigned long pages = 0, pass, budget;
 	unsigned int n, fails = 0;
 	struct tdx_pamt_pair batch[16];
 	struct pamt_arena_chunk *c;
+	long cached = 0;
 
 	/* A free pair out of its chunk keeps the chunk: bring them home. */
 	while (!cap && (n = pamt_mag_take_free(batch, ARRAY_SIZE(batch))))
 		pages += pamt_pair_free_bulk(batch, n);
 	pages += pamt_arena_unhome(false);
-	pamt_arena_lock(&flags);
-	pass = ++pamt_arena.scan;
-	budget = cap ? pamt_arena.nr_chunks : PAMT_ARENA_SCAN_CHUNKS;
-	pamt_arena_unlock(flags);
+	pass = pamt_arena_walk_start(cap, &budget);
 	while (pages / 2 < nr && fails < PAMT_ARENA_MAX_FAILS) {
-		c = pamt_arena_isolate(pass, &budget, cap);
+		c = pamt_arena_walk(pass, &budget, &cached, cap, true);
 		if (!c)
 			break;
 		pages += pamt_arena_empty(c, &fails, cap);
@@ -792,31 +798,18 @@ unsigned long pamt_arena_shrink(unsigned long nr, bool cap)
 unsigned long pamt_arena_reclaimable(bool all)
 {
 	long cached = max(atomic_long_read(&pamt.free_pairs), 0L);
-	unsigned long flags, nr = 0, stamp, i, budget;
+	unsigned long flags, nr = 0, stamp, budget;
 	struct pamt_arena_home *h;
-	struct pamt_arena_chunk *c;
 
-	pamt_arena_lock(&flags);
-	stamp = ++pamt_arena.scan;
-	budget = all ? pamt_arena.nr_chunks : PAMT_ARENA_SCAN_CHUNKS;
-	pamt_arena_unlock(flags);
+	stamp = pamt_arena_walk_start(all, &budget);
 	for (h = pamt_arena.home; h < pamt_arena.home + PAMT_ARENA_HOMES; h++) {
 		pamt_arena_lock(&flags);
 		if (h->chunk && pamt_arena_chunk_idle(h->chunk, &cached))
 			nr += PAMT_ARENA_PAIRS;
 		pamt_arena_unlock(flags);
 	}
-	for (i = 0; i < budget; i++) {
-		if (all)
-			cond_resched();
-		pamt_arena_lock(&flags);
-		c = pamt_arena_next_sparse(stamp, true);
-		if (c && pamt_arena_chunk_idle(c, &cached))
-			nr += PAMT_ARENA_PAIRS;
-		pamt_arena_unlock(flags);
-		if (!c)
-			break;
-	}
+	while (pamt_arena_walk(stamp, &budget, &cached, all, false))
+		nr += PAMT_ARENA_PAIRS;
 	return nr;
 }
 
