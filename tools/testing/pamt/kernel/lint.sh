@@ -43,8 +43,8 @@ for f in $FILES; do
 done
 
 # Nothing test-only in a production call path: no file of the cache tests
-# the KUnit option (but pamt_arena.c, whose injected allocation failures
-# stay until the suites can make the page allocator fail an order).
+# the KUnit option (but pamt_arena.c, which includes its invariant check,
+# tests/pamt_arena_check.c, at its end for the tests).
 hooks=$(grep -l 'CONFIG_INTEL_TDX_PAMT_KUNIT_TEST' $TDX/pamt_*.c | grep -vx $TDX/pamt_arena.c)
 if [ -n "$hooks" ]; then bad "KUnit hooks in ${hooks//$'\n'/ }"; else ok; fi
 

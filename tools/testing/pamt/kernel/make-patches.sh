@@ -233,7 +233,7 @@ arena, pairs are still two order-0 pages; until the shrink layer, no cap
 bounds the magazines and tdx_pamt_drain() empties them."
 kunit_here
 
-copy $TDX/pamt_arena.c $TDX/tests/pamt_kunit_arena.c
+copy $TDX/pamt_arena.c $TDX/tests/pamt_arena_check.c $TDX/tests/pamt_kunit_arena.c
 headers shrink glue huge
 "$HERE/hooks.sh" "$WORK" arena kunit 2>/dev/null
 commit "x86/virt/tdx: Carve PAMT pairs out of 2M chunks of pair pages" \

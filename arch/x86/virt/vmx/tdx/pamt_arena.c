@@ -1,31 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * TDX Dynamic PAMT cache, arena layer: where pair pages come from.
- *
- * Every pair page is marked in the TDX module's PAMT page bitmap while it
- * holds a PAMT, which keeps a TD from mapping its 2M range as one page;
- * every PAMT.ADD shared-locks the 2M ranges of its pair pages, so ADD and
- * REMOVE on those ranges meet BUSY; and long-lived order-0 pages spoil
- * the 2M blocks they sit in.  So pairs are carved out of *chunks*:
- * order-9, 2M-aligned blocks that hold nothing but pair pages, 256 pairs
- * each.  Pairs are handed out from the fullest chunk that has a free one,
- * so that sparse chunks drain, and a chunk goes back to the page
- * allocator as soon as all its pairs are free again.
- *
- * Where no order-9 block can be had (fragmentation; in atomic context only
- * a block already free is taken), a pair is one order-1 page, and failing
- * that two order-0 pages.  The lower page of a pair says in its
- * page_private() what the pair is: its chunk, PAMT_ARENA_ORDER1, or 0 for
- * two order-0 pages.  Pair pages are charged to no memcg.
- *
- * With the arena off (tdx_pamt_config.arena), pairs are two order-0 pages
- * charged as the caller's gfp says, as before.
- *
- * Context: pamt_pair_alloc() as its gfp allows, pamt_pair_free() in any
- * context but hardirq, neither inside a slot transition.  The arena lock
- * is a leaf; pages are allocated, reset and freed outside it.
- * Design, memcg policy and lock order: Documentation/arch/x86/tdx-dpamt.rst.
+ * TDX Dynamic PAMT cache: the pair arena.  Pairs are carved out of 2M
+ * chunks of pair pages, fullest chunk first, with order-1 and order-0
+ * fallbacks.  Design, lock order and memcg policy: tdx-dpamt.rst.
  */
+#include <kunit/static_stub.h>
+#include <kunit/visibility.h>
 #include <linux/bitmap.h>
 #include <linux/bitops.h>
 #include <linux/gfp.h>
@@ -38,96 +18,49 @@
 #include <linux/swap.h>
 #include "pamt_internal.h"
 
-/* page_private() of a pair's first page: one order-1 page. */
+/* page_private() of a pair's first page: its chunk, this, or 0 (order 0). */
 #define PAMT_ARENA_ORDER1	1UL
 
-/**
- * struct pamt_arena_chunk - one order-9 block of pair pages
- * @list: on pamt_arena.bucket[@nr_free]
- * @base_pfn: first pfn, 2M aligned; pair i is @base_pfn + 2i and + 2i + 1
- * @nr_free: pairs in @free
- * @gen: pamt_arena.gen when this chunk was asked for (see pamt_arena_grow())
- * @off: off the buckets, on pamt_arena.off: a process's home chunk, or
- *	one reclaim is emptying; carved only by its owner, and its last
- *	pair back does not release it
- * @tried: pamt_arena.scan of the last reclaim pass that looked at it
- * @counted: pamt_arena.scan of the last count that looked at it
- * @free: one bit per pair, set while the pair is in the chunk
- * @owner: per pair, 1 + the slot index it was last installed in, 0 while
- *	it is not in the module; a hint, written inside the transition
- */
 struct pamt_arena_chunk {
-	struct list_head list;
-	unsigned long base_pfn;
+	struct list_head list;		/* on bucket[nr_free], or on off */
+	unsigned long base_pfn;		/* pair i: base_pfn + 2i and + 2i + 1 */
 	unsigned int nr_free;
-	unsigned long gen;
-	bool off;
-	unsigned long tried;
-	unsigned long counted;
+	unsigned long gen;		/* pamt_arena.gen when asked for */
+	bool off;			/* a home, or being emptied: owner only */
+	unsigned long seen;		/* the last walk that looked at it */
 	DECLARE_BITMAP(free, PAMT_ARENA_PAIRS);
-	u32 owner[PAMT_ARENA_PAIRS];
+	u32 owner[PAMT_ARENA_PAIRS];	/* 1 + slot index while installed */
 };
 
 /* Processes with a home chunk at once, at most. */
 #define PAMT_ARENA_HOME_BITS	6
 #define PAMT_ARENA_HOMES	BIT(PAMT_ARENA_HOME_BITS)
 
-/**
- * struct pamt_arena_home - the chunk a process's top-ups carve from
- * @key: the process's mm (a VM's vCPU threads share it), or NULL
- * @chunk: its home chunk, off the buckets, or NULL
- */
 struct pamt_arena_home {
-	const void *key;
+	const void *key;		/* the process's mm */
 	struct pamt_arena_chunk *chunk;
 };
 
-/**
- * struct pamt_arena - the chunks of this host
- * @lock: guards everything below; spin_lock_irqsave() (pairs come back
- *	from softirq), a leaf, never inside a transition
- * @bucket: chunks by free pairs: @bucket[n] holds the chunks with n free
- *	pairs (0 for full ones); a chunk with every pair free is released
- * @nonempty: bit n set while @bucket[n] is not empty, so the fullest
- *	chunk with a free pair is a find_next_bit() away
- * @nr_chunks: chunks held; read racily for the statistics
- * @nr_free: free pairs in chunks; read racily, also to skip the lock
- * @gen: chunks ever linked: a miss that sees it move while it allocated
- *	a chunk was served by another CPU's new chunk
- * @scan: reclaim passes and counts, to mark the chunks each looked at
- * @nr_loose: fallback pairs (order-1 or order-0) out of the page allocator
- * @off: chunks off the buckets (struct pamt_arena_chunk, @off)
- * @home: home chunks, by hash of the process's mm
- */
-struct pamt_arena {
-	spinlock_t lock;	/* see @lock above */
-	struct list_head bucket[PAMT_ARENA_PAIRS];
+static struct pamt_arena {
+	spinlock_t lock;		/* irqsave: pairs come back from softirq */
+	struct list_head bucket[PAMT_ARENA_PAIRS];	/* by free pairs */
 	DECLARE_BITMAP(nonempty, PAMT_ARENA_PAIRS);
-	unsigned long nr_chunks;
-	unsigned long nr_free;
-	unsigned long gen;
-	unsigned long scan;
-	atomic_long_t nr_loose;
+	unsigned long nr_chunks;	/* read racily */
+	unsigned long nr_free;		/* read racily */
+	unsigned long gen;		/* chunks ever linked */
+	unsigned long scan;		/* walks, to mark the chunks looked at */
+	atomic_long_t nr_loose;		/* fallback pairs out */
 	struct list_head off;
 	struct pamt_arena_home home[PAMT_ARENA_HOMES];
-};
+} pamt_arena;
 
-static struct pamt_arena pamt_arena;
-
-#if IS_ENABLED(CONFIG_INTEL_TDX_PAMT_KUNIT_TEST)
-/* BIT(order): allocations of that order fail, for the KUnit fallbacks. */
-unsigned long pamt_arena_fail_orders;
-
-static bool pamt_arena_fails(unsigned int order)
+/* Every pair page comes from here: the KUnit suites stub it to fail. */
+VISIBLE_IF_KUNIT struct page *pamt_arena_alloc_pages(gfp_t gfp,
+						     unsigned int order)
 {
-	return READ_ONCE(pamt_arena_fail_orders) & BIT(order);
+	KUNIT_STATIC_STUB_REDIRECT(pamt_arena_alloc_pages, gfp, order);
+	return alloc_pages(gfp, order);
 }
-#else
-static inline bool pamt_arena_fails(unsigned int order)
-{
-	return false;
-}
-#endif
 
 static inline void pamt_arena_lock(unsigned long *flags)
 {
@@ -140,7 +73,6 @@ static inline void pamt_arena_unlock(unsigned long flags)
 	spin_unlock_irqrestore(&pamt_arena.lock, flags);
 }
 
-/* Put @c on the bucket of its free count; arena lock held. */
 static void pamt_arena_link(struct pamt_arena_chunk *c)
 {
 	lockdep_assert_held(&pamt_arena.lock);
@@ -156,18 +88,7 @@ static void pamt_arena_unlink(struct pamt_arena_chunk *c)
 		__clear_bit(c->nr_free, pamt_arena.nonempty);
 }
 
-/* Move @c from the buckets to pamt_arena.off; arena lock held. */
-static void pamt_arena_take_off(struct pamt_arena_chunk *c)
-{
-	pamt_arena_unlink(c);
-	list_add(&c->list, &pamt_arena.off);
-	c->off = true;
-}
-
-/*
- * Put @c, off the buckets, back on them; or, if every pair is free,
- * forget it and return true for the caller to release it after the lock.
- */
+/* Back on the buckets; true if every pair is free: release it after the lock. */
 static bool pamt_arena_put_on(struct pamt_arena_chunk *c)
 {
 	lockdep_assert_held(&pamt_arena.lock);
@@ -184,14 +105,6 @@ static bool pamt_arena_put_on(struct pamt_arena_chunk *c)
 	return true;
 }
 
-static void pamt_arena_pair_of(const struct pamt_arena_chunk *c,
-			       unsigned int i, struct tdx_pamt_pair *pair)
-{
-	pair->pfn[0] = c->base_pfn + 2 * i;
-	pair->pfn[1] = pair->pfn[0] + 1;
-}
-
-/* Carve up to @n free pairs out of chunk @c into @pairs; returns how many. */
 static unsigned int pamt_arena_carve(struct pamt_arena_chunk *c,
 				     struct tdx_pamt_pair *pairs, unsigned int n)
 {
@@ -202,12 +115,13 @@ static unsigned int pamt_arena_carve(struct pamt_arena_chunk *c,
 		__clear_bit(i, c->free);
 		c->nr_free--;
 		WRITE_ONCE(c->owner[i], 0);
-		pamt_arena_pair_of(c, i, &pairs[got++]);
+		pairs[got].pfn[0] = c->base_pfn + 2 * i;
+		pairs[got++].pfn[1] = c->base_pfn + 2 * i + 1;
 	}
 	return got;
 }
 
-/* Serve @run from the fullest linked chunks; returns pairs taken. */
+/* Serve @run past its first @got pairs from the fullest linked chunks. */
 static unsigned int pamt_arena_take_linked(struct pamt_pair_run *run,
 					   unsigned int got)
 {
@@ -232,23 +146,14 @@ static unsigned int pamt_arena_take_linked(struct pamt_pair_run *run,
 
 /**
  * pamt_arena_take_runs() - free pairs for several runs in one lock hold
- * @v: the runs, filled in order; each @n becomes the pairs it got; @v[0]
- *	is the caller's own, the others stock magazines
+ * @v: the runs, filled in order; each @n becomes the pairs it got
  * @nv: how many runs
- * @fresh: where a chunk from pamt_arena_new_chunk() is, or NULL
+ * @fresh: a new chunk, or NULL; set to NULL once it served and was linked
  *
- * A fresh chunk, not linked yet, serves the runs first and is linked in
- * the same hold, so a new chunk costs no hold of its own.  If another
- * CPU linked a chunk while this one was allocating (a wave of misses),
- * the linked chunks serve first and the fresh one only what @v[0] still
- * lacks: one new chunk per wave.  A fresh chunk that served nothing stays
- * in *@fresh for pamt_arena_drop_chunk(); one that did is linked and
- * *@fresh set to NULL.  The magazine layer calls this with this CPU's
- * lock held: the one place another lock of the cache is held around the
- * arena lock (Documentation/arch/x86/tdx-dpamt.rst, "Lock order and
- * contexts").
- *
- * Context: any but hardirq, outside any transition; never sleeps.
+ * If another CPU linked a chunk while this one allocated @fresh, the
+ * linked chunks serve first and @fresh only what @v[0] still lacks: one
+ * new chunk per wave of misses.  Called with this CPU's magazine lock
+ * held (see "Lock order and contexts").
  *
  * Return: the pairs taken in all.
  */
@@ -260,7 +165,6 @@ unsigned int pamt_arena_take_runs(struct pamt_pair_run *v, unsigned int nv,
 	unsigned long flags;
 	bool stale;
 
-	/* Racy peek: no free pair in any chunk is not worth the lock. */
 	if (!f && !READ_ONCE(pamt_arena.nr_free)) {
 		for (r = 0; r < nv; r++)
 			v[r].n = 0;
@@ -297,37 +201,11 @@ unsigned int pamt_arena_take_runs(struct pamt_pair_run *v, unsigned int nv,
 }
 
 /*
- * Up to @n free pairs, each from the fullest chunk that has one, under one
- * hold of the arena lock.  Returns how many.
+ * A chunk for pamt_arena_take_runs().  Without reclaim in @gfp only a free
+ * 2M block is taken (a fallback pair would keep a 2M block from merging
+ * as long); with it, one compaction at most: an order-1 pair is fine too.
  */
-static unsigned int pamt_arena_take(struct tdx_pamt_pair *pairs,
-				    unsigned int n)
-{
-	struct pamt_pair_run run = { .pairs = pairs, .n = n };
-
-	return pamt_arena_take_runs(&run, 1, NULL);
-}
-
-/**
- * pamt_arena_new_chunk() - a new chunk, every pair free, not linked yet
- * @gfp: allocation flags
- *
- * Where @gfp may not reclaim, the order-9 allocation is only a look at
- * the free lists: no reclaim, no compaction, no kswapd woken for a high
- * order, no reserves.  It is still worth it there: a pair that falls back
- * lives on in the magazines and keeps a 2M block from merging for as
- * long, while a chunk found free serves 256 pairs in one block.  Where
- * @gfp may reclaim, the allocation may compact once (__GFP_NORETRY) but
- * never retries hard nor OOM-kills: an order-1 page is a fine pair too.
- * The chunk must go to pamt_arena_take_runs() with at least one pair
- * wanted, which links it or leaves it to pamt_arena_drop_chunk().
- *
- * Context: as @gfp allows, outside any lock of the cache and any
- * transition.
- *
- * Return: the chunk, or NULL.
- */
-struct pamt_arena_chunk *pamt_arena_new_chunk(gfp_t gfp)
+static struct pamt_arena_chunk *pamt_arena_new_chunk(gfp_t gfp)
 {
 	struct pamt_arena_chunk *c;
 	gfp_t chunk_gfp = gfp;
@@ -336,28 +214,21 @@ struct pamt_arena_chunk *pamt_arena_new_chunk(gfp_t gfp)
 
 	if (!gfpflags_allow_blocking(gfp))
 		chunk_gfp &= ~(__GFP_KSWAPD_RECLAIM | __GFP_HIGH);
-	page = pamt_arena_fails(PAMT_ARENA_ORDER) ? NULL :
-	       alloc_pages(chunk_gfp | __GFP_NORETRY | __GFP_NOWARN |
-			   __GFP_NOMEMALLOC, PAMT_ARENA_ORDER);
+	page = pamt_arena_alloc_pages(chunk_gfp | __GFP_NORETRY | __GFP_NOWARN |
+				      __GFP_NOMEMALLOC, PAMT_ARENA_ORDER);
 	if (!page) {
 		pamt_stat_inc(CHUNK_FAIL);
 		return NULL;
 	}
-	c = kmalloc(sizeof(*c), gfp | __GFP_NOWARN);
+	c = kzalloc(sizeof(*c), gfp | __GFP_NOWARN);
 	if (!c) {
-		/* Nothing was handed out: no reset needed. */
 		__free_pages(page, PAMT_ARENA_ORDER);
 		pamt_stat_inc(CHUNK_FAIL);
 		return NULL;
 	}
-	INIT_LIST_HEAD(&c->list);
 	c->base_pfn = page_to_pfn(page);
 	c->gen = gen;
-	c->off = false;
-	c->tried = 0;
-	c->counted = 0;
 	bitmap_fill(c->free, PAMT_ARENA_PAIRS);
-	memset(c->owner, 0, sizeof(c->owner));
 	for (i = 0; i < PAMT_ARENA_PAGES; i += 2)
 		set_page_private(pfn_to_page(c->base_pfn + i), (unsigned long)c);
 	c->nr_free = PAMT_ARENA_PAIRS;
@@ -366,32 +237,20 @@ struct pamt_arena_chunk *pamt_arena_new_chunk(gfp_t gfp)
 	return c;
 }
 
-/* Give a chunk whose every pair is free back to the page allocator. */
+/* Free a chunk whose pairs are all free; each was reset as it came back. */
 static void pamt_arena_release(struct pamt_arena_chunk *c)
 {
-	struct page *page = pfn_to_page(c->base_pfn);
 	unsigned long i;
 
-	/* Each pair was reset as it came back (pamt_pair_free()). */
+	if (!c)
+		return;
 	for (i = 0; i < PAMT_ARENA_PAGES; i += 2)
 		set_page_private(pfn_to_page(c->base_pfn + i), 0);
-	__free_pages(page, PAMT_ARENA_ORDER);
+	__free_pages(pfn_to_page(c->base_pfn), PAMT_ARENA_ORDER);
 	kfree(c);
 	pamt_stat_add(PAGE_FREE, PAMT_ARENA_PAGES);
 	mm_account_reclaimed_pages(PAMT_ARENA_PAGES);
 	pamt_stat_inc(CHUNK_FREE);
-}
-
-/**
- * pamt_arena_drop_chunk() - give back a fresh chunk that served no pair
- * @c: what pamt_arena_take_runs() left in its @fresh, or NULL
- *
- * Context: outside any lock of the cache and any transition.
- */
-void pamt_arena_drop_chunk(struct pamt_arena_chunk *c)
-{
-	if (c)
-		pamt_arena_release(c);
 }
 
 /**
@@ -400,19 +259,11 @@ void pamt_arena_drop_chunk(struct pamt_arena_chunk *c)
  * @n: most pairs to take
  * @gfp: allocation flags for a new home chunk
  *
- * A process (its mm: a VM's vCPU threads share one) that tops up a
- * reserve carves from a chunk of its own, off the buckets, so that the
- * pairs of VMs that die at different times do not share chunks.  An
- * exhausted home is replaced by a new chunk; a home slot that another
- * process holds with pairs left is not taken from it (the caller then
- * uses the shared chunks).  Of two threads that replace one home at
- * once, the second carves from the first's chunk and gives back its own.
+ * A process's top-ups carve from a chunk of its own, off the buckets, so
+ * that VMs that die at different times do not pin each other's chunks.
+ * A home another process holds with pairs left is not taken from it.
  *
- * Context: as @gfp allows, outside any lock of the cache and any
- * transition.
- *
- * Return: pairs taken; 0 without the arena, from a kernel thread, or
- * when no home can be had.
+ * Return: pairs taken; 0 for a kernel thread or when no home can be had.
  */
 unsigned int pamt_arena_take_home(struct tdx_pamt_pair *pairs, unsigned int n,
 				  gfp_t gfp)
@@ -428,7 +279,7 @@ unsigned int pamt_arena_take_home(struct tdx_pamt_pair *pairs, unsigned int n,
 	h = &pamt_arena.home[hash_ptr(key, PAMT_ARENA_HOME_BITS)];
 	for (;;) {
 		pamt_arena_lock(&flags);
-		/* Its own home with pairs, or another's: no new chunk. */
+		/* Maybe a home another thread installed while this one allocated. */
 		if (h->chunk && h->chunk->nr_free) {
 			if (h->key == key) {
 				got = pamt_arena_carve(h->chunk, pairs, n);
@@ -453,23 +304,17 @@ unsigned int pamt_arena_take_home(struct tdx_pamt_pair *pairs, unsigned int n,
 			break;
 		}
 		pamt_arena_unlock(flags);
-		/* Shared by the VM's vCPUs: charged to none, as every chunk. */
 		fresh = pamt_arena_new_chunk(gfp & ~__GFP_ACCOUNT);
 		if (!fresh)
 			return 0;
 	}
 	pamt_arena_unlock(flags);
-	pamt_arena_drop_chunk(fresh);
-	pamt_arena_drop_chunk(old);
+	pamt_arena_release(fresh);
+	pamt_arena_release(old);
 	return got;
 }
 
-/*
- * Return a pair, already reset, to its chunk @c; @lo is its first pfn.
- * With the arena lock held.  Returns true when that was the chunk's last
- * pair out: the chunk is unlinked, for the caller to release after the
- * lock.
- */
+/* Return a reset pair to chunk @c; true if it emptied @c, now unlinked. */
 static bool pamt_arena_put(struct pamt_arena_chunk *c, unsigned long lo,
 			   unsigned long hi)
 {
@@ -483,25 +328,21 @@ static bool pamt_arena_put(struct pamt_arena_chunk *c, unsigned long lo,
 	if (WARN_ONCE(test_bit(off / 2, c->free),
 		      "tdx-pamt: pair %#lx freed twice\n", lo))
 		return false;
-	if (c->off) {
-		/* Its owner puts it back, or releases it. */
-		__set_bit(off / 2, c->free);
-		c->nr_free++;
-		WRITE_ONCE(pamt_arena.nr_free, pamt_arena.nr_free + 1);
-		return false;
-	}
-	pamt_arena_unlink(c);
+	if (!c->off)
+		pamt_arena_unlink(c);
 	__set_bit(off / 2, c->free);
 	c->nr_free++;
-	if (c->nr_free == PAMT_ARENA_PAIRS) {
-		WRITE_ONCE(pamt_arena.nr_chunks, pamt_arena.nr_chunks - 1);
-		WRITE_ONCE(pamt_arena.nr_free,
-			   pamt_arena.nr_free - (PAMT_ARENA_PAIRS - 1));
-		return true;
-	}
-	pamt_arena_link(c);
 	WRITE_ONCE(pamt_arena.nr_free, pamt_arena.nr_free + 1);
-	return false;
+	/* An off chunk: its owner puts it back, or releases it. */
+	if (c->off)
+		return false;
+	if (c->nr_free < PAMT_ARENA_PAIRS) {
+		pamt_arena_link(c);
+		return false;
+	}
+	WRITE_ONCE(pamt_arena.nr_chunks, pamt_arena.nr_chunks - 1);
+	WRITE_ONCE(pamt_arena.nr_free, pamt_arena.nr_free - PAMT_ARENA_PAIRS);
+	return true;
 }
 
 /* Two order-0 pages, charged as @gfp says: the way without the arena. */
@@ -509,12 +350,11 @@ static int pamt_pair_alloc_pages(struct tdx_pamt_pair *pair, gfp_t gfp)
 {
 	struct page *p0, *p1;
 
-	p0 = alloc_page(gfp);
+	p0 = pamt_arena_alloc_pages(gfp, 0);
 	if (!p0)
 		return -ENOMEM;
-	p1 = alloc_page(gfp);
+	p1 = pamt_arena_alloc_pages(gfp, 0);
 	if (!p1) {
-		/* Never given to the module: no reset needed. */
 		__free_page(p0);
 		pamt_stat_inc(PAGE_ALLOC);
 		pamt_stat_inc(PAGE_FREE);
@@ -526,13 +366,11 @@ static int pamt_pair_alloc_pages(struct tdx_pamt_pair *pair, gfp_t gfp)
 	return 0;
 }
 
-/* With the arena on, once no chunk has a pair to give. */
 static int pamt_arena_fallback(struct tdx_pamt_pair *pair, gfp_t gfp)
 {
 	struct page *page;
 
-	page = pamt_arena_fails(1) ? NULL :
-	       alloc_pages(gfp | __GFP_NORETRY | __GFP_NOWARN, 1);
+	page = pamt_arena_alloc_pages(gfp | __GFP_NORETRY | __GFP_NOWARN, 1);
 	if (page) {
 		set_page_private(page, PAMT_ARENA_ORDER1);
 		pair->pfn[0] = page_to_pfn(page);
@@ -542,7 +380,7 @@ static int pamt_arena_fallback(struct tdx_pamt_pair *pair, gfp_t gfp)
 		atomic_long_inc(&pamt_arena.nr_loose);
 		return 0;
 	}
-	if (pamt_arena_fails(0) || pamt_pair_alloc_pages(pair, gfp))
+	if (pamt_pair_alloc_pages(pair, gfp))
 		return -ENOMEM;
 	set_page_private(pfn_to_page(pair->pfn[0]), 0);
 	set_page_private(pfn_to_page(pair->pfn[1]), 0);
@@ -551,41 +389,45 @@ static int pamt_arena_fallback(struct tdx_pamt_pair *pair, gfp_t gfp)
 	return 0;
 }
 
+/* @refill: also fill this CPU's magazines, in the same hold (pamt_mag_refill()). */
+static unsigned int pamt_arena_alloc(struct tdx_pamt_pair *pairs, unsigned int n,
+				     gfp_t gfp, bool refill)
+{
+	struct pamt_arena_chunk *fresh = NULL;
+	struct pamt_pair_run run;
+	unsigned int got, i;
+
+	gfp &= ~__GFP_ACCOUNT;
+	for (i = 0; i < 2; i++) {
+		run.pairs = pairs;
+		run.n = n;
+		got = refill ? pamt_mag_refill(pairs, n, &fresh) :
+			       pamt_arena_take_runs(&run, 1, &fresh);
+		if (got || i)
+			break;
+		fresh = pamt_arena_new_chunk(gfp);
+		if (!fresh)
+			break;
+	}
+	pamt_arena_release(fresh);
+	if (got)
+		return got;
+	return pamt_arena_fallback(pairs, gfp) ? 0 : 1;
+}
+
 /**
  * pamt_pair_alloc() - a pair for an ADD, not from the magazines
  * @pair: filled on success
  * @gfp: allocation flags; with the arena, __GFP_ACCOUNT is ignored
  *
- * With the arena: a free pair of the fullest chunk; else a new chunk (in
- * atomic context only if a 2M block is free already); else one order-1
- * page; else two order-0 pages.
- *
- * Context: as @gfp allows, outside any transition.
- *
  * Return: 0 or -ENOMEM, with nothing allocated.
  */
 int pamt_pair_alloc(struct tdx_pamt_pair *pair, gfp_t gfp)
 {
-	struct pamt_arena_chunk *fresh;
-	struct pamt_pair_run run;
-
 	might_alloc(gfp);
 	if (!pamt.arena)
 		return pamt_pair_alloc_pages(pair, gfp);
-	if (pamt_arena_take(pair, 1))
-		return 0;
-	/* Shared by every TD: charged to none (see the Documentation). */
-	gfp &= ~__GFP_ACCOUNT;
-	fresh = pamt_arena_new_chunk(gfp);
-	if (fresh) {
-		run.pairs = pair;
-		run.n = 1;
-		pamt_arena_take_runs(&run, 1, &fresh);
-		pamt_arena_drop_chunk(fresh);
-		if (run.n)
-			return 0;
-	}
-	return pamt_arena_fallback(pair, gfp);
+	return pamt_arena_alloc(pair, 1, gfp, false) ? 0 : -ENOMEM;
 }
 
 /**
@@ -594,47 +436,23 @@ int pamt_pair_alloc(struct tdx_pamt_pair *pair, gfp_t gfp)
  * @n: pairs wanted, at most TDX_PAMT_CACHE_MAX
  * @gfp: allocation flags, as for pamt_pair_alloc()
  *
- * With the arena, up to @n pairs for the caller and, below the idle cap,
- * enough more to fill this CPU's magazines (pamt_mag_refill()), under one
- * hold of the arena lock; when no chunk has a free pair, a new chunk
- * serves them in that same hold.  Else, or without the arena, one pair
- * from pamt_pair_alloc().  A top-up and a get without a reserve that find
- * the magazines empty come here, so the arena lock is taken once per
- * magazine refill, not once per pair.
+ * With the arena, this CPU's magazines are refilled in the same lock
+ * hold; a fallback gives one pair.
  *
- * Context: as @gfp allows, outside any lock of the cache and any
- * transition.
- *
- * Return: pairs allocated for @pairs, 0 if none.
+ * Return: pairs allocated, 0 if none.
  */
 unsigned int pamt_pair_alloc_bulk(struct tdx_pamt_pair *pairs, unsigned int n,
 				  gfp_t gfp)
 {
-	struct pamt_arena_chunk *fresh;
-	unsigned int got;
-
 	might_alloc(gfp);
 	n = min_t(unsigned int, n, TDX_PAMT_CACHE_MAX);
 	if (!n)
 		return 0;
 	if (!pamt.arena)
-		return pamt_pair_alloc(pairs, gfp) ? 0 : 1;
-	got = pamt_mag_refill(pairs, n, NULL);
-	if (got)
-		return got;
-	/* Shared by every TD: charged to none (see the Documentation). */
-	gfp &= ~__GFP_ACCOUNT;
-	fresh = pamt_arena_new_chunk(gfp);
-	if (fresh) {
-		got = pamt_mag_refill(pairs, n, &fresh);
-		pamt_arena_drop_chunk(fresh);
-		if (got)
-			return got;
-	}
-	return pamt_arena_fallback(pairs, gfp) ? 0 : 1;
+		return pamt_pair_alloc_pages(pairs, gfp) ? 0 : 1;
+	return pamt_arena_alloc(pairs, n, gfp, true);
 }
 
-/* Pages of a pair that is not in a chunk, back to the page allocator. */
 static void pamt_pair_free_pages(const struct tdx_pamt_pair *pair,
 				 unsigned long tag)
 {
@@ -653,16 +471,10 @@ static void pamt_pair_free_pages(const struct tdx_pamt_pair *pair,
 		__free_page(pfn_to_page(pair->pfn[1]));
 	}
 	pamt_stat_add(PAGE_FREE, 2);
-	/*
-	 * Under reclaim, credit the pages to it: else a direct-reclaim
-	 * attempt sees no progress, fails a __GFP_NORETRY allocation that
-	 * these pages would satisfy, and goes on to priority 0, and kswapd
-	 * counts a failure.  A no-op outside reclaim.
-	 */
+	/* Else direct reclaim sees no progress and fails __GFP_NORETRY. */
 	mm_account_reclaimed_pages(2);
 }
 
-/* What a pair is: its chunk, PAMT_ARENA_ORDER1, or 0 (two pages). */
 static unsigned long pamt_pair_tag(const struct tdx_pamt_pair *pair)
 {
 	if (!pamt.arena)
@@ -682,11 +494,7 @@ static unsigned long pamt_pair_free_some(const struct tdx_pamt_pair *pairs,
 	u64 chunked = 0;
 	unsigned int k;
 
-	/*
-	 * A pair's tag is read once, while its pages are the cache's: pairs
-	 * outside chunks are freed at once, chunk pairs are returned under
-	 * one hold of the lock, and the chunks they empty are released last.
-	 */
+	/* A tag is read while the pages are still ours: before any free. */
 	for (k = 0; k < n; k++) {
 		pamt.ops->reset_page(pairs[k].pfn[0]);
 		pamt.ops->reset_page(pairs[k].pfn[1]);
@@ -724,13 +532,6 @@ static unsigned long pamt_pair_free_some(const struct tdx_pamt_pair *pairs,
  * @pairs: the pairs; none may be in the module
  * @n: how many
  *
- * Each page is reset.  Pairs of chunks go back to their chunks, up to
- * PAMT_ARENA_BULK of them per hold of the arena lock, and a chunk whose
- * last pair that was goes back to the page allocator after the lock;
- * the pages of other pairs go back to the page allocator.
- *
- * Context: any but hardirq, outside any transition; never sleeps.
- *
  * Return: pages that went back to the page allocator.
  */
 unsigned long pamt_pair_free_bulk(const struct tdx_pamt_pair *pairs,
@@ -748,51 +549,32 @@ unsigned long pamt_pair_free_bulk(const struct tdx_pamt_pair *pairs,
 	return pages;
 }
 
-/**
- * pamt_pair_free() - reset a pair and give it back
- * @pair: the pair; it must not be in the module
- *
- * As pamt_pair_free_bulk() for one pair.
- *
- * Context: any but hardirq, outside any transition; never sleeps.
- *
- * Return: pages that went back to the page allocator.
- */
+/* pamt_pair_free_bulk() for one pair. */
 unsigned long pamt_pair_free(const struct tdx_pamt_pair *pair)
 {
 	return pamt_pair_free_bulk(pair, 1);
 }
 
-/* The owner entry of @pair in its chunk, or NULL for a fallback pair. */
-static u32 *pamt_arena_owner(const struct tdx_pamt_pair *pair)
-{
-	unsigned long tag = pamt_pair_tag(pair), off;
-	struct pamt_arena_chunk *c;
-
-	if (!tag || tag == PAMT_ARENA_ORDER1)
-		return NULL;
-	c = (struct pamt_arena_chunk *)tag;
-	off = min(pair->pfn[0], pair->pfn[1]) - c->base_pfn;
-	return off < PAMT_ARENA_PAGES ? &c->owner[off / 2] : NULL;
-}
-
 /**
  * pamt_arena_note_owner() - record which slot holds a pair, for reclaim
  * @pair: a pair of the cache
- * @idx: the slot whose range the module now covers with it, or -1 once
- *	the module handed it back
+ * @idx: the slot it was installed in, or -1 once the module handed it back
  *
  * Context: anywhere, inside a transition too: one store.
  */
 void pamt_arena_note_owner(const struct tdx_pamt_pair *pair, long idx)
 {
-	u32 *owner = pamt_arena_owner(pair);
+	struct pamt_arena_chunk *c = (void *)pamt_pair_tag(pair);
+	unsigned long off;
 
-	if (owner)
-		WRITE_ONCE(*owner, idx + 1);
+	if (!c || (unsigned long)c == PAMT_ARENA_ORDER1)
+		return;
+	off = min(pair->pfn[0], pair->pfn[1]) - c->base_pfn;
+	if (off < PAMT_ARENA_PAGES)
+		WRITE_ONCE(c->owner[off / 2], idx + 1);
 }
 
-/* Whether reclaim may REMOVE slot @owner - 1 (a hint: the REMOVE checks). */
+/* Whether reclaim may REMOVE slot @owner - 1; a hint, the REMOVE checks. */
 static bool pamt_arena_owner_idle(u32 owner)
 {
 	int word;
@@ -805,9 +587,8 @@ static bool pamt_arena_owner_idle(u32 owner)
 }
 
 /*
- * Whether all of @c's pairs that are out could come back now: each in an
- * IDLE slot, or, while *@cached lasts, in no slot (a magazine, most
- * likely; else a reserve).  Arena lock held.
+ * Whether every pair of @c that is out is in an IDLE slot or, up to
+ * *@cached, in no slot (most likely a magazine).
  */
 static bool pamt_arena_chunk_idle(const struct pamt_arena_chunk *c,
 				  long *cached)
@@ -831,11 +612,7 @@ static bool pamt_arena_chunk_idle(const struct pamt_arena_chunk *c,
 
 /**
  * pamt_arena_unhome() - put home chunks back on the buckets
- * @all: every one, for a drain; else those whose every pair out is in an
- *	IDLE slot (a process gone, or idle), so that reclaim can empty them
- *
- * Context: any but hardirq, outside any lock of the cache and any
- * transition.
+ * @all: every one; else those whose pairs out are all idle
  *
  * Return: pages given back: home chunks with every pair free.
  */
@@ -871,17 +648,22 @@ unsigned long pamt_arena_unhome(bool all)
 /* Failed REMOVE sequences before a reclaim pass stops. */
 #define PAMT_ARENA_MAX_FAILS	8
 
-/*
- * The sparsest chunk on the buckets that the walk @stamp (a count, or a
- * reclaim pass) has not looked at yet, now marked; NULL if none.  Arena
- * lock held, for one chunk at a time: a walk takes the lock once per
- * chunk it looks at.
- */
-static struct pamt_arena_chunk *
-pamt_arena_next_sparse(unsigned long stamp, bool count)
+/* A new walk over the chunks: its stamp, and in *@budget its length. */
+static unsigned long pamt_arena_walk_start(bool all, unsigned long *budget)
+{
+	unsigned long flags, stamp;
+
+	pamt_arena_lock(&flags);
+	stamp = ++pamt_arena.scan;
+	*budget = all ? pamt_arena.nr_chunks : PAMT_ARENA_SCAN_CHUNKS;
+	pamt_arena_unlock(flags);
+	return stamp;
+}
+
+/* The sparsest chunk walk @stamp has not looked at yet, now marked. */
+static struct pamt_arena_chunk *pamt_arena_next_sparse(unsigned long stamp)
 {
 	struct pamt_arena_chunk *c;
-	unsigned long *m;
 	int b;
 
 	lockdep_assert_held(&pamt_arena.lock);
@@ -889,14 +671,14 @@ pamt_arena_next_sparse(unsigned long stamp, bool count)
 		if (!test_bit(b, pamt_arena.nonempty))
 			continue;
 		/*
-		 * A chunk looked at goes to the tail of its list, so a marked
-		 * head ends the list: a pass over every chunk costs O(chunks).
+		 * Looked-at chunks go to the tail: a marked head ends the list.
+		 * A concurrent walk's marks at worst make this one look at a
+		 * chunk twice or skip one, within its budget.
 		 */
 		c = list_first_entry(&pamt_arena.bucket[b],
 				     struct pamt_arena_chunk, list);
-		m = count ? &c->counted : &c->tried;
-		if (*m != stamp) {
-			*m = stamp;
+		if (c->seen != stamp) {
+			c->seen = stamp;
 			list_move_tail(&c->list, &pamt_arena.bucket[b]);
 			return c;
 		}
@@ -905,29 +687,30 @@ pamt_arena_next_sparse(unsigned long stamp, bool count)
 }
 
 /*
- * The next chunk, sparsest first, that pass @pass has not looked at and
- * whose every pair out is in an IDLE slot, taken off the buckets; NULL
- * once none is left or *@budget chunks were looked at.  With @cap (the
- * idle cap's worker, which may sleep), cond_resched() between chunks.
+ * The next chunk of walk @stamp whose pairs out are all idle, taken off
+ * the buckets if @take; one lock hold per chunk looked at.
  */
-static struct pamt_arena_chunk *pamt_arena_isolate(unsigned long pass,
-						   unsigned long *budget,
-						   bool cap)
+static struct pamt_arena_chunk *pamt_arena_walk(unsigned long stamp,
+						unsigned long *budget,
+						long *cached, bool resched,
+						bool take)
 {
 	struct pamt_arena_chunk *c;
 	unsigned long flags;
-	long cached = 0;
 	bool idle;
 
 	while (*budget) {
 		(*budget)--;
-		if (cap)
+		if (resched)
 			cond_resched();
 		pamt_arena_lock(&flags);
-		c = pamt_arena_next_sparse(pass, false);
-		idle = c && pamt_arena_chunk_idle(c, &cached);
-		if (idle)
-			pamt_arena_take_off(c);
+		c = pamt_arena_next_sparse(stamp);
+		idle = c && pamt_arena_chunk_idle(c, cached);
+		if (idle && take) {
+			pamt_arena_unlink(c);
+			list_add(&c->list, &pamt_arena.off);
+			c->off = true;
+		}
 		pamt_arena_unlock(flags);
 		if (!c || idle)
 			return c;
@@ -935,11 +718,7 @@ static struct pamt_arena_chunk *pamt_arena_isolate(unsigned long pass,
 	return NULL;
 }
 
-/*
- * REMOVE the slots holding the pairs of chunk @c, isolated by
- * pamt_arena_isolate(), and release it if all came back; else link it
- * again.  Returns the pages given back.
- */
+/* REMOVE the slots of isolated chunk @c; returns the pages given back. */
 static unsigned long pamt_arena_empty(struct pamt_arena_chunk *c,
 				      unsigned int *fails, bool cap)
 {
@@ -979,43 +758,29 @@ static unsigned long pamt_arena_empty(struct pamt_arena_chunk *c,
 
 /**
  * pamt_arena_shrink() - give memory back chunk by chunk, sparsest first
- * @nr: pairs' worth of memory wanted (two pages each)
- * @cap: for the idle cap's worker: free pairs stay in the magazines,
- *	every chunk may be looked at, with cond_resched() between them, and
- *	REMOVEs count as the cap's
+ * @nr: pairs' worth of memory wanted
+ * @cap: for the idle cap's worker: magazines kept, every chunk looked at,
+ *	cond_resched() between them, REMOVEs counted as the cap's
  *
- * A pair freed into a chunk gives nothing back until the chunk's last
- * one is.  So the free pairs of the depot and of this CPU's magazines go
- * back to their chunks first (no SEAMCALL), and home chunks whose pairs
- * are all idle go back on the buckets; then, sparsest first, each
- * chunk whose every pair out is installed in an IDLE slot has those
- * slots REMOVEd and is released.  A chunk with a pair in use, in a
- * reserve or in another CPU's magazine is left alone.  Looks at most at
- * PAMT_ARENA_SCAN_CHUNKS chunks (without @cap), one per hold of the
- * arena lock, and stops after PAMT_ARENA_MAX_FAILS failed REMOVE
- * sequences.
- *
- * Context: any but hardirq, outside any lock of the cache and any
- * transition; never sleeps but with @cap, in process context.
+ * Context: never sleeps, but with @cap (process context).
  *
  * Return: pairs' worth of memory that went back to the page allocator.
  */
 unsigned long pamt_arena_shrink(unsigned long nr, bool cap)
 {
-	unsigned long pages = 0, pass, flags, budget;
+	unsigned long pages = 0, pass, budget;
 	unsigned int n, fails = 0;
 	struct tdx_pamt_pair batch[16];
 	struct pamt_arena_chunk *c;
+	long cached = 0;
 
+	/* A free pair out of its chunk keeps the chunk: bring them home. */
 	while (!cap && (n = pamt_mag_take_free(batch, ARRAY_SIZE(batch))))
 		pages += pamt_pair_free_bulk(batch, n);
 	pages += pamt_arena_unhome(false);
-	pamt_arena_lock(&flags);
-	pass = ++pamt_arena.scan;
-	budget = cap ? pamt_arena.nr_chunks : PAMT_ARENA_SCAN_CHUNKS;
-	pamt_arena_unlock(flags);
+	pass = pamt_arena_walk_start(cap, &budget);
 	while (pages / 2 < nr && fails < PAMT_ARENA_MAX_FAILS) {
-		c = pamt_arena_isolate(pass, &budget, cap);
+		c = pamt_arena_walk(pass, &budget, &cached, cap, true);
 		if (!c)
 			break;
 		pages += pamt_arena_empty(c, &fails, cap);
@@ -1025,150 +790,61 @@ unsigned long pamt_arena_shrink(unsigned long nr, bool cap)
 
 /**
  * pamt_arena_reclaimable() - memory pamt_arena_shrink() could give back
- * @all: look at every chunk, not only the PAMT_ARENA_SCAN_CHUNKS sparsest,
- *	with cond_resched() between them: process context only
- *
- * The chunks, homes included, whose every pair out is in an IDLE slot
- * or, up to the number of free pairs in magazines, in no slot; sparsest
- * first, one per hold of the arena lock.
+ * @all: every chunk, with cond_resched() (process context), not only
+ *	PAMT_ARENA_SCAN_CHUNKS
  *
  * Return: pairs' worth of memory (PAMT_ARENA_PAIRS per chunk).
  */
 unsigned long pamt_arena_reclaimable(bool all)
 {
 	long cached = pamt_cached_pairs();
-	unsigned long flags, nr = 0, stamp, i, budget;
+	unsigned long flags, nr = 0, stamp, budget;
 	struct pamt_arena_home *h;
-	struct pamt_arena_chunk *c;
 
-	pamt_arena_lock(&flags);
-	stamp = ++pamt_arena.scan;
-	budget = all ? pamt_arena.nr_chunks : PAMT_ARENA_SCAN_CHUNKS;
-	pamt_arena_unlock(flags);
+	stamp = pamt_arena_walk_start(all, &budget);
 	for (h = pamt_arena.home; h < pamt_arena.home + PAMT_ARENA_HOMES; h++) {
 		pamt_arena_lock(&flags);
 		if (h->chunk && pamt_arena_chunk_idle(h->chunk, &cached))
 			nr += PAMT_ARENA_PAIRS;
 		pamt_arena_unlock(flags);
 	}
-	for (i = 0; i < budget; i++) {
-		if (all)
-			cond_resched();
-		pamt_arena_lock(&flags);
-		c = pamt_arena_next_sparse(stamp, true);
-		if (c && pamt_arena_chunk_idle(c, &cached))
-			nr += PAMT_ARENA_PAIRS;
-		pamt_arena_unlock(flags);
-		if (!c)
-			break;
-	}
+	while (pamt_arena_walk(stamp, &budget, &cached, all, false))
+		nr += PAMT_ARENA_PAIRS;
 	return nr;
 }
 
-/**
- * pamt_arena_loose() - fallback pairs out of the page allocator
- *
- * Return: order-1 and order-0 pairs not freed yet; read racily.
- */
+/* Fallback pairs out of the page allocator; racy. */
 unsigned long pamt_arena_loose(void)
 {
 	return max(atomic_long_read(&pamt_arena.nr_loose), 0L);
 }
 
-/**
- * pamt_arena_free_pairs() - free pairs in chunks
- *
- * Return: pairs in the chunks, not handed out; read racily.
- */
+/* Free pairs in chunks; racy. */
 unsigned long pamt_arena_free_pairs(void)
 {
 	return READ_ONCE(pamt_arena.nr_free);
 }
 
-/**
- * pamt_arena_read_stats() - the arena's gauges
- * @vals: TDX_PAMT_STAT_NR values; the arena's gauges are filled in
- */
+/* Fills in the arena's gauges of @vals. */
 void pamt_arena_read_stats(u64 *vals)
 {
 	vals[TDX_PAMT_STAT_ARENA_CHUNKS] = READ_ONCE(pamt_arena.nr_chunks);
 	vals[TDX_PAMT_STAT_ARENA_FREE] = READ_ONCE(pamt_arena.nr_free);
 }
 
-/**
- * pamt_arena_check() - check the arena's invariants, for the tests
- *
- * Every chunk is on the bucket of its free count, or off the buckets, its
- * count matches its bitmap and, on a bucket, is below PAMT_ARENA_PAIRS,
- * the buckets' bits match their
- * lists, the gauges match the chunks, and every pair page of a chunk names
- * its chunk.  Walks every chunk under the arena lock.
- *
- * Return: the number of broken invariants; 0 for a sound arena.
- */
-unsigned long pamt_arena_check(void)
-{
-	unsigned long flags, bad = 0, chunks = 0, nr_free = 0, i;
-	struct pamt_arena_chunk *c;
-	unsigned int n;
-
-	pamt_arena_lock(&flags);
-	for (n = 0; n < PAMT_ARENA_PAIRS; n++) {
-		if (list_empty(&pamt_arena.bucket[n]) ==
-		    test_bit(n, pamt_arena.nonempty))
-			bad++;
-		list_for_each_entry(c, &pamt_arena.bucket[n], list) {
-			chunks++;
-			nr_free += c->nr_free;
-			if (c->nr_free != n ||
-			    bitmap_weight(c->free, PAMT_ARENA_PAIRS) != n ||
-			    !IS_ALIGNED(c->base_pfn, PAMT_ARENA_PAGES))
-				bad++;
-			for (i = 0; i < PAMT_ARENA_PAGES; i += 2)
-				if (page_private(pfn_to_page(c->base_pfn + i)) !=
-				    (unsigned long)c)
-					bad++;
-		}
-	}
-	list_for_each_entry(c, &pamt_arena.off, list) {
-		chunks++;
-		nr_free += c->nr_free;
-		if (!c->off || c->nr_free > PAMT_ARENA_PAIRS ||
-		    bitmap_weight(c->free, PAMT_ARENA_PAIRS) != c->nr_free)
-			bad++;
-	}
-	if (chunks != pamt_arena.nr_chunks || nr_free != pamt_arena.nr_free)
-		bad++;
-	pamt_arena_unlock(flags);
-	return bad;
-}
-
-/**
- * pamt_arena_init() - an arena with no chunk
- */
+/* An arena with no chunk. */
 void pamt_arena_init(void)
 {
 	unsigned int n;
 
+	memset(&pamt_arena, 0, sizeof(pamt_arena));
 	spin_lock_init(&pamt_arena.lock);
 	for (n = 0; n < PAMT_ARENA_PAIRS; n++)
 		INIT_LIST_HEAD(&pamt_arena.bucket[n]);
-	bitmap_zero(pamt_arena.nonempty, PAMT_ARENA_PAIRS);
 	INIT_LIST_HEAD(&pamt_arena.off);
-	memset(pamt_arena.home, 0, sizeof(pamt_arena.home));
-	pamt_arena.nr_chunks = 0;
-	pamt_arena.nr_free = 0;
-	pamt_arena.gen = 0;
-	pamt_arena.scan = 0;
-	atomic_long_set(&pamt_arena.nr_loose, 0);
 }
 
-/*
- * A chunk some of whose pairs are still out at exit: in the module (a
- * LEAKED slot, a REMOVE that stayed BUSY), or in a caller's reserve never
- * given back.  Split it, free its free pairs, and leave the others as
- * pairs of two order-0 pages, as they would be without the arena.
- */
+/* Pairs still out at exit stay, as pairs of two order-0 pages. */
 static void pamt_arena_split(struct pamt_arena_chunk *c)
 {
 	struct page *page = pfn_to_page(c->base_pfn);
@@ -1189,8 +865,7 @@ static void pamt_arena_split(struct pamt_arena_chunk *c)
 /**
  * pamt_arena_exit() - give back every chunk
  *
- * Context: process context, once every cached pair was freed and with no
- * other user of the cache left; the per-CPU statistics still exist.
+ * Context: process context, with no other user of the cache left.
  *
  * Return: the chunks that still had pairs out, which were split.
  */
@@ -1212,7 +887,7 @@ unsigned long pamt_arena_exit(void)
 	WRITE_ONCE(pamt_arena.nr_free, 0);
 	pamt_arena_unlock(flags);
 	list_for_each_entry_safe(c, tmp, &victims, list) {
-		/* A home whose pairs all came back: no pair is out. */
+		/* A home whose pairs all came back. */
 		if (c->nr_free == PAMT_ARENA_PAIRS) {
 			pamt_arena_release(c);
 			continue;
@@ -1225,3 +900,7 @@ unsigned long pamt_arena_exit(void)
 			split);
 	return split;
 }
+
+#if IS_ENABLED(CONFIG_INTEL_TDX_PAMT_KUNIT_TEST)
+#include "tests/pamt_arena_check.c"
+#endif

@@ -357,10 +357,8 @@ struct pamt_pair_run {
 	unsigned int n;
 };
 
-struct pamt_arena_chunk *pamt_arena_new_chunk(gfp_t gfp);
 unsigned int pamt_arena_take_runs(struct pamt_pair_run *v, unsigned int nv,
 				  struct pamt_arena_chunk **fresh);
-void pamt_arena_drop_chunk(struct pamt_arena_chunk *c);
 int pamt_pair_alloc(struct tdx_pamt_pair *pair, gfp_t gfp);
 unsigned int pamt_pair_alloc_bulk(struct tdx_pamt_pair *pairs, unsigned int n,
 				  gfp_t gfp);
@@ -378,9 +376,11 @@ unsigned long pamt_arena_free_pairs(void);
 unsigned int pamt_arena_take_home(struct tdx_pamt_pair *pairs, unsigned int n,
 				  gfp_t gfp);
 unsigned long pamt_arena_unhome(bool all);
-unsigned long pamt_arena_check(void);
+#if IS_ENABLED(CONFIG_KUNIT)
+struct page *pamt_arena_alloc_pages(gfp_t gfp, unsigned int order);
+#endif
 #if IS_ENABLED(CONFIG_INTEL_TDX_PAMT_KUNIT_TEST)
-extern unsigned long pamt_arena_fail_orders;
+unsigned long pamt_arena_check(void);	/* tests/pamt_arena_check.c */
 #endif
 
 /* pamt_mag.c */

@@ -7,6 +7,7 @@
  * checks that every page is back; pamt_kunit_release.c gives chunks back
  * through the shrinker, a drain and the idle cap.
  */
+#include <kunit/static_stub.h>
 #include <linux/hrtimer.h>
 #include <linux/mm.h>
 #include <linux/rcupdate.h>
@@ -19,17 +20,19 @@
 
 static DEFINE_SPINLOCK(pk_arena_lock);
 
-/* Set up the cache with the arena; no allocation order is made to fail. */
+/* Set up the cache with the arena. */
 void pk_arena_up(struct kunit *test, unsigned int mag_size)
 {
 	pk(test)->arena = true;
 	KUNIT_ASSERT_EQ(test, pk_setup(test, mag_size, PK_NO_CAP), 0);
-	WRITE_ONCE(pamt_arena_fail_orders, 0);
 }
 
-static void pk_arena_no_inject(void *unused)
+/* BIT(order): the arena's allocations of that order fail. */
+static unsigned long pk_fail_orders;
+
+static struct page *pk_arena_alloc_pages(gfp_t gfp, unsigned int order)
 {
-	WRITE_ONCE(pamt_arena_fail_orders, 0);
+	return pk_fail_orders & BIT(order) ? NULL : alloc_pages(gfp, order);
 }
 
 static unsigned long pk_chunk_of(unsigned long pfn)
@@ -275,25 +278,25 @@ static void pk_arena_fallbacks(struct kunit *test)
 	struct tdx_pamt_pair p[3];
 
 	pk_arena_up(test, 0);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, pk_arena_no_inject,
-							NULL), 0);
-	WRITE_ONCE(pamt_arena_fail_orders, BIT(9));
+	kunit_activate_static_stub(test, pamt_arena_alloc_pages,
+				   pk_arena_alloc_pages);
+	pk_fail_orders = BIT(9);
 	KUNIT_ASSERT_EQ(test, pk_arena_alloc(test, &p[0], 1, GFP_KERNEL), 1);
 	KUNIT_EXPECT_TRUE(test, pk_order1_pair(&p[0]));
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CHUNK_FAIL), 1ULL);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_PAIR_ORDER1), 1ULL);
 
-	WRITE_ONCE(pamt_arena_fail_orders, BIT(9) | BIT(1));
+	pk_fail_orders = BIT(9) | BIT(1);
 	KUNIT_ASSERT_EQ(test, pk_arena_alloc(test, &p[1], 1, GFP_KERNEL), 1);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_PAIR_ORDER0), 1ULL);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0ULL);
 	pk_check_accounting(test, 0);
 
-	WRITE_ONCE(pamt_arena_fail_orders, BIT(9) | BIT(1) | BIT(0));
+	pk_fail_orders = BIT(9) | BIT(1) | BIT(0);
 	KUNIT_EXPECT_EQ(test, pamt_pair_alloc(&p[2], GFP_KERNEL), -ENOMEM);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_get(pk_slot_pfn(test, 3), NULL), -ENOMEM);
 	KUNIT_EXPECT_EQ(test, pk_word(pk_slot_pfn(test, 3)), 0UL);
-	WRITE_ONCE(pamt_arena_fail_orders, 0);
+	kunit_deactivate_static_stub(test, pamt_arena_alloc_pages);
 
 	pk_arena_free(test, p, 2);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_PAGE_ALLOC), 4ULL);
