@@ -9,7 +9,8 @@
 # Usage: hooks.sh TREE HOOK...
 #   kconfig   source our Kconfig from arch/x86/Kconfig
 #   trace     the include path the tracepoints' define_trace.h needs
-#   slots     build the slot layer, the core and the tracepoints
+#   slots     build the slot layer and the tracepoints
+#   core      build the core (init, exit, slot table, statistics)
 #   mag       build the magazine layer
 #   arena     build the pair arena
 #   shrink    build the shrink layer
@@ -54,7 +55,10 @@ for hook in "$@"; do
 		append_once $TDX/Makefile 'CFLAGS_pamt_trace.o := -I$(src)' ;;
 	slots)
 		append_once $TDX/Makefile \
-			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_core.o pamt_slot.o pamt_trace.o' ;;
+			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_slot.o pamt_trace.o' ;;
+	core)
+		append_once $TDX/Makefile \
+			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_core.o' ;;
 	mag)
 		append_once $TDX/Makefile \
 			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_mag.o' ;;

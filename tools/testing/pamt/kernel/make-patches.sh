@@ -159,7 +159,7 @@ headers() {
 KUNIT_AT=""
 kunit_here() { KUNIT_AT="$KUNIT_AT $(git -C "$WORK" rev-list --count "$BASE"..HEAD)"; }
 
-copy $TDX/pamt_slot.c $TDX/pamt_core.c $TDX/pamt_trace.h $TDX/pamt_trace.c $TDX/Kconfig
+copy $TDX/pamt_slot.c $TDX/pamt_trace.h $TDX/pamt_trace.c $TDX/Kconfig
 # The test option comes with the tests.
 sed -i '/^config INTEL_TDX_PAMT_KUNIT_TEST$/,$d' "$WORK/$TDX/Kconfig"
 sed -i '${/^$/d}' "$WORK/$TDX/Kconfig"
@@ -189,7 +189,24 @@ static inline versions, each replaced by its own patch: a pair is two
 order-0 pages taken at ADD and freed at REMOVE (no magazine, no arena);
 an idle slot keeps its pair until tdx_pamt_drain() or tdx_pamt_exit()
 walk every slot (no idle index, cap or shrinker); no shrinker or CPU
-hotplug callback is registered."
+hotplug callback is registered.  Until the next patch sets the cache up,
+every call succeeds at once."
+
+copy $TDX/pamt_core.c
+"$HERE/hooks.sh" "$WORK" core 2>/dev/null
+commit "x86/virt/tdx: Set the PAMT cache up over the covered memory" \
+"tdx_pamt_init() takes the 2M-aligned ranges the TDMRs cover and a
+platform backend, and allocates one slot word per covered 2M range: a
+flat window over the densest part of memory, which a get reaches with
+one subtraction and one compare, and 1G blocks for ranges far from it,
+found by a binary search of their keys, so that sparse memory costs 4
+bytes per covered 2M range, not per 2M of the span.  tdx_pamt_exit()
+gives everything back; a pair the module still holds (a REMOVE that
+failed) is remembered, so that a later init does not hand its pages out
+again.
+
+Also here: the statistics (summed per-CPU counters) and the control-page
+helpers, which take a reference on the page's range."
 
 copy $TDX/Kconfig $TDX/tests/.kunitconfig $TDX/tests/pamt_fake.c $TDX/tests/pamt_fake.h
 "$HERE/hooks.sh" "$WORK" kunit 2>/dev/null
@@ -233,9 +250,9 @@ arena, pairs are still two order-0 pages; until the shrink layer, no cap
 bounds the magazines and tdx_pamt_drain() empties them."
 kunit_here
 
-copy $TDX/pamt_arena.c $TDX/tests/pamt_arena_check.c $TDX/tests/pamt_kunit_arena.c
+copy $TDX/pamt_arena.c $TDX/tests/pamt_arena_check.c
 headers shrink glue huge
-"$HERE/hooks.sh" "$WORK" arena kunit 2>/dev/null
+"$HERE/hooks.sh" "$WORK" arena 2>/dev/null
 commit "x86/virt/tdx: Carve PAMT pairs out of 2M chunks of pair pages" \
 "A pair page is marked in the TDX module's PAMT page bitmap, so its 2M
 range cannot be mapped 2M by a TD; every PAMT.ADD shared-locks the 2M
@@ -249,7 +266,16 @@ drain; give a chunk back once all its pairs are free.  Where no 2M block
 can be had, a pair is one order-1 page, then two order-0 pages.  Chunks
 serve every TD: their pages are charged to no memcg, the ranges that
 use them are (previous patch).  This replaces the pair stand-ins of the
-first patch."
+first patch.  tests/pamt_arena_check.c, included only in KUnit builds,
+checks the arena's invariants for the tests."
+
+copy $TDX/tests/pamt_kunit_arena.c
+"$HERE/hooks.sh" "$WORK" kunit 2>/dev/null
+commit "x86/virt/tdx: Add KUnit tests for the PAMT pair arena" \
+"Chunks carved fullest first, a chunk given back with its last free
+pair, the order-1 and order-0 fallbacks (page allocations failed through
+a KUnit static stub), chunk-aware reclaim, and the invariants after each
+test."
 kunit_here
 
 copy $TDX/pamt_shrink.c $TDX/tests/pamt_kunit_shrink.c

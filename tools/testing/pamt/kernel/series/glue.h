@@ -1,7 +1,6 @@
 /*
- * pamt_glue.c: not in the series yet.  Until then a drain runs a work item
- * on every online CPU, as the glue will, and nothing runs the work that
- * put and the shrink layer defer: it waits for the glue's worker.
+ * pamt_glue.c stand-in: a drain runs a work item on every online CPU; the
+ * work put and the shrink layer defer waits for the glue's worker.
  */
 #include <linux/workqueue.h>
 
@@ -24,4 +23,3 @@ static inline unsigned long pamt_platform_drain_cpus(unsigned long nr)
 static inline void pamt_platform_defer(void) { }
 static inline void pamt_platform_defer_lazy(void) { }
 static inline void pamt_platform_defer_sync(void) { }
-

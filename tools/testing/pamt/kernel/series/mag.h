@@ -1,8 +1,6 @@
 /*
- * pamt_mag.c: not in the series yet.  Until then there is no magazine and
- * no depot: every pop misses, so a get allocates its pair, and a pair
- * PAMT.REMOVE hands back is freed at once.  Init only allocates the
- * per-CPU counters.
+ * pamt_mag.c stand-in: no magazine; a get allocates its pair, and a pair
+ * REMOVE hands back is freed at once.
  */
 #include <linux/bug.h>
 #include <linux/sched/mm.h>
@@ -32,26 +30,21 @@ static inline void pamt_mag_push(const struct tdx_pamt_pair *pair)
 	pamt_pair_free(pair);
 }
 
-/* Nothing is ever parked: there is nothing to drain or free. */
 static inline void pamt_mag_drain_local(atomic_long_t *budget) { }
 static inline void pamt_mag_drain_dead(unsigned int cpu) { }
 static inline unsigned long pamt_depot_shrink(unsigned long nr) { return 0; }
 static inline void pamt_depot_free_empty(void) { }
+static inline long pamt_cached_pairs(void) { return 0; }
 
-/* A control page's reserve, filled from the page allocator. */
 static inline int __tdx_topup_pamt_cache(struct tdx_pamt_cache *res,
 					 unsigned int nr, gfp_t gfp)
 {
 	might_alloc(gfp);
 	if (nr > TDX_PAMT_CACHE_MAX)
 		return -EINVAL;
-	if (!pamt.enabled)
-		return 0;
-	while (res->nr < nr) {
+	for (; pamt.enabled && res->nr < nr; res->nr++)
 		if (pamt_pair_alloc(&res->pairs[res->nr], gfp))
 			return -ENOMEM;
-		res->nr++;
-	}
 	return 0;
 }
 
@@ -63,7 +56,6 @@ static inline void tdx_free_pamt_cache(struct tdx_pamt_cache *res)
 	res->nr = 0;
 }
 
-/* No reserve is charged to a memcg: no range is either. */
 static inline void pamt_pair_charge(const struct tdx_pamt_pair *pair,
 				    struct tdx_pamt_cache *res) { }
 static inline void pamt_pair_uncharge(const struct tdx_pamt_pair *pair) { }

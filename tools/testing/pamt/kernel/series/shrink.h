@@ -1,8 +1,6 @@
 /*
- * pamt_shrink.c: not in the series yet.  Until then there is no idle
- * index, no idle cap and no shrinker: an idle slot keeps its pair until
- * an evict, tdx_pamt_drain() or tdx_pamt_exit(), which find idle slots by
- * walking every slot.
+ * pamt_shrink.c stand-in: no idle index, cap or shrinker; an idle slot
+ * keeps its pair until tdx_pamt_drain() or tdx_pamt_exit() walk the slots.
  */
 #include <linux/cpumask.h>
 #include <linux/sched.h>
@@ -13,28 +11,17 @@ static inline void pamt_shrink_exit(void) { }
 static inline bool pamt_shrink_idle_inc(unsigned long idx)
 {
 	pamt_idle_add(1);
-	return false;	/* no cap: the put never removes */
+	return false;
 }
 
 static inline int pamt_shrink_recent(unsigned long idx) { return 0; }
 static inline bool pamt_shrink_over_cap(unsigned long more) { return false; }
 static inline unsigned long pamt_shrink_refill_share(void) { return ULONG_MAX; }
-
-static inline unsigned long pamt_shrink_reserve(unsigned long want)
-{
-	return want;
-}
-
+static inline unsigned long pamt_shrink_reserve(unsigned long want) { return want; }
 static inline void pamt_shrink_unreserve(unsigned long nr) { }
 static inline void pamt_shrink_flush_cpu(unsigned int cpu) { }
+static inline int pamt_shrink_reclaim_slot(unsigned long idx) { return -EAGAIN; }
 
-/* No reclaim calls it yet (pamt_arena_shrink() has no caller). */
-static inline int pamt_shrink_reclaim_slot(unsigned long idx)
-{
-	return -EAGAIN;
-}
-
-/* REMOVE every IDLE slot that is not LEAKED; the pairs are freed. */
 static inline unsigned long pamt_shrink_remove_all_idle(void)
 {
 	struct tdx_pamt_pair pair;
@@ -43,16 +30,15 @@ static inline unsigned long pamt_shrink_remove_all_idle(void)
 
 	might_sleep();
 	for (idx = 0; idx < pamt.nr_slots; idx++) {
+		cond_resched();
 		old = atomic_read(&pamt.slots[idx]);
 		if (pamt_slot_state(old) != PAMT_SLOT_IDLE ||
-		    (old & PAMT_SLOT_LEAKED))
+		    (old & PAMT_SLOT_LEAKED) ||
+		    pamt_slot_remove(&pamt.slots[idx], idx, &old, &pair))
 			continue;
-		if (!pamt_slot_remove(&pamt.slots[idx], idx, &old, &pair)) {
-			pamt_pair_release(&pair, PAMT_PAIR_TO_FREE);
-			pamt_stat_inc(SHRINK);
-			freed++;
-		}
-		cond_resched();
+		pamt_pair_release(&pair, PAMT_PAIR_TO_FREE);
+		pamt_stat_inc(SHRINK);
+		freed++;
 	}
 	return freed;
 }
@@ -72,4 +58,3 @@ static inline unsigned long tdx_pamt_drain(void)
 	pamt_depot_free_empty();
 	return freed;
 }
-
