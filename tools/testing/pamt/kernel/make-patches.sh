@@ -159,11 +159,24 @@ headers() {
 KUNIT_AT=""
 kunit_here() { KUNIT_AT="$KUNIT_AT $(git -C "$WORK" rev-list --count "$BASE"..HEAD)"; }
 
+headers arena mag shrink glue huge
+commit "x86/virt/tdx: Add the Dynamic PAMT cache's API and shared definitions" \
+"asm/tdx_pamt.h declares what KVM calls, with the names of the DPAMT
+series (tdx_pamt_get(), tdx_pamt_put(), struct tdx_pamt_cache and its
+top-up, the control-page helpers), and the statistics a user reads.
+pamt_internal.h holds what the cache's layers share: the slot word and
+its states, the per-CPU state, the depot, the idle index and the one
+struct pamt_cache.  The layers come in the next patches; until each is
+in, pamt_internal.h stands in for it with a minimal static inline
+version, which its own patch replaces.
+
+The slot state machine and the lock order are documented at the end of
+the series, in Documentation/arch/x86/tdx-dpamt.rst."
+
 copy $TDX/pamt_slot.c $TDX/pamt_trace.h $TDX/pamt_trace.c $TDX/Kconfig
 # The test option comes with the tests.
 sed -i '/^config INTEL_TDX_PAMT_KUNIT_TEST$/,$d' "$WORK/$TDX/Kconfig"
 sed -i '${/^$/d}' "$WORK/$TDX/Kconfig"
-headers arena mag shrink glue huge
 "$HERE/hooks.sh" "$WORK" kconfig trace slots 2>/dev/null
 commit "x86/virt/tdx: Add refcounted 2M slots for Dynamic PAMT" \
 "With Dynamic PAMT the TDX module needs a pair of 4K pages for every 2M
@@ -180,12 +193,7 @@ pair installed and the range idle: the next get revives it with no
 SEAMCALL.  A SEAMCALL that keeps meeting TDX_OPERAND_BUSY is retried,
 then serialised.  Tracepoints cover the slow events only.
 
-The API is named as in the DPAMT series: tdx_pamt_get(pfn, cache),
-tdx_pamt_put(pfn), struct tdx_pamt_cache, tdx_alloc_control_page() and
-tdx_free_control_page().
-
-The layers that follow are stood in for in pamt_internal.h by minimal
-static inline versions, each replaced by its own patch: a pair is two
+Until their patches, the other layers' stand-ins behave so: a pair is two
 order-0 pages taken at ADD and freed at REMOVE (no magazine, no arena);
 an idle slot keeps its pair until tdx_pamt_drain() or tdx_pamt_exit()
 walk every slot (no idle index, cap or shrinker); no shrinker or CPU
