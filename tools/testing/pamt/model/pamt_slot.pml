@@ -137,10 +137,10 @@ byte slot;			/* pamt.slots[idx] */
 byte pend;			/* ghost: counts in the word that are not
 				 * references: gets' pending counts, and one
 				 * too many, taken back at once */
-short idle;			/* pamt.idle */
+short idle;			/* the IDLE_SLOTS gauge, summed */
 bool queued;			/* the slot's bit in pamt.idle_index.queued,
 				 * and its entry in the ring */
-byte installed;			/* pamt.installed */
+byte installed;			/* the INSTALLED gauge, summed */
 
 /* The fake TDX module's view of the range. */
 bool mod_has_pair;
@@ -429,7 +429,7 @@ inline pamt_slot_add(rr)
 			pamt_slot_publish(old | PAMT_SLOT_TRANSIT, -PAMT_SLOT_TRANSIT)
 		}
 	:: else ->
-		atomic {	/* pamt.installed is statistics only */
+		atomic {	/* the INSTALLED gauge is statistics only */
 			installed++;
 			pamt_slot_publish(old | PAMT_SLOT_TRANSIT,
 					  PAMT_SLOT_INSTALLED - PAMT_SLOT_TRANSIT)
@@ -445,7 +445,7 @@ inline pamt_slot_add(rr)
  * slot from, backs off with preemption on, and takes the slot again only
  * if it still holds @rw (MUTANT_REOWN_BLIND: whatever it holds); if not,
  * another process answers for the slot: stop, as if BUSY (EAGAIN here).
- * pamt.idle is read only at quiescence, so its updates share a step with
+ * the idle gauge is read only at quiescence, so its updates share a step with
  * the word's; locals likewise.
  */
 inline pamt_slot_remove(dest, rr)
@@ -1206,7 +1206,7 @@ init {
 		assert(pend == 0);
 		assert(((slot & PAMT_SLOT_INSTALLED) != 0) == mod_has_pair);
 		assert(installed == mod_has_pair);
-		/* pamt.idle counts IDLE slots that are not LEAKED. */
+		/* The idle gauge counts IDLE slots that are not LEAKED. */
 		assert(idle == ((slot & PAMT_SLOT_INSTALLED) &&
 				!(slot & PAMT_SLOT_LEAKED)));
 		/* An IDLE slot that reclaim could take is in the idle index. */
