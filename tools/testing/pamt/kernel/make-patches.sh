@@ -623,8 +623,10 @@ if [ "$CHECK" = 1 ]; then
 		# The objects of the .c files it touches, and the folders of
 		# our code (which builds their Makefile changes too).
 		files=$(git -C "$CHECKT" show --name-only --format= HEAD | grep -v '^tools/')
-		# (tdx_global_metadata.c is #included by tdx.c, not built.)
-		dirs=$( (echo "$files" | grep '\.c$' | grep -v '/tdx_global_metadata\.c$' |
+		# (tdx_global_metadata.c is #included by tdx.c, pamt_arena_check.c
+		# by pamt_arena.c: neither is built on its own.)
+		dirs=$( (echo "$files" | grep '\.c$' |
+			 grep -v '/tdx_global_metadata\.c$\|/pamt_arena_check\.c$' |
 			 sed 's|\.c$|.o|'
 			 echo "$files" | grep '^arch/x86/virt/vmx/tdx/' | sed 's|[^/]*$||') |
 			sort -u | tr '\n' ' ')

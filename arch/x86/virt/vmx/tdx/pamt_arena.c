@@ -672,8 +672,9 @@ static struct pamt_arena_chunk *pamt_arena_next_sparse(unsigned long stamp)
 			continue;
 		/*
 		 * Looked-at chunks go to the tail: a marked head ends the list.
-		 * A concurrent walk's marks at worst make this one look at a
-		 * chunk twice or skip one, within its budget.
+		 * A concurrent walk moves and marks chunks too, so this one may
+		 * look at some twice or miss some, within its budget; the cap's
+		 * worker runs again within PAMT_DEFER_LAZY_MS while over the cap.
 		 */
 		c = list_first_entry(&pamt_arena.bucket[b],
 				     struct pamt_arena_chunk, list);

@@ -61,8 +61,9 @@ struct tdx_pamt_config {
 /*
  * The slot word: bits 22:0 the count, then the flags.  A count in a word
  * INSTALLED and not TRANSIT is a reference; any other is a get's pending
- * count.  PAMT_SLOT_REF_MAX (each 4K page in use, and for a moment a second
- * use) is a caller bug; the field has room for one pending count per task.
+ * count.  A count above PAMT_SLOT_REF_MAX (each 4K page in use, and for a
+ * moment a second use) is a caller bug; the field has room for one pending
+ * count per task.
  */
 #define PAMT_SLOT_REF_MASK	GENMASK(22, 0)
 #define PAMT_SLOT_REF_MAX	(2 * TDX_PAMT_PAGES_PER_SLOT - 1)

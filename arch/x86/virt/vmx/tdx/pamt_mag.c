@@ -199,7 +199,7 @@ unsigned int pamt_mag_refill(struct tdx_pamt_pair *pairs, unsigned int n,
 	pc->prev->nr += v[1].n;
 	pc->loaded->nr += v[2].n;
 	added = v[1].n + v[2].n;
-	/* pamt.held counts them already: the per-CPU gauge only. */
+	/* Reserved, so idle memory counts them already: the gauge only. */
 	if (added)
 		pamt_cached_add(added);
 	local_unlock_irqrestore(&pamt.pcpu->lock, flags);

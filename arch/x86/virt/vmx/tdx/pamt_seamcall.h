@@ -10,7 +10,7 @@
 /* TDX page-size encoding in bits 2:0 of a PAMT SEAMCALL's RCX. */
 #define PAMT_SC_PS_2M		1ULL
 
-/* A REMOVE whose outputs are not two page addresses: -EIO, range kept. */
+/* A REMOVE whose outputs are not two page addresses: pages leaked. */
 #define PAMT_SC_BAD_OUTPUT	TDX_PAMT_SW_PAIR_LOST
 
 extern const struct tdx_pamt_ops tdx_pamt_seamcall_ops;

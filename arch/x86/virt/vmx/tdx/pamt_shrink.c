@@ -272,8 +272,9 @@ unsigned long pamt_shrink_refill_share(void)
 }
 
 /*
- * Counted in pamt.held at once; CPUs refilling together each ask for their
- * share only.  pamt_shrink_unreserve() gives back what was not added.
+ * Counted in this CPU's part of idle memory at once (folded into pamt.held
+ * per PAMT_HELD_BATCH); CPUs refilling together each ask for their share
+ * only.  pamt_shrink_unreserve() gives back what was not added.
  */
 unsigned long pamt_shrink_reserve(unsigned long want)
 {
@@ -382,7 +383,10 @@ static void pamt_shrink_cap_trim_chunks(void)
 	WRITE_ONCE(pamt_cap_mark, held ? held + PAMT_ARENA_PAIRS : 0);
 }
 
-/* Free pairs first, then idle slots, then other CPUs' magazines. */
+/*
+ * With the arena chunks first; then free pairs, idle slots and other CPUs'
+ * magazines.
+ */
 static void pamt_shrink_cap_trim(void)
 {
 	unsigned long fails = 0, budget, idle, cap;
@@ -392,6 +396,7 @@ static void pamt_shrink_cap_trim(void)
 	if (pamt.arena)
 		pamt_shrink_cap_trim_chunks();
 	while (pamt_shrink_over_cap_all() && fails < PAMT_SHRINK_MAX_BUSY) {
+		cond_resched();
 		if (pamt_shrink_free_cached())
 			continue;
 		budget = PAMT_RESCHED_POPS;
@@ -402,7 +407,6 @@ static void pamt_shrink_cap_trim(void)
 			fails++;
 		else if (budget)
 			break;		/* the index is empty */
-		cond_resched();
 	}
 	/* What is left over the cap is in other CPUs' magazines. */
 	idle = pamt_shrink_idle_memory(true);

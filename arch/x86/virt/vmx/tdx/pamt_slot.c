@@ -610,8 +610,9 @@ EXPORT_SYMBOL_FOR_KVM(tdx_pamt_put);
  * tdx_pamt_evict() - remove the pair of an idle range, for a 2M mapping
  * @pfn: any page of the range
  *
- * Return: 0 if the range has no pair now; -EBUSY, nothing changed, if it
- * is in use or the REMOVE did not happen; -EINVAL; -EIO if LEAKED.
+ * Return: 0 if the range has no pair now; -EBUSY if it is in use, the
+ * REMOVE stayed BUSY or another CPU took the range over meanwhile; -EINVAL;
+ * -EIO if LEAKED.
  */
 int tdx_pamt_evict(unsigned long pfn)
 {
