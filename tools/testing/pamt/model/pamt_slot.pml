@@ -852,7 +852,13 @@ inline pamt_reclaim(second_chance, rr)
 inline pamt_shrink_idle_inc()
 {
 	idle++;
-	pamt_idle_push();
+	/* Queued still: a get revived it, RECENT unless the slot moved on. */
+	atomic { recent = queued; queued = true };
+	if
+	:: recent -> old = old - 1; try_cmpxchg(old, old | PAMT_SLOT_RECENT, ok)
+	:: else
+	fi;
+	recent = 0;
 	if
 	:: skip			/* under the cap */
 	:: pamt_depot_shrink_one(p, sw_ok);
@@ -889,10 +895,7 @@ inline pamt_slot_put_slow(rr)
 		fi
 	:: (old & (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT | PAMT_SLOT_HOLE)) ==
 	   PAMT_SLOT_INSTALLED && pamt_slot_refs(old) == 1 ->
-		/* pamt_shrink_recent(): the bit, read before the publish */
-		recent = (queued -> PAMT_SLOT_RECENT : 0);
-		try_cmpxchg(old, (old - 1) | recent, ok);
-		recent = 0;
+		try_cmpxchg(old, old - 1, ok);
 		if
 		:: ok ->
 			if

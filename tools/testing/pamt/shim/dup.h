@@ -24,6 +24,8 @@ typedef unsigned int gfp_t;
 #define unlikely(x)		__builtin_expect(!!(x), 0)
 
 #define BITS_PER_LONG		64
+#define SMP_CACHE_BYTES		64
+#define ____cacheline_aligned_in_smp	__attribute__((__aligned__(SMP_CACHE_BYTES)))
 #define BIT(n)			(1UL << (n))
 #define BIT_ULL(n)		(1ULL << (n))
 #define GENMASK(h, l)		((~0UL >> (BITS_PER_LONG - 1 - (h))) & (~0UL << (l)))

@@ -10,6 +10,7 @@
 #include <linux/atomic.h>
 #include <linux/bitops.h>
 #include <linux/bits.h>
+#include <linux/cache.h>
 #include <linux/limits.h>
 #include <linux/list.h>
 #include <linux/local_lock.h>
@@ -180,9 +181,10 @@ struct pamt_idle_index {
 #define PAMT_BLOCK_SLOTS	512
 #define PAMT_BLOCK_PFN_SHIFT	(9 + 9)	/* pfn -> block key */
 
-#define PAMT_DEFER_CAP		BIT(0)	/* idle memory over the cap */
-
-/* The one PAMT cache of this host. */
+/*
+ * The one PAMT cache of this host: what every get and put reads first,
+ * then each group that some CPU writes on its own line.
+ */
 struct pamt_cache {
 	atomic_t *slots;		/* the flat window, then far blocks */
 	unsigned long base_idx;		/* pfn / 512 of slots[0] */
@@ -193,17 +195,17 @@ struct pamt_cache {
 	const struct tdx_pamt_ops *ops;
 	unsigned int mag_size;
 	struct pamt_pcpu __percpu *pcpu;
-	struct pamt_depot depot;
-	atomic_long_t held;		/* idle memory, less unfolded deltas */
-	struct pamt_idle_index idle_index;
-	atomic_t deferred;		/* PAMT_DEFER_* */
-	atomic_long_t defer_drain;	/* pairs to free from other CPUs */
 	unsigned long idle_cap;
-	atomic_t serializing;		/* CPUs retrying BUSY serialised */
-	raw_spinlock_t seamcall_lock;	/* the BUSY fallback, one SEAMCALL */
 	u64 wait_ns;			/* PAMT_WAIT_NS; KUnit lengthens it */
 	bool enabled;
 	bool arena;
+	struct pamt_depot depot ____cacheline_aligned_in_smp;
+	atomic_long_t held ____cacheline_aligned_in_smp; /* less unfolded deltas */
+	struct pamt_idle_index idle_index ____cacheline_aligned_in_smp;
+	atomic_t deferred ____cacheline_aligned_in_smp; /* the cap's work queued */
+	atomic_long_t defer_drain;	/* pairs to free from other CPUs */
+	atomic_t serializing;		/* CPUs retrying BUSY serialised */
+	raw_spinlock_t seamcall_lock;	/* the BUSY fallback, one SEAMCALL */
 };
 
 extern struct pamt_cache pamt;
@@ -421,7 +423,7 @@ void tdx_pamt_set_idle_cap(unsigned long cap);
 unsigned long tdx_pamt_idle_cap(void);
 int pamt_shrink_init(unsigned long nr_slots);
 void pamt_shrink_exit(void);
-bool pamt_shrink_idle_inc(unsigned long idx);
+bool pamt_shrink_idle_inc(unsigned long idx, int word);
 bool pamt_shrink_over_cap(unsigned long more);
 unsigned long pamt_shrink_refill_share(void);
 unsigned long pamt_shrink_reserve(unsigned long want);
@@ -436,15 +438,6 @@ unsigned long pamt_shrink_count_objects(struct shrinker *s,
 					struct shrink_control *sc);
 unsigned long pamt_shrink_scan_objects(struct shrinker *s,
 				       struct shrink_control *sc);
-
-/*
- * CLOCK's reference bit for slot @idx going IDLE: still queued means a get
- * revived it.  A race with reclaim costs at most one extra look.
- */
-static inline int pamt_shrink_recent(unsigned long idx)
-{
-	return test_bit(idx, pamt.idle_index.queued) ? PAMT_SLOT_RECENT : 0;
-}
 
 /* pamt_glue.c: in the kernel; the harness's shims in userspace */
 

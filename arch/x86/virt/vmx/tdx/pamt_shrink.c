@@ -75,8 +75,11 @@ static void pamt_idle_append(const u32 *batch, unsigned int n)
 	spin_unlock_irqrestore(&ix->lock, flags);
 }
 
-/* Batched per CPU: the index's lock is taken once per PAMT_IDLE_BATCH. */
-static void pamt_idle_push(unsigned long idx)
+/*
+ * Batched per CPU: the index's lock is taken once per PAMT_IDLE_BATCH.
+ * Return: true if @idx was queued already.
+ */
+static bool pamt_idle_push(unsigned long idx)
 {
 	struct pamt_pcpu *pc = raw_cpu_ptr(pamt.pcpu);
 	u32 batch[PAMT_IDLE_BATCH];
@@ -85,7 +88,7 @@ static void pamt_idle_push(unsigned long idx)
 
 	/* Fully ordered: the slot went IDLE before; see pamt_idle_pop(). */
 	if (test_and_set_bit(idx, pamt.idle_index.queued))
-		return;
+		return true;
 	spin_lock_irqsave(&pc->idle_lock, flags);
 	pc->idle_buf[pc->idle_nr] = idx;
 	if (pc->idle_nr + 1 < PAMT_IDLE_BATCH) {
@@ -98,6 +101,7 @@ static void pamt_idle_push(unsigned long idx)
 	spin_unlock_irqrestore(&pc->idle_lock, flags);
 	if (n)
 		pamt_idle_append(batch, n);
+	return false;
 }
 
 /* Any possible CPU, running or not. */
@@ -298,9 +302,15 @@ static bool pamt_shrink_free_cached(void)
 	return pamt_depot_shrink(1) || pamt_mag_shrink_local(1);
 }
 
-static void pamt_defer(unsigned int what)
+/*
+ * Wake the cap's worker, once: every put over the cap calls this.  Idle
+ * memory, then the flag; the worker clears the flag, then reads memory.
+ */
+static void pamt_defer_cap(void)
 {
-	atomic_or(what, &pamt.deferred);
+	smp_mb();
+	if (atomic_read(&pamt.deferred) || atomic_xchg(&pamt.deferred, 1))
+		return;
 	pamt_platform_defer();
 }
 
@@ -319,20 +329,26 @@ static void pamt_shrink_cap_chunks(void)
 	if (held <= READ_ONCE(pamt.idle_cap))
 		return;
 	if (held > READ_ONCE(pamt_cap_mark))
-		pamt_defer(PAMT_DEFER_CAP);
+		pamt_defer_cap();
 	else
 		pamt_platform_defer_lazy();
 }
 
-/* A put made slot @idx IDLE.  Return: true if it issued a REMOVE. */
-bool pamt_shrink_idle_inc(unsigned long idx)
+/*
+ * A put made slot @idx IDLE, publishing @word.  Still queued means a get
+ * revived it since: CLOCK's reference bit, unless the slot moved on.
+ * Return: true if it issued a REMOVE.
+ */
+bool pamt_shrink_idle_inc(unsigned long idx, int word)
 {
 	unsigned long budget = PAMT_CAP_POPS;
 	bool removed = false;
 	int ret;
 
 	pamt_idle_add(1);
-	pamt_idle_push(idx);
+	if (pamt_idle_push(idx))
+		atomic_try_cmpxchg(&pamt.slots[idx], &word,
+				   word | PAMT_SLOT_RECENT);
 	if (likely(!pamt_shrink_over_cap(0))) {
 		pamt_shrink_cap_chunks();
 		return false;
@@ -348,7 +364,7 @@ bool pamt_shrink_idle_inc(unsigned long idx)
 		removed = ret;	/* 0: no REMOVE within the budget */
 	}
 	if (pamt_shrink_over_cap(0))
-		pamt_defer(PAMT_DEFER_CAP);
+		pamt_defer_cap();
 	else
 		pamt_shrink_cap_chunks();
 	return removed;
@@ -422,7 +438,7 @@ void pamt_shrink_deferred(void)
 	unsigned long nr;
 
 	might_sleep();
-	atomic_set(&pamt.deferred, 0);
+	atomic_xchg(&pamt.deferred, 0);
 	nr = atomic_long_xchg(&pamt.defer_drain, 0);
 	if (!pamt.enabled)
 		return;

@@ -550,11 +550,10 @@ static noinline int pamt_slot_put_slow(atomic_t *slot)
 				break;
 			continue;
 		}
-		if (!atomic_try_cmpxchg_release(slot, &old,
-						(old - 1) | pamt_shrink_recent(idx)))
+		if (!atomic_try_cmpxchg_release(slot, &old, old - 1))
 			continue;
 		/* The cap made this put issue a REMOVE. */
-		if (!(old & PAMT_SLOT_LEAKED) && pamt_shrink_idle_inc(idx)) {
+		if (!(old & PAMT_SLOT_LEAKED) && pamt_shrink_idle_inc(idx, old - 1)) {
 			pamt_stat_inc(PUT_SLOW);
 			return 0;
 		}

@@ -8,13 +8,12 @@
 static inline int pamt_shrink_init(unsigned long nr_slots) { return 0; }
 static inline void pamt_shrink_exit(void) { }
 
-static inline bool pamt_shrink_idle_inc(unsigned long idx)
+static inline bool pamt_shrink_idle_inc(unsigned long idx, int word)
 {
 	pamt_idle_add(1);
 	return false;
 }
 
-static inline int pamt_shrink_recent(unsigned long idx) { return 0; }
 static inline bool pamt_shrink_over_cap(unsigned long more) { return false; }
 static inline unsigned long pamt_shrink_refill_share(void) { return ULONG_MAX; }
 static inline unsigned long pamt_shrink_reserve(unsigned long want) { return want; }
