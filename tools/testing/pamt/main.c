@@ -207,12 +207,12 @@ unsigned long slot_pfn(unsigned long slot, unsigned long page)
 
 unsigned long slot_word(unsigned long slot)
 {
-	return (u32)atomic_read(&pamt.slots[slot]);
+	return (u32)atomic_read(&pamt.slots[slot].word);
 }
 
 void slot_set_word(unsigned long slot, unsigned long word)
 {
-	atomic_set(&pamt.slots[slot], word);
+	atomic_set(&pamt.slots[slot].word, word);
 }
 
 /* The word of @pfn's range, wherever it is; @pfn must be covered. */

@@ -201,7 +201,7 @@ PAMT_TEST(slot_waiter_takes_published_result)
 	EXPECT_EQ(slot_word(4), PAMT_SLOT_TRANSIT | 1);
 	atomic_add_return_release((int)PAMT_SLOT_INSTALLED + 1 -
 				  (int)PAMT_SLOT_TRANSIT,
-				  &pamt.slots[4]);
+				  &pamt.slots[4].word);
 	pthread_join(t, NULL);
 	EXPECT_EQ(w.ret, 0);
 	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED | 2);
@@ -282,13 +282,13 @@ static void *busy_shrinker(void *arg)
 	pamt_sim_set_cpu(2);
 	while (!__atomic_load_n(&h->stop, __ATOMIC_ACQUIRE)) {
 		old = idle;
-		if (!atomic_try_cmpxchg_acquire(&pamt.slots[h->slot], &old,
+		if (!atomic_try_cmpxchg_acquire(&pamt.slots[h->slot].word, &old,
 						PAMT_SLOT_INSTALLED |
 						PAMT_SLOT_TRANSIT))
 			continue;
 		ndelay(NSEC_PER_MSEC);
 		atomic_add_return_release(-(int)PAMT_SLOT_TRANSIT,
-					  &pamt.slots[h->slot]);
+					  &pamt.slots[h->slot].word);
 	}
 	return NULL;
 }

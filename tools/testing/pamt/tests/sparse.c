@@ -116,7 +116,7 @@ PAMT_TEST(sparse_holes_are_einval_and_change_nothing)
 	words = malloc(nr * sizeof(*words));
 	ASSERT(words);
 	for (i = 0; i < nr; i++)
-		words[i] = atomic_read(&pamt.slots[i]);
+		words[i] = atomic_read(&pamt.slots[i].word);
 	stats_snapshot(before);
 
 	for (i = 0; i < ARRAY_SIZE(sparse_holes); i++) {
@@ -134,7 +134,7 @@ PAMT_TEST(sparse_holes_are_einval_and_change_nothing)
 	stats_snapshot(after);
 	EXPECT(!memcmp(before, after, sizeof(before)));
 	for (i = 0; i < nr; i++)
-		EXPECT_EQ(atomic_read(&pamt.slots[i]), words[i]);
+		EXPECT_EQ(atomic_read(&pamt.slots[i].word), words[i]);
 	free(words);
 	EXPECT_EQ(fake_calls(PAMT_FAKE_ADD), 2);
 	EXPECT_EQ(tdx_pamt_put(0), 0);
@@ -186,8 +186,8 @@ PAMT_TEST(sparse_metadata_is_proportional_to_covered)
 	printf("    slot metadata for 2 GiB covered: one piece %lu bytes, ", d_meta);
 	printf("4 TiB apart %lu, 2^46 pfns apart %lu ", a_meta, f_meta);
 	printf("(allocated in all by init: %lu, %lu, %lu)\n", d, a, f);
-	/* 4-byte words, a u32 ring entry and a bit per slot; 1024 slots. */
-	EXPECT_EQ(d_meta, 1024 * 8 + 1024 / 8);
+	/* A padded word, a u32 ring entry and a bit per slot; 1024 slots. */
+	EXPECT_EQ(d_meta, 1024 * (sizeof(struct pamt_slot) + 4) + 1024 / 8);
 	/* Apart: the same, plus a far key. */
 	EXPECT_EQ(a_meta, d_meta + 8);
 	EXPECT_EQ(f_meta, a_meta);
@@ -299,7 +299,7 @@ PAMT_TEST(sparse_far_blocks_found_among_many)
 	for (i = 0; i < ARRAY_SIZE(rng); i++) {
 		pfn = r[rng[i]].start_pfn + off[i] * GIB_PFNS + 5 * 512 + 1;
 		EXPECT_EQ(tdx_pamt_get(pfn, NULL), 0);
-		EXPECT_EQ(atomic_read(&pamt.slots[(6 + i) * 512 + 5]),
+		EXPECT_EQ(atomic_read(&pamt.slots[(6 + i) * 512 + 5].word),
 			  PAMT_SLOT_INSTALLED | 1);
 		EXPECT(pamt_fake_range_has_pair(pfn));
 		EXPECT_EQ(pamt_slot_base_pfn((6 + i) * 512 + 5), pfn - 1);

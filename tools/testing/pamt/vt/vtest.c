@@ -542,12 +542,12 @@ static unsigned long herd_writes(unsigned int n, enum herd_slot how,
 		pamt_sim_fatal("get failed", __FILE__, __LINE__);
 	if (how == HERD_IDLE_RECENT) {
 		tdx_pamt_put(herd_pfn + n);
-		atomic_or(PAMT_SLOT_RECENT, &pamt.slots[32]);
+		atomic_or(PAMT_SLOT_RECENT, &pamt.slots[32].word);
 	}
 	vt_init(n);
 	vt_fake_regions();
 	memset(vt_watch_n, 0, sizeof(vt_watch_n));
-	vt_watch_addr = &pamt.slots[32];
+	vt_watch_addr = &pamt.slots[32].word;
 	herd_max_ps = 0;
 	for (i = 0; i < n; i++)
 		vt_spawn(i, herd_cpu, (void *)(uintptr_t)i);

@@ -581,7 +581,7 @@ static bool pamt_arena_owner_idle(u32 owner)
 
 	if (!owner || owner > pamt.nr_slots)
 		return false;
-	word = atomic_read(&pamt.slots[owner - 1]);
+	word = atomic_read(&pamt.slots[owner - 1].word);
 	return pamt_slot_state(word) == PAMT_SLOT_IDLE &&
 	       !(word & PAMT_SLOT_LEAKED);
 }

@@ -169,7 +169,7 @@ static unsigned long pamt_slots_init(const struct tdx_pamt_range *ranges,
 			  n_far * sizeof(*pamt.far_keys);
 
 	for (idx = 0; idx < pamt.nr_slots; idx++)
-		atomic_set(&pamt.slots[idx], PAMT_SLOT_HOLE);
+		atomic_set(&pamt.slots[idx].word, PAMT_SLOT_HOLE);
 	for (i = 0; i < nr; i++) {
 		for (s = ranges[i].start_pfn; s < ranges[i].end_pfn;
 		     s += TDX_PAMT_PAGES_PER_SLOT, covered++)
@@ -252,7 +252,7 @@ void tdx_pamt_exit(void)
 		pamt_shrink_flush_cpu(cpu);
 	pamt_shrink_remove_all_idle();
 	for (idx = 0; idx < pamt.nr_slots; idx++) {
-		word = atomic_read(&pamt.slots[idx]);
+		word = atomic_read(&pamt.slots[idx].word);
 		if (pamt_slot_refs(word))
 			in_use++;
 		else if (word & PAMT_SLOT_INSTALLED)
@@ -267,7 +267,7 @@ void tdx_pamt_exit(void)
 		pamt_stuck = kmalloc_array(stuck + in_use, sizeof(*pamt_stuck),
 					   GFP_KERNEL);
 	for (idx = 0; pamt_stuck && idx < pamt.nr_slots; idx++) {
-		if (atomic_read(&pamt.slots[idx]) & PAMT_SLOT_INSTALLED)
+		if (atomic_read(&pamt.slots[idx].word) & PAMT_SLOT_INSTALLED)
 			pamt_stuck[pamt_nr_stuck++] = pamt_slot_base_pfn(idx);
 	}
 

@@ -182,11 +182,20 @@ struct pamt_idle_index {
 #define PAMT_BLOCK_PFN_SHIFT	(9 + 9)	/* pfn -> block key */
 
 /*
+ * A slot word, padded: the ranges CPUs fault at once are often neighbours,
+ * and with 16 words to a cache line they waited on each other's updates.
+ */
+struct pamt_slot {
+	atomic_t word;
+	u8 pad[28];
+};
+
+/*
  * The one PAMT cache of this host: what every get and put reads first,
  * then each group that some CPU writes on its own line.
  */
 struct pamt_cache {
-	atomic_t *slots;		/* the flat window, then far blocks */
+	struct pamt_slot *slots;	/* the flat window, then far blocks */
 	unsigned long base_idx;		/* pfn / 512 of slots[0] */
 	unsigned long nr_flat;		/* slots in the flat window */
 	unsigned long nr_slots;
@@ -252,7 +261,7 @@ static inline unsigned long pamt_slot_base_pfn(unsigned long idx)
 
 static inline unsigned long pamt_slot_idx(const atomic_t *slot)
 {
-	return slot - pamt.slots;
+	return container_of(slot, struct pamt_slot, word) - pamt.slots;
 }
 
 /*
@@ -274,7 +283,7 @@ static inline atomic_t *pamt_slot_far(unsigned long nr)
 	if (pamt.far_keys[lo] != key)
 		return NULL;
 	return &pamt.slots[pamt.nr_flat + lo * PAMT_BLOCK_SLOTS +
-			   nr % PAMT_BLOCK_SLOTS];
+			   nr % PAMT_BLOCK_SLOTS].word;
 }
 
 /* The word of @pfn's 2M range, or NULL if it is not covered. */
@@ -283,7 +292,7 @@ static inline atomic_t *pamt_slot_lookup(unsigned long pfn)
 	unsigned long idx = pfn / TDX_PAMT_PAGES_PER_SLOT - pamt.base_idx;
 
 	if (idx < pamt.nr_flat)
-		return &pamt.slots[idx];
+		return &pamt.slots[idx].word;
 	return pamt_slot_far(pfn / TDX_PAMT_PAGES_PER_SLOT);
 }
 

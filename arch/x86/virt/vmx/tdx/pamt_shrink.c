@@ -171,7 +171,7 @@ static bool pamt_idle_pop(unsigned long *idx)
  */
 static int pamt_reclaim_slot(unsigned long idx, bool second_chance)
 {
-	atomic_t *slot = &pamt.slots[idx];
+	atomic_t *slot = &pamt.slots[idx].word;
 	int old = atomic_read(slot);
 	struct tdx_pamt_pair pair;
 	int ret;
@@ -347,7 +347,7 @@ bool pamt_shrink_idle_inc(unsigned long idx, int word)
 
 	pamt_idle_add(1);
 	if (pamt_idle_push(idx))
-		atomic_try_cmpxchg(&pamt.slots[idx], &word,
+		atomic_try_cmpxchg(&pamt.slots[idx].word, &word,
 				   word | PAMT_SLOT_RECENT);
 	if (likely(!pamt_shrink_over_cap(0))) {
 		pamt_shrink_cap_chunks();

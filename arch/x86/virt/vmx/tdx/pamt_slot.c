@@ -527,7 +527,7 @@ int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_cache *res)
 
 	if (unlikely(idx >= pamt.nr_flat))
 		return pamt_slot_get_far(idx, res);
-	return pamt_slot_get_word(&pamt.slots[idx], res);
+	return pamt_slot_get_word(&pamt.slots[idx].word, res);
 }
 EXPORT_SYMBOL_FOR_KVM(tdx_pamt_get);
 
@@ -601,7 +601,7 @@ int tdx_pamt_put(unsigned long pfn)
 
 	if (unlikely(idx >= pamt.nr_flat))
 		return pamt_slot_put_far(idx);
-	return pamt_slot_put_word(&pamt.slots[idx]);
+	return pamt_slot_put_word(&pamt.slots[idx].word);
 }
 EXPORT_SYMBOL_FOR_KVM(tdx_pamt_put);
 

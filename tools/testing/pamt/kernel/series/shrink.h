@@ -30,10 +30,10 @@ static inline unsigned long pamt_shrink_remove_all_idle(void)
 	might_sleep();
 	for (idx = 0; idx < pamt.nr_slots; idx++) {
 		cond_resched();
-		old = atomic_read(&pamt.slots[idx]);
+		old = atomic_read(&pamt.slots[idx].word);
 		if (pamt_slot_state(old) != PAMT_SLOT_IDLE ||
 		    (old & PAMT_SLOT_LEAKED) ||
-		    pamt_slot_remove(&pamt.slots[idx], idx, &old, &pair))
+		    pamt_slot_remove(&pamt.slots[idx].word, idx, &old, &pair))
 			continue;
 		pamt_pair_release(&pair, PAMT_PAIR_TO_FREE);
 		pamt_stat_inc(SHRINK);

@@ -88,7 +88,7 @@ static void pk_scrub_slot(unsigned long idx)
 	status = pamt_fake_ops.remove(base, &pair);
 	if (!status)
 		pamt_pair_free(&pair);
-	atomic_set(&pamt.slots[idx], 0);
+	atomic_set(&pamt.slots[idx].word, 0);
 	pamt_stat_add(INSTALLED, -1);
 }
 
@@ -222,7 +222,7 @@ static void pk_teardown(struct kunit *test)
 
 	/* Whatever a failed test left behind, so that exit does not WARN. */
 	for (idx = 0; idx < pamt.nr_slots; idx++) {
-		word = atomic_read(&pamt.slots[idx]);
+		word = atomic_read(&pamt.slots[idx].word);
 		if (word & PAMT_SLOT_HOLE || !(word & PAMT_SLOT_INSTALLED))
 			continue;
 		dirty++;

@@ -212,7 +212,7 @@ static void pk_sparse_far(struct kunit *test)
 	nr = end / TDX_PAMT_PAGES_PER_SLOT + PAMT_BLOCK_SLOTS;
 	KUNIT_EXPECT_EQ(test, pamt.nr_flat, end / TDX_PAMT_PAGES_PER_SLOT);
 	KUNIT_ASSERT_EQ(test, pamt.nr_slots, nr);
-	meta = nr * sizeof(atomic_t) + sizeof(unsigned long) + nr * sizeof(u32) +
+	meta = nr * sizeof(struct pamt_slot) + sizeof(unsigned long) + nr * sizeof(u32) +
 	       BITS_TO_LONGS(nr) * sizeof(long);
 	KUNIT_EXPECT_EQ(test, pamt.meta_bytes, meta);
 	kunit_info(test, "slot metadata: %lu bytes for %lu covered 2M ranges, 2^46 pfns apart\n",
@@ -252,7 +252,7 @@ static void pk_sparse_far(struct kunit *test)
 	words = kcalloc(nr, sizeof(*words), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, words);
 	for (i = 0; i < nr; i++)
-		words[i] = atomic_read(&pamt.slots[i]);
+		words[i] = atomic_read(&pamt.slots[i].word);
 	adds = pk_stat(TDX_PAMT_STAT_ADD);
 	for (i = 0; i < ARRAY_SIZE(holes); i++) {
 		KUNIT_EXPECT_NULL(test, pamt_slot_lookup(holes[i]));
@@ -261,7 +261,7 @@ static void pk_sparse_far(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, tdx_pamt_evict(holes[i]), -EINVAL);
 	}
 	for (i = 0; i < nr; i++)
-		KUNIT_EXPECT_EQ(test, (unsigned long)atomic_read(&pamt.slots[i]),
+		KUNIT_EXPECT_EQ(test, (unsigned long)atomic_read(&pamt.slots[i].word),
 				words[i]);
 	kfree(words);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_ADD), adds);
