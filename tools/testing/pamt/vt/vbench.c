@@ -141,10 +141,15 @@ static void guest_free(unsigned long pfn)
 static void mem_scan(void)
 {
 	unsigned long b, i, nb = vb.mem_pages / RUN_PAGES;
-	unsigned long poisoned = 0, pair_blocks = 0;
+	unsigned long poisoned = 0, pair_blocks = 0, *pcp;
 
 	if (!vb.p->shared)
 		return;
+	/* Pages on the per-CPU lists are free. */
+	pcp = calloc(BITS_TO_LONGS(vb.mem_pages), sizeof(long));
+	if (!pcp)
+		pamt_sim_fatal("out of memory", __FILE__, __LINE__);
+	vt_pcp_mark(pcp, VB_BASE_PFN, vb.mem_pages);
 	vt_untracked(true);
 	for (b = 0; b < nb; b++) {
 		unsigned long n = 0;
@@ -153,7 +158,7 @@ static void mem_scan(void)
 			unsigned long off = b * RUN_PAGES + i;
 
 			if (pamt_sim_pfn_allocated(VB_BASE_PFN + off) &&
-			    !vb.guest_map[off] &&
+			    !test_bit(off, pcp) && !vb.guest_map[off] &&
 			    !test_bit(VB_BASE_PFN + off - pamt_fake.start_pfn,
 				      pamt_fake.td_map))
 				n++;
@@ -162,6 +167,7 @@ static void mem_scan(void)
 		poisoned += n > 0 && n < RUN_PAGES;
 	}
 	vt_untracked(false);
+	free(pcp);
 	vb.blocks = nb;
 	if (poisoned >= vb.poisoned) {
 		vb.poisoned = poisoned;

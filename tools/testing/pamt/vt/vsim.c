@@ -194,39 +194,122 @@ void ndelay(unsigned long ns)
 }
 
 /* ---- the page allocator: a modelled cost per call ---- */
+
+/*
+ * Order-0 pages go through per-CPU lists, as the kernel's do (pcp lists,
+ * refilled and drained pcp->batch pages at a time, 63 on a large zone):
+ * CPUs that allocate at once get pages from different places.
+ */
+#define VT_PCP_BATCH	63
+#define VT_PCP_HIGH	(4 * VT_PCP_BATCH)
+
+static struct vt_pcp {
+	unsigned int nr;
+	struct page *p[VT_PCP_HIGH + 1];
+} vt_pcp[VT_MAX_CPUS];
+
+/* Every CPU's list back to the allocator: after a run, or when it is dry. */
+void vt_pcp_drain_all(void)
+{
+	unsigned int cpu;
+
+	for (cpu = 0; cpu < VT_MAX_CPUS; cpu++)
+		while (vt_pcp[cpu].nr)
+			host_pamt_sim_free_pages(vt_pcp[cpu].p[--vt_pcp[cpu].nr], 0,
+						 __FILE__, __LINE__);
+}
+
+/* Set the bits of @map (pfns from @base, @nr of them) of pages on a list. */
+void vt_pcp_mark(unsigned long *map, unsigned long base, unsigned long nr)
+{
+	unsigned long pfn;
+	unsigned int cpu, i;
+
+	for (cpu = 0; cpu < VT_MAX_CPUS; cpu++)
+		for (i = 0; i < vt_pcp[cpu].nr; i++) {
+			pfn = page_to_pfn(vt_pcp[cpu].p[i]) - base;
+			if (pfn < nr)
+				__set_bit(pfn, map);
+		}
+}
+
+static struct page *vt_pcp_alloc(gfp_t gfp, const char *file, int line)
+{
+	struct vt_pcp *c = &vt_pcp[vt_self()];
+	struct page *page;
+	unsigned int i;
+
+	if (!c->nr) {
+		while (c->nr < VT_PCP_BATCH &&
+		       (page = host_pamt_sim_alloc_pages(gfp, 0, file, line)))
+			c->p[c->nr++] = page;
+		if (!c->nr) {
+			vt_pcp_drain_all();
+			return host_pamt_sim_alloc_pages(gfp, 0, file, line);
+		}
+		/* The lowest pfn first, as rmqueue_bulk() lists them. */
+		for (i = 0; i < c->nr / 2; i++) {
+			page = c->p[i];
+			c->p[i] = c->p[c->nr - 1 - i];
+			c->p[c->nr - 1 - i] = page;
+		}
+	}
+	page = c->p[--c->nr];
+	page->accounted = !!(gfp & __GFP_ACCOUNT);
+	return page;
+}
+
+static void vt_pcp_free(struct page *page, const char *file, int line)
+{
+	struct vt_pcp *c = &vt_pcp[vt_self()];
+	unsigned int i;
+
+	c->p[c->nr++] = page;
+	if (c->nr <= VT_PCP_HIGH)
+		return;
+	/* The coldest batch goes back. */
+	for (i = 0; i < VT_PCP_BATCH; i++)
+		host_pamt_sim_free_pages(c->p[i], 0, file, line);
+	c->nr -= VT_PCP_BATCH;
+	memmove(c->p, c->p + VT_PCP_BATCH, c->nr * sizeof(*c->p));
+}
+
 struct page *pamt_sim_alloc_page(gfp_t gfp, const char *file, int line)
 {
-	if (vt_active())
-		vt_stats[vt_self()].palloc++;
-	vt_advance_ns(vt_cost.palloc);
-	return host_pamt_sim_alloc_page(gfp, file, line);
+	return pamt_sim_alloc_pages(gfp, 0, file, line);
 }
 
 void pamt_sim_free_page(struct page *page, const char *file, int line)
 {
-	if (vt_active())
-		vt_stats[vt_self()].palloc++;
-	vt_advance_ns(vt_cost.pfree);
-	host_pamt_sim_free_page(page, file, line);
+	pamt_sim_free_pages(page, 0, file, line);
 }
 
 /* Any order costs one call: the buddy allocator's work is per call. */
 struct page *pamt_sim_alloc_pages(gfp_t gfp, unsigned int order,
 				  const char *file, int line)
 {
-	if (vt_active())
-		vt_stats[vt_self()].palloc++;
+	if (!vt_active())
+		return host_pamt_sim_alloc_pages(gfp, order, file, line);
+	vt_stats[vt_self()].palloc++;
 	vt_advance_ns(vt_cost.palloc);
-	return host_pamt_sim_alloc_pages(gfp, order, file, line);
+	if (order)
+		return host_pamt_sim_alloc_pages(gfp, order, file, line);
+	return vt_pcp_alloc(gfp, file, line);
 }
 
 void pamt_sim_free_pages(struct page *page, unsigned int order,
 			 const char *file, int line)
 {
-	if (vt_active())
-		vt_stats[vt_self()].palloc++;
+	if (!vt_active()) {
+		host_pamt_sim_free_pages(page, order, file, line);
+		return;
+	}
+	vt_stats[vt_self()].palloc++;
 	vt_advance_ns(vt_cost.pfree);
-	host_pamt_sim_free_pages(page, order, file, line);
+	if (order)
+		host_pamt_sim_free_pages(page, order, file, line);
+	else
+		vt_pcp_free(page, file, line);
 }
 
 /*

@@ -402,6 +402,7 @@ void vt_run(void)
 	vt_switch(&vt.main_sp, first->sp);
 	vt.active = false;
 	vt_tls_restore(main_tls);
+	vt_pcp_drain_all();
 }
 
 static void vt_free_lines(void)

@@ -59,6 +59,8 @@ void vt_spawn(unsigned int cpu, vt_fn fn, void *arg);
 /* Run every spawned CPU to completion; the caller is not a virtual CPU. */
 void vt_run(void);
 void vt_fini(void);
+void vt_pcp_drain_all(void);	/* vsim.c, at the end of vt_run() */
+void vt_pcp_mark(unsigned long *map, unsigned long base, unsigned long nr);
 bool vt_active(void);			/* inside vt_run() */
 unsigned int vt_self(void);		/* the running virtual CPU */
 uint64_t vt_now_ps(void);		/* its clock, ps */
