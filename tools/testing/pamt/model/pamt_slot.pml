@@ -855,7 +855,12 @@ inline pamt_shrink_idle_inc()
 	/* Queued still: a get revived it, RECENT unless the slot moved on. */
 	atomic { recent = queued; queued = true };
 	if
-	:: recent -> old = old - 1; try_cmpxchg(old, old | PAMT_SLOT_RECENT, ok)
+	:: recent ->
+#ifdef MUTANT_RECENT_STORE
+		slot = (old - 1) | PAMT_SLOT_RECENT
+#else
+		old = old - 1; try_cmpxchg(old, old | PAMT_SLOT_RECENT, ok)
+#endif
 	:: else
 	fi;
 	recent = 0;
