@@ -329,7 +329,6 @@ int pamt_slot_remove(atomic_t *slot, unsigned long idx, int *word,
 void pamt_pair_release(const struct tdx_pamt_pair *pair,
 		       enum pamt_pair_dest dest);
 int pamt_status_errno(u64 status);
-int tdx_pamt_evict(unsigned long pfn);
 
 /* Where the pair a get holds for an ADD came from. */
 enum pamt_pair_src {
@@ -452,5 +451,8 @@ unsigned long pamt_platform_drain_cpus(unsigned long nr);
 void pamt_platform_defer(void);
 void pamt_platform_defer_lazy(void);
 void pamt_platform_defer_sync(void);
+
+/* pamt_huge.c */
+int tdx_pamt_evict(unsigned long pfn);
 
 #endif /* _X86_VIRT_TDX_PAMT_INTERNAL_H */
