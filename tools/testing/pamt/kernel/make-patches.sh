@@ -209,9 +209,8 @@ flat window over the densest part of memory, which a get reaches with
 one subtraction and one compare, and 1G blocks for ranges far from it,
 found by a binary search of their keys, so that sparse memory costs 4
 bytes per covered 2M range, not per 2M of the span.  tdx_pamt_exit()
-gives everything back; a pair the module still holds (a REMOVE that
-failed) is remembered, so that a later init does not hand its pages out
-again.
+gives everything back but the pairs the module still holds (a REMOVE
+that failed): their pages are not ours to free.
 
 Also here: the statistics (summed per-CPU counters) and the control-page
 helpers, which take a reference on the page's range."

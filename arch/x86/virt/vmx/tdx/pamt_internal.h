@@ -321,8 +321,6 @@ int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
 void tdx_pamt_exit(void);
 struct page *__tdx_alloc_control_page(gfp_t gfp);
 
-void pamt_forget_module_pairs(void);
-
 /* pamt_slot.c */
 int pamt_slot_remove(atomic_t *slot, unsigned long idx, int *word,
 		     struct tdx_pamt_pair *pair);

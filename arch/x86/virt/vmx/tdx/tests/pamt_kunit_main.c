@@ -280,8 +280,6 @@ static void pk_teardown(struct kunit *test)
 	tdx_pamt_exit();
 	KUNIT_EXPECT_EQ(test, pamt_fake_check_all(), 0UL);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&pamt_fake.violations), 0LL);
-	/* The next test brings up a new fake module, holding no pair. */
-	pamt_forget_module_pairs();
 	pamt_fake_exit();
 	atomic_inc(&pk_teardowns);
 }
