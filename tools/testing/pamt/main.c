@@ -192,8 +192,6 @@ void pamt_env_down(void)
 			(long long)atomic64_read(&pamt_fake.pairs));
 		pamt_test_failed(__FILE__, __LINE__, "pages leaked");
 	}
-	/* A new fake module next time: it holds no pair. */
-	pamt_forget_module_pairs();
 	pamt_fake_exit();
 	pamt_sim_mem_exit();
 	env.up = false;

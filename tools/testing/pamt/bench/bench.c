@@ -910,7 +910,6 @@ static void env_down(struct sresult *sr, int s)
 		 !sr->errors && !in_use && sr->gets == sr->puts &&
 		 !sr->pool_lost;
 	pool_exit();
-	pamt_forget_module_pairs();	/* the next run has a new fake module */
 	pamt_fake_exit();
 	pamt_sim_mem_exit();
 	free(run.recs);

@@ -210,9 +210,8 @@ one subtraction and one compare, and 1G blocks for ranges far from it,
 found by a binary search of their keys, so that sparse memory costs a
 word per covered 2M range, not per 2M of the span.  A word is padded to
 32 bytes: CPUs often fault neighbouring ranges at once.  tdx_pamt_exit()
-gives everything back; a pair the module still holds (a REMOVE that
-failed) is remembered, so that a later init does not hand its pages out
-again.
+gives everything back but the pairs the module still holds (a REMOVE
+that failed): their pages are not ours to free.
 
 Also here: the statistics (summed per-CPU counters) and the control-page
 helpers, which take a reference on the page's range."
@@ -413,8 +412,9 @@ and installs it in the range's slot with one reference per 4K page the
 split maps; tdx_pamt_promote() empties the slot and keeps the pair for
 the next ADD.  Both run their SEAMCALL, given as a callback, inside the
 slot's transition.  tdx_pamt_pair_take() and tdx_pamt_pair_give() hand
-out and take back a pair outside any slot.  KUnit runs a split and a
-merge against the fake module under a write-held rwlock."
+out and take back a pair outside any slot; tdx_pamt_evict() REMOVEs the
+pair of an idle range before it is mapped at 2M.  KUnit runs a split and
+a merge against the fake module under a write-held rwlock."
 kunit_here
 
 # The harness, without our CI scripts, the benchmark, the spin model and

@@ -44,8 +44,6 @@ const char * const vb_scen_names[VB_NR_SCEN] = {
 	[VB_BOOT] = "boot", [VB_CHURN] = "churn", [VB_STORM] = "storm",
 };
 
-void pamt_forget_module_pairs(void);
-
 struct vb_params vb_default_params(void)
 {
 	struct vb_params p = {
@@ -759,8 +757,6 @@ void vb_run(const struct vb_params *p, struct vb_result *r, FILE *log)
 	r->ok = !r->accounting_bad && !r->check_bad && !r->violations &&
 		!r->warnings && !r->errors && !r->leaked_pages &&
 		r->get.count == r->put.count;
-	if (p->strat >= S_LEAN)
-		pamt_forget_module_pairs();
 	pamt_fake_exit();
 	pamt_sim_mem_exit();
 	vt_fini();

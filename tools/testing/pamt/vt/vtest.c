@@ -559,7 +559,6 @@ static unsigned long herd_writes(unsigned int n, enum herd_slot how,
 	for (i = 0; i < n + (how == HERD_ACTIVE); i++)
 		tdx_pamt_put(herd_pfn + i);
 	strat_ops[S_MAG].exit();
-	pamt_forget_module_pairs();
 	vt_fini();
 	vb_fake_env_down();
 	return writes;

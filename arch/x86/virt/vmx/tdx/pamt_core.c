@@ -25,37 +25,6 @@ const char * const tdx_pamt_stat_names[TDX_PAMT_STAT_NR] = {
 	"arena_free_pairs",
 };
 
-/* Ranges whose pair the module kept at exit: the next init must not ADD. */
-static unsigned long *pamt_stuck;
-static unsigned long pamt_nr_stuck;
-
-/* Forget them: for a new (fake) module, which holds nothing. */
-void pamt_forget_module_pairs(void)
-{
-	kfree(pamt_stuck);
-	pamt_stuck = NULL;
-	pamt_nr_stuck = 0;
-}
-
-/* INSTALLED | LEAKED: revived with no ADD, never REMOVEd (not our pages). */
-static void pamt_mark_module_pairs(void)
-{
-	unsigned long i, kept = 0;
-	atomic_t *slot;
-
-	for (i = 0; i < pamt_nr_stuck; i++) {
-		slot = pamt_slot_lookup(pamt_stuck[i]);
-		if (slot && !atomic_read(slot)) {
-			atomic_set(slot, PAMT_SLOT_INSTALLED | PAMT_SLOT_LEAKED);
-			pamt_stat_inc(INSTALLED);
-			kept++;
-		}
-	}
-	if (pamt_nr_stuck)
-		pr_info("tdx-pamt: %lu of %lu ranges keep the pair the module held at the last exit\n",
-			kept, pamt_nr_stuck);
-}
-
 static int pamt_check_config(const struct tdx_pamt_range *ranges,
 			     unsigned int nr, const struct tdx_pamt_config *cfg)
 {
@@ -226,8 +195,6 @@ int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
 		pamt_slots_free();
 		return ret;
 	}
-	pamt_mark_module_pairs();
-	pamt_forget_module_pairs();
 	pamt.enabled = true;
 	return 0;
 }
@@ -236,7 +203,7 @@ int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
  * tdx_pamt_exit() - REMOVE every idle slot, free every cached pair
  *
  * Context: process context, once nothing uses the cache.  Slots in use or
- * LEAKED keep their pairs in the module and are remembered for next init.
+ * LEAKED keep their pairs in the module: not ours to free.
  */
 void tdx_pamt_exit(void)
 {
@@ -261,15 +228,6 @@ void tdx_pamt_exit(void)
 	WARN(in_use, "tdx-pamt: %lu ranges still in use at exit\n", in_use);
 	if (stuck)
 		pr_warn("tdx-pamt: %lu PAMT pairs stay in the module\n", stuck);
-
-	pamt_forget_module_pairs();
-	if (stuck + in_use)
-		pamt_stuck = kmalloc_array(stuck + in_use, sizeof(*pamt_stuck),
-					   GFP_KERNEL);
-	for (idx = 0; pamt_stuck && idx < pamt.nr_slots; idx++) {
-		if (atomic_read(&pamt.slots[idx].word) & PAMT_SLOT_INSTALLED)
-			pamt_stuck[pamt_nr_stuck++] = pamt_slot_base_pfn(idx);
-	}
 
 	pamt.enabled = false;
 	pamt_mag_exit();

@@ -137,18 +137,6 @@ struct shrinker *pamt_glue_shrinker(void)
 	return pamt_shrinker;
 }
 
-/* Free the pairs of every CPU not in @online (cpu_online_mask but in tests). */
-void pamt_glue_drain_offline(const struct cpumask *online)
-{
-	unsigned int cpu;
-
-	lockdep_assert_cpus_held();
-	for_each_possible_cpu(cpu) {
-		if (!cpumask_test_cpu(cpu, online))
-			tdx_pamt_drain_cpu(cpu);
-	}
-}
-
 /*
  * The cache is in use from tdx_pamt_init() on: CPUs that went offline since
  * are drained under the same CPU hotplug lock hold that installs the hook,
@@ -156,6 +144,7 @@ void pamt_glue_drain_offline(const struct cpumask *online)
  */
 int pamt_glue_register(void)
 {
+	unsigned int cpu;
 	int ret;
 
 	if (pamt_shrinker)
@@ -170,8 +159,10 @@ int pamt_glue_register(void)
 	ret = cpuhp_setup_state_nocalls_cpuslocked(CPUHP_BP_PREPARE_DYN,
 						   "x86/tdx/pamt:dead", NULL,
 						   pamt_glue_cpu_dead);
-	if (ret >= 0)
-		pamt_glue_drain_offline(cpu_online_mask);
+	if (ret >= 0) {
+		for_each_cpu_andnot(cpu, cpu_possible_mask, cpu_online_mask)
+			tdx_pamt_drain_cpu(cpu);
+	}
 	cpus_read_unlock();
 	if (ret < 0) {
 		shrinker_free(pamt_shrinker);

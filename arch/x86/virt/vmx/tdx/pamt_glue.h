@@ -3,12 +3,10 @@
 #ifndef _X86_VIRT_TDX_PAMT_GLUE_H
 #define _X86_VIRT_TDX_PAMT_GLUE_H
 
-struct cpumask;
 struct shrinker;
 
 bool pamt_glue_ready(void);
 int pamt_glue_register(void);
-void pamt_glue_drain_offline(const struct cpumask *online);
 void pamt_glue_unregister(void);
 struct shrinker *pamt_glue_shrinker(void);
 

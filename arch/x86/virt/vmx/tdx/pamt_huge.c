@@ -59,6 +59,47 @@ void tdx_pamt_pair_give(const struct tdx_pamt_pair *pair)
 EXPORT_SYMBOL_FOR_KVM(tdx_pamt_pair_give);
 
 /**
+ * tdx_pamt_evict() - remove the pair of an idle range, to map it at 2M
+ * @pfn: any page of the range
+ *
+ * Return: 0 if the range has no pair now; -EBUSY if it is in use, the
+ * REMOVE stayed BUSY or another CPU took it over; -EINVAL if @pfn is not
+ * covered; -EIO if LEAKED.
+ */
+int tdx_pamt_evict(unsigned long pfn)
+{
+	atomic_t *slot = pamt_slot_lookup(pfn);
+	struct tdx_pamt_pair pair;
+	int old, ret;
+
+	if (!slot)
+		return pamt.enabled ? -EINVAL : 0;
+	old = atomic_read(slot);
+	do {
+		switch (pamt_slot_state(old)) {
+		case PAMT_SLOT_NOT_COVERED:
+			return -EINVAL;
+		case PAMT_SLOT_EMPTY:
+			return 0;
+		case PAMT_SLOT_IDLE:
+			break;
+		default:
+			return -EBUSY;
+		}
+		if (old & PAMT_SLOT_LEAKED)
+			return -EIO;
+
+		ret = pamt_slot_remove(slot, pamt_slot_idx(slot), &old, &pair);
+	} while (ret == -EAGAIN);
+	if (!ret)
+		pamt_pair_release(&pair, PAMT_PAIR_TO_MAG);
+	else if (ret != -ENOENT)
+		return ret;
+	pamt_stat_inc(EVICT);
+	return 0;
+}
+
+/**
  * tdx_pamt_demote() - give a 2M range its pair as DEMOTE splits its mapping
  * @pfn: any page of the range, which a TD maps at 2M
  * @res: pairs to fall back on when this CPU's magazines are empty, or NULL

@@ -330,15 +330,12 @@ int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
 void tdx_pamt_exit(void);
 struct page *__tdx_alloc_control_page(gfp_t gfp);
 
-void pamt_forget_module_pairs(void);
-
 /* pamt_slot.c */
 int pamt_slot_remove(atomic_t *slot, unsigned long idx, int *word,
 		     struct tdx_pamt_pair *pair);
 void pamt_pair_release(const struct tdx_pamt_pair *pair,
 		       enum pamt_pair_dest dest);
 int pamt_status_errno(u64 status);
-int tdx_pamt_evict(unsigned long pfn);
 
 /* Where the pair a get holds for an ADD came from. */
 enum pamt_pair_src {
@@ -461,5 +458,8 @@ unsigned long pamt_platform_drain_cpus(unsigned long nr);
 void pamt_platform_defer(void);
 void pamt_platform_defer_lazy(void);
 void pamt_platform_defer_sync(void);
+
+/* pamt_huge.c */
+int tdx_pamt_evict(unsigned long pfn);
 
 #endif /* _X86_VIRT_TDX_PAMT_INTERNAL_H */

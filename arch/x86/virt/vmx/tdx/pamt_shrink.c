@@ -204,7 +204,7 @@ static int pamt_reclaim_slot(unsigned long idx, bool second_chance)
 		pamt_pair_release(&pair, PAMT_PAIR_TO_FREE);
 		return 1;
 	}
-	/* Whatever the word says now: an evict's BUSY REMOVE leaves it IDLE. */
+	/* Whatever the word says now: a BUSY REMOVE left it IDLE. */
 	pamt_idle_push(idx);
 	return ret;
 }
@@ -302,12 +302,10 @@ static bool pamt_shrink_free_cached(void)
 	return pamt_depot_shrink(1) || pamt_mag_shrink_local(1);
 }
 
-/*
- * Wake the cap's worker, once: every put over the cap calls this.  Idle
- * memory, then the flag; the worker clears the flag, then reads memory.
- */
+/* Wake the cap's worker, once: every put over the cap calls this. */
 static void pamt_defer_cap(void)
 {
+	/* Idle memory, then the flag: pairs with pamt_shrink_deferred()'s xchg. */
 	smp_mb();
 	if (atomic_read(&pamt.deferred) || atomic_xchg(&pamt.deferred, 1))
 		return;
@@ -438,6 +436,7 @@ void pamt_shrink_deferred(void)
 	unsigned long nr;
 
 	might_sleep();
+	/* The flag, then idle memory: see pamt_defer_cap(). */
 	atomic_xchg(&pamt.deferred, 0);
 	nr = atomic_long_xchg(&pamt.defer_drain, 0);
 	if (!pamt.enabled)

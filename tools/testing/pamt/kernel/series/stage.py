@@ -14,8 +14,9 @@ layers' pamt_<layer>.c, arch/x86/include/asm/tdx_pamt.h) and this folder
   - the prototypes in asm/tdx_pamt.h of the functions its .c file defines
     (tdx_* and __tdx_*) are left out;
   - for glue, pamt_glue.h is series/pamt_glue.h;
-  - for huge, which has no block in pamt_internal.h, the block of
-    asm/tdx_pamt.h from its "pamt_huge.c:" comment to the end is left out.
+  - for huge, its block of pamt_internal.h is left out with no stand-in,
+    and so is the block of asm/tdx_pamt.h from its "pamt_huge.c:" comment
+    to the end.
 
 The results go to DST at the same paths.  With no LAYER, the files are
 the final ones.
@@ -64,6 +65,12 @@ def swap_block(lines, layer, stub):
     return lines[:start] + stub.rstrip("\n").split("\n") + [""] + lines[end:]
 
 
+def drop_block(lines, layer):
+    """Leave out a block that ends the file, with its blank line."""
+    blank = swap_block(lines, layer, "")
+    return blank[:blank.index(END) - 2] + blank[blank.index(END):]
+
+
 def public_names(src, layer):
     text = read(src, f"{TDX}/pamt_{layer}.c")
     return set(re.findall(r"^(?!static\b)[a-z][^\n(;]*?\b((?:__)?tdx_\w+)\(",
@@ -97,6 +104,7 @@ def main():
     pub = read(src, PUB)
     for layer in layers:
         if layer == "huge":
+            lines = drop_block(lines, layer)
             if pub.count(HUGE) != 1:
                 die("asm/tdx_pamt.h has no single pamt_huge.c block")
             pub = pub[:pub.index(HUGE)] + pub[pub.index(PUB_END):]

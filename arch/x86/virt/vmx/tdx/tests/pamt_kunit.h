@@ -54,6 +54,7 @@ unsigned long pk_word(unsigned long pfn);
 void pk_set_word(unsigned long pfn, unsigned long word);
 void pk_unleak(struct kunit *test, unsigned long pfn);
 void pk_expect_warn(struct kunit *test);
+int pk_evict(unsigned long pfn);
 
 /* pamt_kunit_arena.c */
 void pk_arena_up(struct kunit *test, unsigned int mag_size);

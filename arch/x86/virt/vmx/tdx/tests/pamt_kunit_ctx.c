@@ -552,7 +552,7 @@ static int pk_load_fn(void *data)
 		if (!ret && tdx_pamt_put(pfn))
 			atomic_long_inc(&l->errs);
 		if (l->churn) {
-			ret = tdx_pamt_evict(pfn);
+			ret = pk_evict(pfn);
 			if (ret && ret != -EBUSY)
 				atomic_long_inc(&l->errs);
 		}

@@ -169,7 +169,6 @@ static void pk_enable_off(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, pamt_glue_shrinker());
 	KUNIT_EXPECT_EQ(test, tdx_pamt_get(pfn, NULL), 0);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_put(pfn), 0);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_evict(pfn), 0);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 0UL);
 	/* Turning off what is off does nothing. */
 	tdx_pamt_module_down();

@@ -152,7 +152,42 @@ static void pk_huge_split_merge(struct kunit *test)
 	pk_check_accounting(test, 0);
 }
 
-/* Without Dynamic PAMT, DEMOTE takes no pair. */
+/* Evict empties an idle range only, keeping its pair for the next ADD. */
+static void pk_huge_evict(struct kunit *test)
+{
+	unsigned long pfn, end = round_up(max_pfn, TDX_PAMT_PAGES_PER_SLOT);
+
+	pk_up(test);
+	pfn = pk_slot_pfn(test, 7);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_evict(end), -EINVAL);
+	KUNIT_ASSERT_EQ(test, pk_get(pfn), 0);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_evict(pfn), -EBUSY);
+	KUNIT_EXPECT_EQ(test, pk_word(pfn), W_INST | 1);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_put(pfn), 0);
+	PK_INJECT(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, PAMT_BUSY_CALLS_MAX);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_evict(pfn), -EBUSY);
+	KUNIT_EXPECT_EQ(test, pk_word(pfn), W_IDLE);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_evict(pfn), 0);
+	KUNIT_EXPECT_EQ(test, pk_word(pfn), 0UL);
+	KUNIT_EXPECT_FALSE(test, pamt_fake_range_has_pair(pfn));
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_EVICT), 1ULL);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 1ULL);
+	/* Already EMPTY: nothing to do, nothing counted. */
+	KUNIT_EXPECT_EQ(test, tdx_pamt_evict(pfn), 0);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_EVICT), 1ULL);
+	/* A LEAKED range is never touched again. */
+	KUNIT_ASSERT_EQ(test, pk_get(pfn), 0);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_put(pfn), 0);
+	PK_INJECT(PAMT_FAKE_REMOVE, TDX_PAMT_PAGE_NOT_EMPTY, 1);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_evict(pfn), -EIO);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_evict(pfn), -EIO);
+	KUNIT_EXPECT_EQ(test, pk_word(pfn), W_INST | PAMT_SLOT_LEAKED);
+	pk_check_accounting(test, 0);
+	pk_unleak(test, pfn);
+	pk_check_accounting(test, 0);
+}
+
+/* Without Dynamic PAMT, DEMOTE takes no pair and evict does nothing. */
 static void pk_huge_disabled(struct kunit *test)
 {
 	struct tdx_pamt_cache res = { .nr = 0 };
@@ -161,11 +196,13 @@ static void pk_huge_disabled(struct kunit *test)
 	KUNIT_ASSERT_FALSE(test, tdx_pamt_enabled());
 	KUNIT_EXPECT_EQ(test, tdx_pamt_pair_take(&p, &res, GFP_KERNEL),
 			-EOPNOTSUPP);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_evict(1234), 0);
 }
 
 static struct kunit_case pk_huge_cases[] = {
 	KUNIT_CASE(pk_pair_take_give),
 	KUNIT_CASE(pk_huge_split_merge),
+	KUNIT_CASE(pk_huge_evict),
 	KUNIT_CASE(pk_huge_disabled),
 	KUNIT_CASE(pk_suite_leak_check),
 	{}

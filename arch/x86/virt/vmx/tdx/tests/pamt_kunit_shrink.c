@@ -162,13 +162,13 @@ static void pk_remove_error_leaks(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, pk_get(pfn), 0);
 	tdx_pamt_put(pfn);
 	PK_INJECT(PAMT_FAKE_REMOVE, TDX_PAMT_PAGE_NOT_EMPTY, 1);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_evict(pfn), -EIO);
+	KUNIT_EXPECT_EQ(test, pk_evict(pfn), -EIO);
 	KUNIT_EXPECT_EQ(test, pk_word(pfn), W_INST | PAMT_SLOT_LEAKED);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_LEAKED), 1ULL);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 0ULL);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_INSTALLED), 1ULL);
 	/* Evict and the shrinker leave it alone; get and put still work. */
-	KUNIT_EXPECT_EQ(test, tdx_pamt_evict(pfn), -EIO);
+	KUNIT_EXPECT_EQ(test, pk_evict(pfn), -EIO);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 0UL);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_scan(4, NULL), 0UL);
 	KUNIT_EXPECT_EQ(test, pk_get(pfn), 0);
@@ -258,7 +258,7 @@ static void pk_sparse_far(struct kunit *test)
 		KUNIT_EXPECT_NULL(test, pamt_slot_lookup(holes[i]));
 		KUNIT_EXPECT_EQ(test, pk_get(holes[i]), -EINVAL);
 		KUNIT_EXPECT_EQ(test, tdx_pamt_put(holes[i]), -EINVAL);
-		KUNIT_EXPECT_EQ(test, tdx_pamt_evict(holes[i]), -EINVAL);
+		KUNIT_EXPECT_EQ(test, pk_evict(holes[i]), -EINVAL);
 	}
 	for (i = 0; i < nr; i++)
 		KUNIT_EXPECT_EQ(test, (unsigned long)atomic_read(&pamt.slots[i].word),
@@ -270,7 +270,7 @@ static void pk_sparse_far(struct kunit *test)
 	for (i = 0; i < ARRAY_SIZE(ends); i++)
 		KUNIT_EXPECT_EQ(test, tdx_pamt_put(ends[i]), 0);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 4ULL);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_evict(far + gib - 1), 0);
+	KUNIT_EXPECT_EQ(test, pk_evict(far + gib - 1), 0);
 	KUNIT_EXPECT_FALSE(test, pamt_fake_range_has_pair(far + gib - 1));
 	tdx_pamt_set_idle_cap(1);
 	KUNIT_EXPECT_LE(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS) +
@@ -293,7 +293,6 @@ static void pk_disabled_noop(struct kunit *test)
 	KUNIT_ASSERT_FALSE(test, tdx_pamt_enabled());
 	KUNIT_EXPECT_EQ(test, pk_get(1234), 0);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_put(1234), 0);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_evict(1234), 0);
 	KUNIT_EXPECT_EQ(test, __tdx_topup_pamt_cache(&res, 2, GFP_KERNEL), 0);
 	KUNIT_EXPECT_EQ(test, res.nr, 0U);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 0UL);
