@@ -291,6 +291,31 @@ PAMT_TEST(arena_chunk_released_by_idle_cap)
 	expect_pairs_reset(20);
 }
 
+/*
+ * Free pairs in a chunk with a pair in use put held memory over the cap,
+ * by less than a chunk: a last put wakes the worker lazily, not at once
+ * (emptying a chunk is the only way to give that memory back).
+ */
+PAMT_TEST(arena_put_wakes_worker_lazily_within_a_chunk_of_cap)
+{
+	struct pamt_env_opts o = { .mag_size = 4, .idle_cap = 200, .arena = true };
+
+	if (pamt_env_up(&o))
+		pamt_sim_fatal("environment", __FILE__, __LINE__);
+	ASSERT(!tdx_pamt_get(slot_pfn(1, 0), NULL));
+	ASSERT(!tdx_pamt_get(slot_pfn(2, 0), NULL));
+	/* Nothing queued before the put (the gets' pairs may have asked). */
+	atomic_set(&pamt.deferred, 0);
+	atomic_long_set(&pamt_sim_deferred, 0);
+	atomic_long_set(&pamt_sim_deferred_lazy, 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(2, 0)), 0);
+	EXPECT(stat(TDX_PAMT_STAT_ARENA_FREE) > 200);
+	EXPECT(stat(TDX_PAMT_STAT_ARENA_FREE) < 200 + CHUNK_PAIRS);
+	EXPECT_EQ(atomic_long_read(&pamt_sim_deferred), 0);
+	EXPECT(atomic_long_read(&pamt_sim_deferred_lazy) > 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(1, 0)), 0);
+}
+
 /* A chunk whose pairs are not all free stays, and keeps its pages. */
 PAMT_TEST(arena_chunk_stays_while_a_pair_is_out)
 {

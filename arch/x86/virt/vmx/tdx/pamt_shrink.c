@@ -314,19 +314,19 @@ static void pamt_defer_cap(void)
 
 /*
  * Chunks over the cap are the worker's: a put's REMOVE frees nothing while
- * its chunk holds a pair in use.  Lazily below the mark, since this put
- * may have freed a chunk's last pair in use.
+ * its chunk holds a pair in use.  At once a chunk over the cap or the mark,
+ * else lazily, since this put may have freed a chunk's last pair in use.
  */
 static void pamt_shrink_cap_chunks(void)
 {
-	unsigned long held;
+	unsigned long held, cap = READ_ONCE(pamt.idle_cap);
 
 	if (!pamt.arena)
 		return;
 	held = pamt_shrink_idle_memory(false) + pamt_arena_free_pairs();
-	if (held <= READ_ONCE(pamt.idle_cap))
+	if (held <= cap)
 		return;
-	if (held > READ_ONCE(pamt_cap_mark))
+	if (held > max(READ_ONCE(pamt_cap_mark), cap + PAMT_ARENA_PAIRS))
 		pamt_defer_cap();
 	else
 		pamt_platform_defer_lazy();
