@@ -466,7 +466,7 @@ int pamt_stress_main(int argc, char **argv)
 		printf("ok stress_arena_fallbacks_ran\n");
 		passed++;
 	} else {
-		printf("not ok stress_arena_fallbacks_ran: chunks freed %llu, order-1 %llu, order-0 %llu\n",
+		printf("not ok stress_arena_fallbacks_ran: freed %llu, o1 %llu, o0 %llu\n",
 		       (unsigned long long)stress_arena_ran[0],
 		       (unsigned long long)stress_arena_ran[1],
 		       (unsigned long long)stress_arena_ran[2]);
