@@ -138,10 +138,4 @@ void run_deferred(void);
 extern const struct tdx_pamt_ops pamt_env_ops;
 u64 idle_memory(void);
 
-/* Pairs parked in the depot, read racily. */
-static inline unsigned long pamt_depot_pairs(void)
-{
-	return READ_ONCE(pamt.depot.nr_pairs);
-}
-
 #endif /* _PAMT_HARNESS_H */

@@ -287,8 +287,8 @@ bool pamt_accounting_ok(void)
 }
 
 /*
- * Idle memory as the cap counts it: idle slots plus free pairs in the
- * depot and in every CPU's magazines.
+ * Idle memory as the cap counts it: idle slots plus free pairs in every
+ * CPU's magazines.
  */
 u64 idle_memory(void)
 {

@@ -54,7 +54,7 @@ enum tdx_pamt_stat {
 	TDX_PAMT_STAT_PAGE_ALLOC,	/* page-allocator allocations */
 	TDX_PAMT_STAT_PAGE_FREE,	/* pages returned to the allocator */
 	TDX_PAMT_STAT_MAG_HIT,		/* pair taken from a per-CPU magazine */
-	TDX_PAMT_STAT_MAG_MISS,		/* magazine empty: depot or allocator */
+	TDX_PAMT_STAT_MAG_MISS,		/* magazines empty: arena or allocator */
 	TDX_PAMT_STAT_EVICT,		/* idle slots removed by evict */
 	TDX_PAMT_STAT_SHRINK,		/* idle slots removed by the shrinker */
 	TDX_PAMT_STAT_CAP,		/* idle slots removed by the idle cap */
@@ -70,7 +70,7 @@ enum tdx_pamt_stat {
 	TDX_PAMT_STAT_NR_COUNTERS,
 	/* Gauges, not per-CPU counters: */
 	TDX_PAMT_STAT_IDLE_SLOTS = TDX_PAMT_STAT_NR_COUNTERS,
-	TDX_PAMT_STAT_CACHED_PAIRS,	/* pairs in magazines and the depot */
+	TDX_PAMT_STAT_CACHED_PAIRS,	/* free pairs in the magazines */
 	TDX_PAMT_STAT_INSTALLED,	/* slots with a pair in the module */
 	TDX_PAMT_STAT_ARENA_CHUNKS,	/* arena chunks held */
 	TDX_PAMT_STAT_ARENA_FREE,	/* free pairs in arena chunks */

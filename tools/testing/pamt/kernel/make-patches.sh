@@ -136,7 +136,7 @@ ours() {
 }
 
 # The cache, one layer per patch: slots (with the core and the KUnit
-# scaffolding), magazines and the depot, the arena, the shrink layer, the
+# scaffolding), the magazines, the arena, the shrink layer, the
 # glue (shrinker and CPU hotplug).  The layers call each other, so a layer
 # not in the series yet is stood in for: series/stage.py writes
 # pamt_internal.h with its block of prototypes replaced by the minimal
@@ -165,7 +165,7 @@ commit "x86/virt/tdx: Add the Dynamic PAMT cache's API and shared definitions" \
 series (tdx_pamt_get(), tdx_pamt_put(), struct tdx_pamt_cache and its
 top-up, the control-page helpers), and the statistics a user reads.
 pamt_internal.h holds what the cache's layers share: the slot word and
-its states, the per-CPU state, the depot, the idle index and the one
+its states, the per-CPU state, the idle index and the one
 struct pamt_cache.  The layers come in the next patches; until each is
 in, pamt_internal.h stands in for it with a minimal static inline
 version, which its own patch replaces.
@@ -242,11 +242,13 @@ copy $TDX/pamt_mag.c $TDX/tests/pamt_kunit_mag.c
 headers arena shrink glue huge
 "$HERE/hooks.sh" "$WORK" mag kunit 2>/dev/null
 commit "x86/virt/tdx: Add per-CPU magazines of ready PAMT pairs" \
-"Keep free pairs in two magazines per CPU in front of a depot of full
-and empty magazines (Bonwick and Adams), so that the one lock shared by
-all CPUs is taken at most once per magazine and a pair almost never
-comes from the page allocator: a pair REMOVE hands back, or that a
-failed ADD did not use, waits in a magazine for the next ADD.  A caller
+"Keep free pairs in two magazines per CPU (Bonwick and Adams), taken and
+given under a local lock only, so that a pair REMOVE hands back, or that
+a failed ADD did not use, waits there for the next ADD.  A pair with no
+room in either magazine goes back where pairs come from; the next patch
+makes that an arena, which refills a CPU's magazines in one lock hold.
+There is no depot of full magazines: with the arena behind them it
+changed no figure of the benchmark.  A caller
 that cannot sleep (KVM under mmu_lock) fills a struct tdx_pamt_cache
 beforehand with tdx_topup_pamt_cache(), which charges the caller's
 memcg for the reserve's pairs; a get that installs a pair moves one
@@ -290,8 +292,8 @@ copy $TDX/pamt_shrink.c $TDX/tests/pamt_kunit_shrink.c
 headers glue huge
 "$HERE/hooks.sh" "$WORK" shrink kunit 2>/dev/null
 commit "x86/virt/tdx: Give idle PAMT memory back: idle cap, sweep and drains" \
-"An idle range keeps its pair installed, and the magazines and the depot
-keep free pairs.  Index idle slots oldest first, bound their memory with
+"An idle range keeps its pair installed, and the magazines keep free
+pairs.  Index idle slots oldest first, bound their memory with
 an idle cap enforced at put, give it back under memory pressure with a
 clock sweep that removes idle pairs (pamt_shrink_count_objects() and
 pamt_shrink_scan_objects(), the callbacks the next patch registers), and
@@ -307,8 +309,8 @@ headers huge
 "$HERE/hooks.sh" "$WORK" glue kunit 2>/dev/null
 commit "x86/virt/tdx: Register the PAMT shrinker and a CPU hotplug callback" \
 "Register a shrinker that counts idle and cached pairs and gives them
-back, a CPU hotplug callback that empties a dead CPU's magazines into
-the depot, and a worker for what put and the shrinker defer.
+back, a CPU hotplug callback that empties a dead CPU's magazines, and a
+worker for what put and the shrinker defer.
 
 The cache stays off, and every call succeeds without doing anything,
 until a backend is registered with tdx_pamt_init().  KUnit runs get and
@@ -464,7 +466,7 @@ harness_part "tools/testing/pamt: Test the PAMT pair arena" \
 "Chunks, fallbacks, chunk-aware reclaim and the arena's bounds." \
 	$PT/tests/arena.c
 harness_part "tools/testing/pamt: Test the PAMT magazines, allocation and memcg" \
-"Magazines and the depot, the shim's page allocator that the arena and
+"The magazines, the shim's page allocator that the arena and
 the benchmark rely on, and the memcg charges of reserves and ranges." \
 	$PT/tests/mag.c $PT/tests/alloc.c $PT/tests/memcg.c
 harness_part "tools/testing/pamt: Test giving PAMT memory back" \

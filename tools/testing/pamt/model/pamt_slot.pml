@@ -31,8 +31,8 @@
  *    or the IDLE word it took) and, after its backoff, a get looks at the
  *    slot again, a removal takes it again only if it holds that word;
  *  - NPAIRS pairs, each with exactly one owner: the page allocator, the
- *    magazines (one pool: per-CPU magazines and the depot are one owner
- *    here), the module, or one CPU (process) holding it in a local.
+ *    magazines (one pool: every CPU's magazines are one owner here), the
+ *    module, or one CPU (process) holding it in a local.
  *
  * The model is sequentially consistent: the acquire/release orderings of
  * the C code are what makes that a fair abstraction of the word, since
@@ -127,7 +127,7 @@
 
 /* Pair owners; a CPU (process) p owns a pair as OWN_CPU + p. */
 #define OWN_FREE	0	/* the page allocator */
-#define OWN_MAG		1	/* a magazine or the depot */
+#define OWN_MAG		1	/* a magazine */
 #define OWN_MODULE	2	/* installed in the TDX module */
 #define OWN_CPU		3
 #define OWN_ME		(OWN_CPU + _pid)
@@ -244,8 +244,8 @@ inline pamt_pair_free(pp)
 	}
 }
 
-/* pamt_depot_shrink(1): free one cached pair, if there is one. */
-inline pamt_depot_shrink_one(pp, done)
+/* pamt_mag_shrink_local(1): free one cached pair, if there is one. */
+inline pamt_mag_shrink_one(pp, done)
 {
 	atomic {
 		pp = 0;
@@ -866,7 +866,7 @@ inline pamt_shrink_idle_inc()
 	recent = 0;
 	if
 	:: skip			/* under the cap */
-	:: pamt_depot_shrink_one(p, sw_ok);
+	:: pamt_mag_shrink_one(p, sw_ok);
 #ifdef CAP_SWEEP
 	   if
 	   :: !sw_ok ->

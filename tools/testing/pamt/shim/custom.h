@@ -374,7 +374,7 @@ void pamt_sim_cpu_relax(const char *file, int line);
 enum pamt_sim_rank {
 	PAMT_SIM_RANK_OUTER = 1,	/* a caller's lock, e.g. mmu_lock */
 	PAMT_SIM_RANK_LOCAL = 2,	/* pamt_pcpu.lock */
-	PAMT_SIM_RANK_SPIN = 3,		/* spinlock_t: the depot lock */
+	PAMT_SIM_RANK_SPIN = 3,		/* spinlock_t: the arena and index locks */
 	PAMT_SIM_RANK_RAW = 4,		/* raw_spinlock_t: the BUSY fallback */
 };
 

@@ -54,7 +54,7 @@ PAMT_TEST(bounds_put_one_remove_sequence)
 /*
  * Random gets, puts, evicts, pair takes and gives, reserve top-ups and
  * frees, shrinker scans, on random CPUs; after every one of them idle
- * memory (idle slots, depot and magazine pairs) is within the cap plus
+ * memory (idle slots and magazine pairs) is within the cap plus
  * the other CPUs' unfolded changes, and within the cap once the worker a
  * put asked for has run.  One thread and a module that does not answer
  * BUSY: no other slack.
@@ -229,8 +229,7 @@ PAMT_TEST(bounds_reclaim_cost_flat_1g_vs_1t)
 
 /*
  * The shrinker counts the pairs in every CPU's magazines and frees them:
- * this CPU's at once, the others' through the worker, which parks them in
- * the depot and frees them there.
+ * this CPU's at once, the others' through the worker, on their CPUs.
  */
 PAMT_TEST(bounds_shrinker_reclaims_magazine_pairs)
 {
@@ -248,7 +247,6 @@ PAMT_TEST(bounds_shrinker_reclaims_magazine_pairs)
 			tdx_pamt_pair_give(&p[i]);
 	}
 	pamt_sim_set_cpu(0);
-	EXPECT_EQ(pamt_depot_pairs(), 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 24);
 	EXPECT_EQ(tdx_pamt_shrink_count(), 24);
 	freed = tdx_pamt_shrink_scan(24, NULL);
@@ -276,7 +274,7 @@ PAMT_TEST(bounds_idle_index_lock_once_per_batch)
 	locks = stat(TDX_PAMT_STAT_GLOBAL_LOCK) - locks;
 	printf("    %lu slots gone idle: %llu global-lock acquisitions\n",
 	       n, (unsigned long long)locks);
-	/* Pairs come from magazines and the depot too: allow their locks. */
+	/* Allow some locks for where the pairs came from. */
 	EXPECT(locks <= n / PAMT_IDLE_BATCH + n / 64 + 4);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), n);
 	/* Every one of them is still reachable by reclaim. */

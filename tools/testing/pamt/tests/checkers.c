@@ -26,11 +26,11 @@ static void inverted_lock_order(void)
 	unsigned long flags, lflags;
 
 	pamt_env_up_default();
-	spin_lock_irqsave(&pamt.depot.lock, flags);
-	/* The documented order is the per-CPU lock, then the depot lock. */
+	spin_lock_irqsave(&pamt.idle_index.lock, flags);
+	/* The documented order is the per-CPU lock, then a spinlock. */
 	local_lock_irqsave(&pamt.pcpu->lock, lflags);
 	local_unlock_irqrestore(&pamt.pcpu->lock, lflags);
-	spin_unlock_irqrestore(&pamt.depot.lock, flags);
+	spin_unlock_irqrestore(&pamt.idle_index.lock, flags);
 }
 
 PAMT_TEST(checker_lock_order_inversion_aborts)
@@ -44,8 +44,8 @@ static void right_lock_order(void)
 
 	pamt_env_up_default();
 	local_lock_irqsave(&pamt.pcpu->lock, lflags);
-	spin_lock_irqsave(&pamt.depot.lock, flags);
-	spin_unlock_irqrestore(&pamt.depot.lock, flags);
+	spin_lock_irqsave(&pamt.idle_index.lock, flags);
+	spin_unlock_irqrestore(&pamt.idle_index.lock, flags);
 	local_unlock_irqrestore(&pamt.pcpu->lock, lflags);
 }
 
@@ -57,7 +57,7 @@ PAMT_TEST(checker_documented_lock_order_passes)
 static void assert_held_unlocked(void)
 {
 	pamt_env_up_default();
-	lockdep_assert_held(&pamt.depot.lock);
+	lockdep_assert_held(&pamt.idle_index.lock);
 }
 
 PAMT_TEST(checker_assert_held_aborts)
@@ -91,8 +91,8 @@ static void rt_spinlock_preempt_off(void)
 
 	pamt_env_up_default();
 	preempt_disable();
-	spin_lock_irqsave(&pamt.depot.lock, flags);
-	spin_unlock_irqrestore(&pamt.depot.lock, flags);
+	spin_lock_irqsave(&pamt.idle_index.lock, flags);
+	spin_unlock_irqrestore(&pamt.idle_index.lock, flags);
 	preempt_enable();
 }
 
@@ -157,8 +157,8 @@ static void rt_spinlock_outside_raw(void)
 
 	pamt_env_up_default();
 	/* Under a spinlock_t (mmu_lock): allowed on RT, where it sleeps. */
-	spin_lock_irqsave(&pamt.depot.lock, flags);
-	spin_unlock_irqrestore(&pamt.depot.lock, flags);
+	spin_lock_irqsave(&pamt.idle_index.lock, flags);
+	spin_unlock_irqrestore(&pamt.idle_index.lock, flags);
 	if (!pamt_pair_alloc(&pair, GFP_NOWAIT))
 		pamt_mag_push(&pair);
 }

@@ -98,7 +98,7 @@ PAMT_TEST(counters_cached_pairs_never_wraps)
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 1);
 
 	/*
-	 * A reader's view while the pair moves to CPU 1 through the depot:
+	 * A reader's view while CPU 1 takes a pair that CPU 0 gave:
 	 * CPU 0 read before its push (0), CPU 1 after its pop (-1).
 	 */
 	cpu0 = &per_cpu_ptr(pamt.pcpu, 0)->stat[PAMT_PCPU_CACHED];

@@ -46,21 +46,20 @@ PAMT_TEST(mag_lifo_reuse)
 	give_pairs(&b, 1);
 }
 
-/* The depot lock is taken once per magazine of pairs, not per pair. */
-PAMT_TEST(mag_depot_lock_once_per_magazine)
+/* Two full magazines are all a CPU keeps; no all-CPU lock either way. */
+PAMT_TEST(mag_pairs_beyond_two_magazines_go_back)
 {
 	struct tdx_pamt_pair p[40];
 
 	env_mag(4, false);
 	take_pairs(p, 40);
-	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), 0);	/* empty depot: skipped */
 	give_pairs(p, 40);
-	/* 8 pairs fill loaded and prev; each further 4 park one magazine. */
-	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), 8);
-	EXPECT_EQ(pamt_depot_pairs(), 32);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 8);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_FREE), 2 * 32);
 	take_pairs(p, 40);
-	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), 16);
-	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_ALLOC), 80);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_MAG_HIT), 8);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_ALLOC), 2 * (40 + 32));
+	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), 0);
 	give_pairs(p, 40);
 }
 
@@ -74,31 +73,35 @@ PAMT_TEST(mag_empty_pop_takes_no_lock)
 	EXPECT_EQ(stat(TDX_PAMT_STAT_MAG_MISS), 1);
 }
 
-/* Pairs given on one CPU are found by another through the depot. */
-PAMT_TEST(mag_pairs_move_between_cpus)
+/* With the arena, pairs one CPU has no room for are another's refill. */
+PAMT_TEST(mag_pairs_move_between_cpus_through_the_arena)
 {
-	struct tdx_pamt_pair p[12];
-
-	env_mag(4, false);
-	take_pairs(p, 12);
-	give_pairs(p, 12);
-	pamt_sim_set_cpu(1);
-	take_pairs(p, 4);
-	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_ALLOC), 24);
-	give_pairs(p, 4);
-	pamt_sim_set_cpu(0);
-}
-
-PAMT_TEST(mag_idle_cap_bounds_the_depot)
-{
-	struct pamt_env_opts o = { .mag_size = 4, .idle_cap = 8 };
+	struct pamt_env_opts o = { .mag_size = 4, .idle_cap = 1000, .arena = true };
 	struct tdx_pamt_pair p[40];
 
 	ASSERT(!pamt_env_up(&o));
 	take_pairs(p, 40);
 	give_pairs(p, 40);
-	EXPECT(pamt_depot_pairs() <= 8);
-	EXPECT(stat(TDX_PAMT_STAT_PAGE_FREE) >= 2 * 24);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 8);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_FREE), 256 - 8);
+	pamt_sim_set_cpu(1);
+	take_pairs(p, 40);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CHUNK_ALLOC), 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_ALLOC), 512);
+	give_pairs(p, 40);
+	pamt_sim_set_cpu(0);
+}
+
+PAMT_TEST(mag_idle_cap_bounds_the_magazines)
+{
+	struct pamt_env_opts o = { .mag_size = 4, .idle_cap = 6 };
+	struct tdx_pamt_pair p[40];
+
+	ASSERT(!pamt_env_up(&o));
+	take_pairs(p, 40);
+	give_pairs(p, 40);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 6);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_FREE), 2 * 34);
 }
 
 PAMT_TEST(reserve_get_cannot_fail_with_enomem)
@@ -261,7 +264,8 @@ PAMT_TEST(drain_all_frees_idle_and_cached)
 	take_pairs(p, 20);
 	give_pairs(p, 20);
 	pamt_sim_set_cpu(0);
-	EXPECT_EQ(tdx_pamt_drain(), 25);
+	/* Five idle slots, and CPU 3's two magazines (the rest went back). */
+	EXPECT_EQ(tdx_pamt_drain(), 5 + 8);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 0);
 	EXPECT_EQ(pamt_slot_state(slot_word(9)), PAMT_SLOT_ACTIVE);
@@ -272,11 +276,11 @@ PAMT_TEST(drain_all_frees_idle_and_cached)
 /*
  * Drains that reclaim runs -- the worker the shrinker defers to, the cap
  * -- free other CPUs' pairs without allocating anything, free only what
- * was asked, and leave no empty magazine in the depot.
+ * was asked.
  */
 static void drain_for_reclaim(bool cap)
 {
-	unsigned long kmalloc_bytes, empty;
+	unsigned long kmalloc_bytes;
 	struct tdx_pamt_pair p[6];
 
 	env_mag(4, false);
@@ -285,7 +289,6 @@ static void drain_for_reclaim(bool cap)
 	give_pairs(p, 6);
 	pamt_sim_set_cpu(0);
 	ASSERT(stat(TDX_PAMT_STAT_CACHED_PAIRS) == 6);
-	empty = READ_ONCE(pamt.depot.nr_empty);
 	kmalloc_bytes = pamt_sim_kmalloc_bytes;
 	if (cap) {
 		tdx_pamt_set_idle_cap(1);
@@ -295,7 +298,6 @@ static void drain_for_reclaim(bool cap)
 		run_deferred();
 	}
 	EXPECT_EQ(pamt_sim_kmalloc_bytes - kmalloc_bytes, 0);
-	EXPECT_EQ(READ_ONCE(pamt.depot.nr_empty), empty);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 1);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_FREE), 10);
 }

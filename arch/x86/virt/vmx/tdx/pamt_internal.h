@@ -123,7 +123,6 @@ static inline enum pamt_slot_state pamt_slot_state(unsigned long word)
 
 /* A magazine of free pairs. */
 struct pamt_mag {
-	struct list_head list;		/* on a depot list, unless a CPU owns it */
 	unsigned int nr;
 	struct tdx_pamt_pair pairs[];	/* pamt.mag_size of them */
 };
@@ -146,16 +145,6 @@ struct pamt_pcpu {
 	unsigned int idle_nr;
 	u64 stat[PAMT_PCPU_NR_STATS];
 	unsigned int in_flight;		/* SEAMCALLs not serialised */
-};
-
-/* Full and empty magazines, shared by all CPUs; counts read racily. */
-struct pamt_depot {
-	spinlock_t lock;		/* irqsave, inside a pamt_pcpu lock */
-	struct list_head full;		/* each with at least one pair */
-	struct list_head empty;
-	unsigned long nr_full;
-	unsigned long nr_empty;
-	unsigned long nr_pairs;		/* pairs in the magazines on @full */
 };
 
 /*
@@ -208,7 +197,6 @@ struct pamt_cache {
 	u64 wait_ns;			/* PAMT_WAIT_NS; KUnit lengthens it */
 	bool enabled;
 	bool arena;
-	struct pamt_depot depot ____cacheline_aligned_in_smp;
 	atomic_long_t held ____cacheline_aligned_in_smp; /* less unfolded deltas */
 	struct pamt_idle_index idle_index ____cacheline_aligned_in_smp;
 	atomic_t deferred ____cacheline_aligned_in_smp; /* the cap's work queued */
@@ -404,11 +392,9 @@ unsigned int pamt_mag_refill(struct tdx_pamt_pair *pairs, unsigned int n,
 			     struct pamt_arena_chunk **fresh);
 void pamt_mag_drain_local(atomic_long_t *budget);
 void pamt_mag_drain_dead(unsigned int cpu);
-unsigned long pamt_depot_shrink(unsigned long nr);
 unsigned long pamt_mag_shrink_local(unsigned long nr);
 long pamt_cached_pairs(void);
 unsigned int pamt_mag_take_free(struct tdx_pamt_pair *batch, unsigned int n);
-void pamt_depot_free_empty(void);
 #ifdef CONFIG_MEMCG
 void pamt_pair_charge(const struct tdx_pamt_pair *pair,
 		      struct tdx_pamt_cache *res);

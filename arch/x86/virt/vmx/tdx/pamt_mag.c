@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * TDX Dynamic PAMT cache, magazine layer: per-CPU magazines of free pairs
- * in front of a depot (Bonwick and Adams, USENIX 2001), and the callers'
- * reserves.  Contexts and lock order: Documentation/arch/x86/tdx-dpamt.rst.
+ * TDX Dynamic PAMT cache, magazine layer: two per-CPU magazines of free
+ * pairs (Bonwick and Adams, USENIX 2001) in front of the arena, and the
+ * callers' reserves.  Contexts and lock order: Documentation/arch/x86/tdx-dpamt.rst.
  */
 #include <linux/export.h>
 #include <linux/kvm_types.h>
@@ -15,10 +15,10 @@
 #include <linux/slab.h>
 #include "pamt_internal.h"
 
-#define PAMT_FREE_BATCH	16	/* pairs freed per depot lock hold */
+#define PAMT_FREE_BATCH	16	/* pairs a drain frees per local lock hold */
 #define PAMT_MAG_REFILL	128U	/* most pairs a refill adds to a CPU's */
 
-/* Pairs entering (@n > 0) or leaving the magazines and the depot. */
+/* Pairs entering (@n > 0) or leaving the magazines. */
 static inline void pamt_free_pairs_add(long n)
 {
 	pamt_held_add(n);
@@ -26,7 +26,7 @@ static inline void pamt_free_pairs_add(long n)
 }
 
 /**
- * pamt_cached_pairs() - free pairs in every CPU's magazines and the depot
+ * pamt_cached_pairs() - free pairs in every CPU's magazines
  *
  * Folds every CPU's delta: for the worker and the shrinker, not for puts.
  *
@@ -42,122 +42,59 @@ long pamt_cached_pairs(void)
 	return max(n, 0L);
 }
 
-static struct pamt_mag *pamt_mag_new(gfp_t gfp)
+static struct pamt_mag *pamt_mag_new(void)
 {
 	struct pamt_mag *mag;
 
-	mag = kmalloc(struct_size(mag, pairs, pamt.mag_size), gfp);
-	if (mag) {
-		INIT_LIST_HEAD(&mag->list);
+	mag = kmalloc(struct_size(mag, pairs, pamt.mag_size), GFP_KERNEL);
+	if (mag)
 		mag->nr = 0;
-	}
 	return mag;
 }
 
-static inline void pamt_depot_lock(unsigned long *flags)
-{
-	spin_lock_irqsave(&pamt.depot.lock, *flags);
-	pamt_stat_inc(GLOBAL_LOCK);
-}
-
-static void pamt_depot_park_empty(struct pamt_mag *mag)
-{
-	lockdep_assert_held(&pamt.depot.lock);
-	list_add(&mag->list, &pamt.depot.empty);
-	WRITE_ONCE(pamt.depot.nr_empty, pamt.depot.nr_empty + 1);
-}
-
-/* A pair from this CPU's magazines or the depot; false if none. */
+/* A pair from this CPU's magazines; false if none. */
 bool pamt_mag_pop(struct tdx_pamt_pair *pair)
 {
-	struct pamt_mag *full = NULL;
-	unsigned long flags, dflags;
 	struct pamt_pcpu *pc;
-	bool hit, found;
+	unsigned long flags;
+	bool found;
 
 	local_lock_irqsave(&pamt.pcpu->lock, flags);
 	pc = this_cpu_ptr(pamt.pcpu);
 	if (!pc->loaded->nr && pc->prev->nr)
 		swap(pc->loaded, pc->prev);
-	hit = pc->loaded->nr;
-	/* Racy peek: an empty depot is not worth the lock. */
-	if (!hit && READ_ONCE(pamt.depot.nr_full)) {
-		pamt_depot_lock(&dflags);
-		full = list_first_entry_or_null(&pamt.depot.full,
-						struct pamt_mag, list);
-		if (full) {
-			list_del_init(&full->list);
-			WRITE_ONCE(pamt.depot.nr_full, pamt.depot.nr_full - 1);
-			WRITE_ONCE(pamt.depot.nr_pairs,
-				   pamt.depot.nr_pairs - full->nr);
-			pamt_depot_park_empty(pc->prev);
-			pc->prev = pc->loaded;
-			pc->loaded = full;
-		}
-		spin_unlock_irqrestore(&pamt.depot.lock, dflags);
-	}
 	found = pc->loaded->nr;
 	if (found) {
 		*pair = pc->loaded->pairs[--pc->loaded->nr];
 		pamt_free_pairs_add(-1);
 	}
 	local_unlock_irqrestore(&pamt.pcpu->lock, flags);
-	if (hit)
+	if (found)
 		pamt_stat_inc(MAG_HIT);
 	else
 		pamt_stat_inc(MAG_MISS);
 	return found;
 }
 
-/*
- * At the idle cap, or with no empty magazine to be had without sleeping,
- * @pair goes back to the page allocator instead.
- */
+/* At the idle cap, or with both magazines full, @pair goes back instead. */
 void pamt_mag_push(const struct tdx_pamt_pair *pair)
 {
-	struct pamt_mag *empty = NULL;
-	unsigned long flags, dflags;
 	struct pamt_pcpu *pc;
-	bool pushed = true;
+	unsigned long flags;
+	bool pushed = false;
 
-	if (pamt_shrink_over_cap(1)) {
-		pamt_pair_free(pair);
-		return;
-	}
-	local_lock_irqsave(&pamt.pcpu->lock, flags);
-	pc = this_cpu_ptr(pamt.pcpu);
-	if (pc->loaded->nr == pamt.mag_size && !pc->prev->nr)
-		swap(pc->loaded, pc->prev);
-	if (pc->loaded->nr == pamt.mag_size) {
-		/* Never sleeps; on RT the local lock itself is a sleeping one. */
-		if (!READ_ONCE(pamt.depot.nr_empty))
-			empty = pamt_mag_new(GFP_NOWAIT | __GFP_NOWARN);
-		pamt_depot_lock(&dflags);
-		if (!empty) {
-			empty = list_first_entry_or_null(&pamt.depot.empty,
-							 struct pamt_mag, list);
-			if (empty) {
-				list_del_init(&empty->list);
-				WRITE_ONCE(pamt.depot.nr_empty,
-					   pamt.depot.nr_empty - 1);
-			}
+	if (!pamt_shrink_over_cap(1)) {
+		local_lock_irqsave(&pamt.pcpu->lock, flags);
+		pc = this_cpu_ptr(pamt.pcpu);
+		if (pc->loaded->nr == pamt.mag_size && !pc->prev->nr)
+			swap(pc->loaded, pc->prev);
+		pushed = pc->loaded->nr < pamt.mag_size;
+		if (pushed) {
+			pc->loaded->pairs[pc->loaded->nr++] = *pair;
+			pamt_free_pairs_add(1);
 		}
-		if (empty) {
-			list_add_tail(&pc->prev->list, &pamt.depot.full);
-			WRITE_ONCE(pamt.depot.nr_full, pamt.depot.nr_full + 1);
-			WRITE_ONCE(pamt.depot.nr_pairs,
-				   pamt.depot.nr_pairs + pc->prev->nr);
-			pc->prev = pc->loaded;
-			pc->loaded = empty;
-		}
-		spin_unlock_irqrestore(&pamt.depot.lock, dflags);
-		pushed = empty;
+		local_unlock_irqrestore(&pamt.pcpu->lock, flags);
 	}
-	if (pushed) {
-		pc->loaded->pairs[pc->loaded->nr++] = *pair;
-		pamt_free_pairs_add(1);
-	}
-	local_unlock_irqrestore(&pamt.pcpu->lock, flags);
 	if (!pushed)
 		pamt_pair_free(pair);
 }
@@ -253,56 +190,8 @@ void pamt_mag_drain_dead(unsigned int cpu)
 	}
 }
 
-/* Up to @n pairs out of the depot's magazines, for the caller to free. */
-static unsigned int pamt_depot_take(struct tdx_pamt_pair *batch,
-				    unsigned int n)
-{
-	unsigned long flags;
-	struct pamt_mag *mag;
-	unsigned int got = 0;
-
-	if (!READ_ONCE(pamt.depot.nr_pairs))
-		return 0;
-	pamt_depot_lock(&flags);
-	while (got < n) {
-		mag = list_first_entry_or_null(&pamt.depot.full,
-					       struct pamt_mag, list);
-		if (!mag)
-			break;
-		batch[got++] = mag->pairs[--mag->nr];
-		WRITE_ONCE(pamt.depot.nr_pairs, pamt.depot.nr_pairs - 1);
-		if (!mag->nr) {
-			list_del_init(&mag->list);
-			WRITE_ONCE(pamt.depot.nr_full, pamt.depot.nr_full - 1);
-			pamt_depot_park_empty(mag);
-		}
-	}
-	spin_unlock_irqrestore(&pamt.depot.lock, flags);
-	if (got)
-		pamt_free_pairs_add(-(long)got);
-	return got;
-}
-
-/* Frees in batches: the depot lock is held only to copy pairs out. */
-unsigned long pamt_depot_shrink(unsigned long nr)
-{
-	struct tdx_pamt_pair batch[PAMT_FREE_BATCH];
-	unsigned long freed = 0;
-	unsigned int n;
-
-	while (freed < nr) {
-		n = pamt_depot_take(batch, min_t(unsigned long, nr - freed,
-						 PAMT_FREE_BATCH));
-		if (!n)
-			break;
-		pamt_pair_free_bulk(batch, n);
-		freed += n;
-	}
-	return freed;
-}
-
-static unsigned int pamt_mag_take_local(struct tdx_pamt_pair *batch,
-					unsigned int n)
+/* Up to @n of this CPU's free pairs, for the caller to free. */
+unsigned int pamt_mag_take_free(struct tdx_pamt_pair *batch, unsigned int n)
 {
 	struct pamt_pcpu *pc;
 	unsigned long flags;
@@ -329,30 +218,10 @@ unsigned long pamt_mag_shrink_local(unsigned long nr)
 	struct tdx_pamt_pair batch[PAMT_FREE_BATCH];
 	unsigned int n;
 
-	n = pamt_mag_take_local(batch, min_t(unsigned long, nr,
-					     PAMT_FREE_BATCH));
+	n = pamt_mag_take_free(batch, min_t(unsigned long, nr,
+					    PAMT_FREE_BATCH));
 	pamt_pair_free_bulk(batch, n);
 	return n;
-}
-
-/* The depot's pairs first, then this CPU's; the caller frees them. */
-unsigned int pamt_mag_take_free(struct tdx_pamt_pair *batch, unsigned int n)
-{
-	return pamt_depot_take(batch, n) ?: pamt_mag_take_local(batch, n);
-}
-
-void pamt_depot_free_empty(void)
-{
-	struct pamt_mag *mag, *tmp;
-	unsigned long flags;
-	LIST_HEAD(victims);
-
-	pamt_depot_lock(&flags);
-	list_splice_init(&pamt.depot.empty, &victims);
-	WRITE_ONCE(pamt.depot.nr_empty, 0);
-	spin_unlock_irqrestore(&pamt.depot.lock, flags);
-	list_for_each_entry_safe(mag, tmp, &victims, list)
-		kfree(mag);
 }
 
 int pamt_mag_init(void)
@@ -360,12 +229,6 @@ int pamt_mag_init(void)
 	struct pamt_pcpu *pc;
 	unsigned int cpu;
 
-	spin_lock_init(&pamt.depot.lock);
-	INIT_LIST_HEAD(&pamt.depot.full);
-	INIT_LIST_HEAD(&pamt.depot.empty);
-	pamt.depot.nr_full = 0;
-	pamt.depot.nr_empty = 0;
-	pamt.depot.nr_pairs = 0;
 	pamt_arena_init();
 
 	pamt.pcpu = alloc_percpu(struct pamt_pcpu);
@@ -375,8 +238,8 @@ int pamt_mag_init(void)
 		pc = per_cpu_ptr(pamt.pcpu, cpu);
 		local_lock_init(&pc->lock);
 		spin_lock_init(&pc->idle_lock);
-		pc->loaded = pamt_mag_new(GFP_KERNEL);
-		pc->prev = pamt_mag_new(GFP_KERNEL);
+		pc->loaded = pamt_mag_new();
+		pc->prev = pamt_mag_new();
 		if (!pc->loaded || !pc->prev) {
 			pamt_mag_exit();
 			return -ENOMEM;
@@ -402,8 +265,6 @@ void pamt_mag_exit(void)
 		pc->loaded = NULL;
 		pc->prev = NULL;
 	}
-	pamt_depot_shrink(ULONG_MAX);
-	pamt_depot_free_empty();
 	pamt_arena_exit();
 	free_percpu(pamt.pcpu);
 	pamt.pcpu = NULL;

@@ -297,11 +297,6 @@ void pamt_shrink_unreserve(unsigned long nr)
 		pamt_held_add(-(long)nr);
 }
 
-static bool pamt_shrink_free_cached(void)
-{
-	return pamt_depot_shrink(1) || pamt_mag_shrink_local(1);
-}
-
 /* Wake the cap's worker, once: every put over the cap calls this. */
 static void pamt_defer_cap(void)
 {
@@ -355,7 +350,7 @@ bool pamt_shrink_idle_inc(unsigned long idx, int word)
 	 * A free pair, else at most one REMOVE of the oldest idle slot; the
 	 * rest is the worker's, as this put's own slot is the most recent.
 	 */
-	if (!pamt_shrink_free_cached()) {
+	if (!pamt_mag_shrink_local(1)) {
 		ret = pamt_reclaim_one(&budget, false);
 		if (ret == 1)
 			pamt_stat_inc(CAP);
@@ -390,7 +385,6 @@ static void pamt_shrink_cap_trim_chunks(void)
 		if (drained || !pamt_cached_pairs() ||
 		    !pamt_arena_reclaimable(true))
 			break;
-		pamt_depot_shrink(ULONG_MAX);
 		pamt_platform_drain_cpus(ULONG_MAX);
 		drained = true;
 	}
@@ -411,7 +405,7 @@ static void pamt_shrink_cap_trim(void)
 		pamt_shrink_cap_trim_chunks();
 	while (pamt_shrink_over_cap_all() && fails < PAMT_SHRINK_MAX_BUSY) {
 		cond_resched();
-		if (pamt_shrink_free_cached())
+		if (pamt_mag_shrink_local(1))
 			continue;
 		budget = PAMT_RESCHED_POPS;
 		ret = pamt_reclaim_one(&budget, false);
@@ -486,8 +480,8 @@ unsigned long tdx_pamt_shrink_count(void)
 }
 
 /*
- * Idle slots oldest first, with CLOCK's second chance, then depot pairs,
- * then this CPU's; other CPUs' go to the worker.  *@nr_scanned (index
+ * Idle slots oldest first, with CLOCK's second chance, then this CPU's
+ * free pairs; other CPUs' go to the worker.  *@nr_scanned (index
  * entries and pairs processed) falls short only when nothing more can be
  * done here.  Never sleeps.
  */
@@ -536,11 +530,10 @@ unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
 		pamt_stat_inc(SHRINK);
 		freed++;
 	}
-	n = pamt_depot_shrink(budget);
-	while (budget > n && (m = pamt_mag_shrink_local(budget - n)))
-		n += m;
-	freed += n;
-	budget -= n;
+	while (budget && (n = pamt_mag_shrink_local(budget))) {
+		freed += n;
+		budget -= n;
+	}
 	m = pamt_cached_pairs();
 	if (budget && m) {
 		atomic_long_add(min(budget, m), &pamt.defer_drain);
@@ -582,8 +575,6 @@ unsigned long tdx_pamt_drain(void)
 		return 0;
 	freed = pamt_shrink_remove_all_idle();
 	freed += pamt_platform_drain_cpus(ULONG_MAX);
-	freed += pamt_depot_shrink(ULONG_MAX);
-	pamt_depot_free_empty();
 	pamt_arena_unhome(true);
 	return freed;
 }

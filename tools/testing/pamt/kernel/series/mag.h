@@ -32,8 +32,6 @@ static inline void pamt_mag_push(const struct tdx_pamt_pair *pair)
 
 static inline void pamt_mag_drain_local(atomic_long_t *budget) { }
 static inline void pamt_mag_drain_dead(unsigned int cpu) { }
-static inline unsigned long pamt_depot_shrink(unsigned long nr) { return 0; }
-static inline void pamt_depot_free_empty(void) { }
 static inline long pamt_cached_pairs(void) { return 0; }
 
 static inline int __tdx_topup_pamt_cache(struct tdx_pamt_cache *res,

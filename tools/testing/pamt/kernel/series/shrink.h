@@ -53,7 +53,5 @@ static inline unsigned long tdx_pamt_drain(void)
 		return 0;
 	freed = pamt_shrink_remove_all_idle();
 	freed += pamt_platform_drain_cpus(ULONG_MAX);
-	freed += pamt_depot_shrink(ULONG_MAX);
-	pamt_depot_free_empty();
 	return freed;
 }

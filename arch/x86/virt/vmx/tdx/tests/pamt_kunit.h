@@ -92,10 +92,5 @@ static inline void pk_up(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, pk_setup(test, 0, PK_NO_CAP), 0);
 }
 
-/* Pairs parked in the depot, read racily. */
-static inline unsigned long pamt_depot_pairs(void)
-{
-	return READ_ONCE(pamt.depot.nr_pairs);
-}
 
 #endif /* _X86_VIRT_TDX_PAMT_KUNIT_H */

@@ -78,35 +78,30 @@ static void pk_give_new_pairs(struct kunit *test, int n)
 	}
 }
 
-/* Pairs beyond two magazines go to the depot, which the shrinker frees. */
-static void pk_shrink_depot(struct kunit *test)
+/* Pairs beyond two magazines go back; the shrinker frees the cached. */
+static void pk_shrink_magazines(struct kunit *test)
 {
-	unsigned long depot;
-
 	KUNIT_ASSERT_EQ(test, pk_setup(test, 2, PK_NO_CAP), 0);
 	migrate_disable();
 	pk_give_new_pairs(test, 9);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 4ULL);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_PAGE_FREE), 2ULL * 5);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 4UL);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_scan(3, NULL), 3UL);
 	migrate_enable();
-	depot = pamt_depot_pairs();
-	KUNIT_EXPECT_GE(test, depot, 4UL);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 9ULL);
-	/* The shrinker counts magazine pairs too, but frees the depot first. */
-	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 9UL);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_scan(depot, NULL), depot);
-	KUNIT_EXPECT_EQ(test, pamt_depot_pairs(), 0UL);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 9ULL - depot);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 1ULL);
 	pk_check_accounting(test, 0);
 }
 
 /* At the idle cap, pairs given back are freed instead of cached. */
-static void pk_depot_respects_cap(struct kunit *test)
+static void pk_magazines_respect_cap(struct kunit *test)
 {
-	KUNIT_ASSERT_EQ(test, pk_setup(test, 2, 2), 0);
+	KUNIT_ASSERT_EQ(test, pk_setup(test, 4, 2), 0);
 	migrate_disable();
-	pk_give_new_pairs(test, 12);
+	pk_give_new_pairs(test, 6);
 	migrate_enable();
-	KUNIT_EXPECT_LE(test, pamt_depot_pairs(), 2UL);
-	KUNIT_EXPECT_GT(test, pk_stat(TDX_PAMT_STAT_PAGE_FREE), 0ULL);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 2ULL);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_PAGE_FREE), 2ULL * 4);
 	pk_check_accounting(test, 0);
 }
 
@@ -131,23 +126,23 @@ static void pk_set_idle_cap_trims(struct kunit *test)
 	pk_check_accounting(test, 0);
 }
 
-/* Over the cap, a put that idles a slot frees a depot pair first. */
-static void pk_put_over_cap_frees_depot(struct kunit *test)
+/* Over the cap, a put that idles a slot frees a cached pair first. */
+static void pk_put_over_cap_frees_a_cached_pair(struct kunit *test)
 {
-	unsigned long pfn, depot;
+	unsigned long pfn, cached;
 
 	KUNIT_ASSERT_EQ(test, pk_setup(test, 2, 8), 0);
 	pfn = pk_slot_pfn(test, 20);
 	migrate_disable();
-	pk_give_new_pairs(test, 10);
-	depot = pamt_depot_pairs();
+	pk_give_new_pairs(test, 4);
 	KUNIT_EXPECT_EQ(test, pk_get(pfn), 0);
-	/* Idle memory (magazines and depot) is now exactly the cap. */
+	cached = pk_stat(TDX_PAMT_STAT_CACHED_PAIRS);
+	/* Idle memory (this CPU's magazines) is now exactly the cap. */
 	tdx_pamt_set_idle_cap(tdx_pamt_shrink_count());
 	tdx_pamt_put(pfn);
 	migrate_enable();
-	KUNIT_EXPECT_GT(test, depot, 0UL);
-	KUNIT_EXPECT_EQ(test, pamt_depot_pairs(), depot - 1);
+	KUNIT_EXPECT_GT(test, cached, 0UL);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), cached - 1ULL);
 	KUNIT_EXPECT_EQ(test, pamt_slot_state(pk_word(pfn)), PAMT_SLOT_IDLE);
 	pk_check_accounting(test, 0);
 }
@@ -354,10 +349,10 @@ static struct kunit_case pk_shrink_cases[] = {
 	KUNIT_CASE(pk_cap0_put_removes),
 	KUNIT_CASE(pk_shrink_second_chance),
 	KUNIT_CASE(pk_shrink_skips_revived),
-	KUNIT_CASE(pk_shrink_depot),
-	KUNIT_CASE(pk_depot_respects_cap),
+	KUNIT_CASE(pk_shrink_magazines),
+	KUNIT_CASE(pk_magazines_respect_cap),
 	KUNIT_CASE(pk_set_idle_cap_trims),
-	KUNIT_CASE(pk_put_over_cap_frees_depot),
+	KUNIT_CASE(pk_put_over_cap_frees_a_cached_pair),
 	KUNIT_CASE(pk_remove_error_leaks),
 	KUNIT_CASE(pk_sparse_far),
 	KUNIT_CASE(pk_disabled_noop),
