@@ -92,5 +92,4 @@ static inline void pk_up(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, pk_setup(test, 0, PK_NO_CAP), 0);
 }
 
-
 #endif /* _X86_VIRT_TDX_PAMT_KUNIT_H */
