@@ -275,7 +275,7 @@ static int stress_run(bool lean, bool arena,
 		  .end_pfn = stress_slot_pfn(STRESS_SLOTS, 0) },
 	};
 	struct pamt_env_opts o = {
-		.mag_size = 8,
+		.mag_size = 16,
 		/* lean: nearly every last put REMOVEs, as upstream does. */
 		.idle_cap = lean ? 1 : STRESS_SLOTS / 8,
 		.nr_slots = STRESS_SLOTS + (arena ? STRESS_ARENA_SLOTS : 0),

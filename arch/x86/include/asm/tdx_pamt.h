@@ -54,7 +54,7 @@ enum tdx_pamt_stat {
 	TDX_PAMT_STAT_PAGE_ALLOC,	/* page-allocator allocations */
 	TDX_PAMT_STAT_PAGE_FREE,	/* pages returned to the allocator */
 	TDX_PAMT_STAT_MAG_HIT,		/* pair taken from a per-CPU magazine */
-	TDX_PAMT_STAT_MAG_MISS,		/* magazines empty: arena or allocator */
+	TDX_PAMT_STAT_MAG_MISS,		/* magazine empty: arena or allocator */
 	TDX_PAMT_STAT_EVICT,		/* idle slots removed by evict */
 	TDX_PAMT_STAT_SHRINK,		/* idle slots removed by the shrinker */
 	TDX_PAMT_STAT_CAP,		/* idle slots removed by the idle cap */

@@ -20,7 +20,7 @@ static unsigned long chunk_of(unsigned long pfn)
 static void env_arena(void)
 {
 	struct pamt_env_opts o = {
-		.mag_size = 4, .idle_cap = 100000, .arena = true,
+		.mag_size = 8, .idle_cap = 100000, .arena = true,
 	};
 
 	if (pamt_env_up(&o))
@@ -221,7 +221,7 @@ PAMT_TEST(arena_chunk_released_by_drain)
 	note_pairs(1, 40);
 	EXPECT_EQ(chunk_of(pair_pfns[0][0]), chunk_of(pair_pfns[39][1]));
 	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 1);
-	/* The gets' refills (1 + 4 + 2 each) left 2 in the magazines. */
+	/* The gets' refills (1 + 6 each) left 2 in the magazine. */
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 2);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_FREE), CHUNK_PAIRS - 42);
 	EXPECT_EQ(tdx_pamt_drain(), 42);
@@ -298,7 +298,7 @@ PAMT_TEST(arena_chunk_released_by_idle_cap)
  */
 PAMT_TEST(arena_put_wakes_worker_lazily_within_a_chunk_of_cap)
 {
-	struct pamt_env_opts o = { .mag_size = 4, .idle_cap = 200, .arena = true };
+	struct pamt_env_opts o = { .mag_size = 8, .idle_cap = 200, .arena = true };
 
 	if (pamt_env_up(&o))
 		pamt_sim_fatal("environment", __FILE__, __LINE__);
@@ -676,15 +676,15 @@ PAMT_TEST(arena_bulk_free_one_lock_per_batch)
 }
 
 /*
- * A top-up that goes to the arena fills this CPU's magazines too (the
- * previous one full, the loaded one to half), under the same hold of the
+ * A top-up that goes to the arena fills this CPU's magazine too (to three
+ * quarters), under the same hold of the
  * lock, so that the next top-ups find their pairs there; only up to the
  * idle cap.
  */
 PAMT_TEST(arena_topup_fills_a_magazine)
 {
 	struct pamt_env_opts o = {
-		.mag_size = 16,
+		.mag_size = 32,
 		.idle_cap = 100000, .arena = true,
 	};
 	struct tdx_pamt_cache res = { .nr = 0 };
@@ -735,14 +735,14 @@ PAMT_TEST(arena_topup_fills_a_magazine)
 
 /*
  * Gets without a reserve that miss the magazines (GFP_NOWAIT) take the
- * arena lock once per refill of this CPU's two magazines, not once per
+ * arena lock once per refill of this CPU's magazine, not once per
  * pair; a new chunk costs no hold of its own: it is carved and linked in
  * the hold that serves the refill.
  */
 PAMT_TEST(arena_get_miss_refills_magazines)
 {
 	struct pamt_env_opts o = {
-		.mag_size = 16,
+		.mag_size = 32,
 		.idle_cap = 100000, .arena = true, .nr_slots = 256,
 	};
 	u64 locks;
@@ -782,7 +782,7 @@ PAMT_TEST(arena_get_miss_refills_magazines)
 PAMT_TEST(arena_refill_respects_idle_cap)
 {
 	struct pamt_env_opts o = {
-		.mag_size = 16,
+		.mag_size = 32,
 		.idle_cap = 100000, .arena = true,
 	};
 	struct tdx_pamt_pair p[3];
@@ -815,7 +815,7 @@ PAMT_TEST(arena_refill_respects_idle_cap)
 PAMT_TEST(arena_refill_reserves_cap_room)
 {
 	struct pamt_env_opts o = {
-		.mag_size = 16,
+		.mag_size = 32,
 		.idle_cap = 5, .arena = true,
 	};
 
@@ -839,7 +839,7 @@ PAMT_TEST(arena_refill_reserves_cap_room)
 static void env_arena_wide(void)
 {
 	struct pamt_env_opts o = {
-		.mag_size = 4,
+		.mag_size = 8,
 		.idle_cap = 100000, .arena = true, .nr_slots = WIDE_SLOTS,
 		.mem_slots = 64,
 	};
@@ -975,7 +975,7 @@ static void *wave_thread(void *arg)
 PAMT_TEST(arena_miss_wave_links_one_chunk)
 {
 	struct pamt_env_opts o = {
-		.mag_size = 4,
+		.mag_size = 8,
 		.idle_cap = 100000, .arena = true, .nr_cpus = WAVE_CPUS,
 	};
 	pthread_t t[WAVE_CPUS];

@@ -26,7 +26,7 @@ static void make_idle(unsigned long first, unsigned long n, unsigned long step)
  */
 PAMT_TEST(bounds_put_one_remove_sequence)
 {
-	struct pamt_env_opts o = { .idle_cap = 4, .mag_size = 4 };
+	struct pamt_env_opts o = { .idle_cap = 4, .mag_size = 8 };
 	long calls;
 
 	ASSERT(!pamt_env_up(&o));
@@ -63,7 +63,7 @@ static void cap_random(unsigned long nr_slots,
 		       unsigned long cap, bool sequential)
 {
 	struct pamt_env_opts o = {
-		.mag_size = 8, .idle_cap = cap, .nr_cpus = 4,
+		.mag_size = 16, .idle_cap = cap, .nr_cpus = 4,
 		.nr_slots = nr_slots, .mem_slots = 64,
 	};
 	struct tdx_pamt_cache res = { .nr = 0 };
@@ -233,7 +233,7 @@ PAMT_TEST(bounds_reclaim_cost_flat_1g_vs_1t)
  */
 PAMT_TEST(bounds_shrinker_reclaims_magazine_pairs)
 {
-	struct pamt_env_opts o = { .idle_cap = 1000, .mag_size = 4, .nr_cpus = 4 };
+	struct pamt_env_opts o = { .idle_cap = 1000, .mag_size = 8, .nr_cpus = 4 };
 	struct tdx_pamt_pair p[6];
 	unsigned long freed;
 	unsigned int cpu, i;
@@ -380,7 +380,7 @@ static void spread_run_worker(bool lazy)
 PAMT_TEST(bounds_idle_cap_counts_chunk_free_pairs)
 {
 	struct pamt_env_opts o = {
-		.mag_size = 8,
+		.mag_size = 16,
 		.idle_cap = SPREAD_CAP, .nr_cpus = 4, .nr_slots = 2048,
 		.mem_slots = 64, .arena = true,
 	};

@@ -58,7 +58,7 @@ static void random_ops(unsigned long nr_slots, long ops, struct counted *c)
 PAMT_TEST(counters_identities)
 {
 	struct pamt_env_opts o = {
-		.nr_slots = 16, .idle_cap = 2, .mag_size = 4,
+		.nr_slots = 16, .idle_cap = 2, .mag_size = 8,
 	};
 	struct counted c = { 0 };
 	u64 v[TDX_PAMT_STAT_NR];

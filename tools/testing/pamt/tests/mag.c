@@ -36,7 +36,7 @@ PAMT_TEST(mag_lifo_reuse)
 {
 	struct tdx_pamt_pair a, b;
 
-	env_mag(4, false);
+	env_mag(8, false);
 	take_pairs(&a, 1);
 	give_pairs(&a, 1);
 	take_pairs(&b, 1);
@@ -46,12 +46,12 @@ PAMT_TEST(mag_lifo_reuse)
 	give_pairs(&b, 1);
 }
 
-/* Two full magazines are all a CPU keeps; no all-CPU lock either way. */
+/* A full magazine is all a CPU keeps; no all-CPU lock either way. */
 PAMT_TEST(mag_pairs_beyond_two_magazines_go_back)
 {
 	struct tdx_pamt_pair p[40];
 
-	env_mag(4, false);
+	env_mag(8, false);
 	take_pairs(p, 40);
 	give_pairs(p, 40);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 8);
@@ -76,7 +76,7 @@ PAMT_TEST(mag_empty_pop_takes_no_lock)
 /* With the arena, pairs one CPU has no room for are another's refill. */
 PAMT_TEST(mag_pairs_move_between_cpus_through_the_arena)
 {
-	struct pamt_env_opts o = { .mag_size = 4, .idle_cap = 1000, .arena = true };
+	struct pamt_env_opts o = { .mag_size = 8, .idle_cap = 1000, .arena = true };
 	struct tdx_pamt_pair p[40];
 
 	ASSERT(!pamt_env_up(&o));
@@ -94,7 +94,7 @@ PAMT_TEST(mag_pairs_move_between_cpus_through_the_arena)
 
 PAMT_TEST(mag_idle_cap_bounds_the_magazines)
 {
-	struct pamt_env_opts o = { .mag_size = 4, .idle_cap = 6 };
+	struct pamt_env_opts o = { .mag_size = 8, .idle_cap = 6 };
 	struct tdx_pamt_pair p[40];
 
 	ASSERT(!pamt_env_up(&o));
@@ -237,7 +237,7 @@ PAMT_TEST(drain_dead_cpu_frees_its_pairs)
 {
 	struct tdx_pamt_pair p[6];
 
-	env_mag(4, false);
+	env_mag(8, false);
 	pamt_sim_set_cpu(2);
 	take_pairs(p, 6);
 	give_pairs(p, 6);
@@ -254,7 +254,7 @@ PAMT_TEST(drain_all_frees_idle_and_cached)
 	struct tdx_pamt_pair p[20];
 	unsigned long s;
 
-	env_mag(4, false);
+	env_mag(8, false);
 	for (s = 0; s < 5; s++) {
 		ASSERT(!tdx_pamt_get(slot_pfn(s, 0), NULL));
 		ASSERT(!tdx_pamt_put(slot_pfn(s, 0)));
@@ -264,7 +264,7 @@ PAMT_TEST(drain_all_frees_idle_and_cached)
 	take_pairs(p, 20);
 	give_pairs(p, 20);
 	pamt_sim_set_cpu(0);
-	/* Five idle slots, and CPU 3's two magazines (the rest went back). */
+	/* Five idle slots, and CPU 3's full magazine (the rest went back). */
 	EXPECT_EQ(tdx_pamt_drain(), 5 + 8);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 0);
@@ -283,7 +283,7 @@ static void drain_for_reclaim(bool cap)
 	unsigned long kmalloc_bytes;
 	struct tdx_pamt_pair p[6];
 
-	env_mag(4, false);
+	env_mag(8, false);
 	pamt_sim_set_cpu(2);
 	take_pairs(p, 6);
 	give_pairs(p, 6);
@@ -352,7 +352,7 @@ PAMT_TEST(softirq_put_during_get_on_same_cpu)
 	struct softirq_ctx c = { .pfns = pfns, .nr = 4000 };
 	pthread_t t;
 
-	env_mag(4, false);
+	env_mag(8, false);
 	pamt_sim_set_cpu(1);
 	pthread_create(&t, NULL, softirq_putter, &c);
 	for (i = 0; i < c.nr; i++) {
@@ -405,7 +405,7 @@ PAMT_TEST(busy_fallback_beats_a_conversion_storm)
 	int ret, tries;
 	pthread_t t;
 
-	env_mag(4, true);
+	env_mag(8, true);
 	st.pfn = slot_pfn(40, 0);
 	p.pfn[0] = slot_pfn(20, 0);
 	p.pfn[1] = slot_pfn(20, 1);

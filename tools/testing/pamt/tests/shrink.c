@@ -25,7 +25,7 @@ PAMT_TEST(shrink_count_is_idle_plus_free_pairs)
 	struct tdx_pamt_pair p[12];
 	int i;
 
-	env_cap(1000, 4);
+	env_cap(1000, 8);
 	EXPECT_EQ(tdx_pamt_shrink_count(), 0);
 	make_idle(0, 5);
 	EXPECT_EQ(tdx_pamt_shrink_count(), 5);
@@ -33,7 +33,7 @@ PAMT_TEST(shrink_count_is_idle_plus_free_pairs)
 		ASSERT(!tdx_pamt_pair_take(&p[i], NULL, GFP_KERNEL));
 	for (i = 0; i < 12; i++)
 		tdx_pamt_pair_give(&p[i]);
-	/* The pairs in this CPU's two magazines count too. */
+	/* The pairs in this CPU's magazine count too. */
 	EXPECT_EQ(tdx_pamt_shrink_count(), 5 + 8);
 }
 
@@ -179,7 +179,7 @@ PAMT_TEST(shrink_frees_magazine_pairs_after_idle_slots)
 	struct tdx_pamt_pair p[12];
 	int i;
 
-	env_cap(1000, 4);
+	env_cap(1000, 8);
 	make_idle(0, 2);
 	for (i = 0; i < 12; i++)
 		ASSERT(!tdx_pamt_pair_take(&p[i], NULL, GFP_KERNEL));

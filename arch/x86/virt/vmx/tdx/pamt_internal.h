@@ -118,7 +118,7 @@ static inline enum pamt_slot_state pamt_slot_state(unsigned long word)
 #define PAMT_WAIT_NS_DEFAULT	(100 * NSEC_PER_USEC)
 #define PAMT_WAIT_NS		READ_ONCE(pamt.wait_ns)
 #define PAMT_IDLE_BATCH		64	/* idle slots a CPU queues per lock */
-#define PAMT_MAG_SIZE		64	/* pairs per magazine */
+#define PAMT_MAG_SIZE		128	/* pairs per magazine */
 #define PAMT_MAG_SIZE_MAX	1024
 
 /* A magazine of free pairs. */
@@ -136,9 +136,8 @@ struct pamt_mag {
 #define PAMT_PCPU_NR_STATS	(PAMT_PCPU_HELD + 1)
 
 struct pamt_pcpu {
-	local_lock_t lock;		/* @loaded, @prev; never in a transition */
-	struct pamt_mag *loaded;	/* never NULL */
-	struct pamt_mag *prev;		/* full or empty; never NULL */
+	local_lock_t lock;		/* @mag; never in a transition */
+	struct pamt_mag *mag;		/* never NULL */
 	/* Not the local lock: reclaim on another CPU empties @idle_buf. */
 	spinlock_t idle_lock;
 	u32 idle_buf[PAMT_IDLE_BATCH];	/* idle slots not yet in the index */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * TDX Dynamic PAMT cache, magazine layer: two per-CPU magazines of free
- * pairs (Bonwick and Adams, USENIX 2001) in front of the arena, and the
- * callers' reserves.  Contexts and lock order: Documentation/arch/x86/tdx-dpamt.rst.
+ * TDX Dynamic PAMT cache, magazine layer: a per-CPU magazine of free pairs
+ * (Bonwick and Adams, USENIX 2001) in front of the arena, and the callers'
+ * reserves.  Contexts and lock order: Documentation/arch/x86/tdx-dpamt.rst.
  */
 #include <linux/export.h>
 #include <linux/kvm_types.h>
@@ -13,12 +13,12 @@
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include "pamt_internal.h"
 
 #define PAMT_FREE_BATCH	16	/* pairs a drain frees per local lock hold */
-#define PAMT_MAG_REFILL	128U	/* most pairs a refill adds to a CPU's */
 
-/* Pairs entering (@n > 0) or leaving the magazines. */
+/* Pairs entering (@n > 0) or leaving a magazine. */
 static inline void pamt_free_pairs_add(long n)
 {
 	pamt_held_add(n);
@@ -52,20 +52,18 @@ static struct pamt_mag *pamt_mag_new(void)
 	return mag;
 }
 
-/* A pair from this CPU's magazines; false if none. */
+/* A pair from this CPU's magazine; false if none. */
 bool pamt_mag_pop(struct tdx_pamt_pair *pair)
 {
-	struct pamt_pcpu *pc;
+	struct pamt_mag *mag;
 	unsigned long flags;
 	bool found;
 
 	local_lock_irqsave(&pamt.pcpu->lock, flags);
-	pc = this_cpu_ptr(pamt.pcpu);
-	if (!pc->loaded->nr && pc->prev->nr)
-		swap(pc->loaded, pc->prev);
-	found = pc->loaded->nr;
+	mag = this_cpu_read(pamt.pcpu->mag);
+	found = mag->nr;
 	if (found) {
-		*pair = pc->loaded->pairs[--pc->loaded->nr];
+		*pair = mag->pairs[--mag->nr];
 		pamt_free_pairs_add(-1);
 	}
 	local_unlock_irqrestore(&pamt.pcpu->lock, flags);
@@ -76,21 +74,19 @@ bool pamt_mag_pop(struct tdx_pamt_pair *pair)
 	return found;
 }
 
-/* At the idle cap, or with both magazines full, @pair goes back instead. */
+/* At the idle cap, or with this CPU's magazine full, @pair goes back. */
 void pamt_mag_push(const struct tdx_pamt_pair *pair)
 {
-	struct pamt_pcpu *pc;
+	struct pamt_mag *mag;
 	unsigned long flags;
 	bool pushed = false;
 
 	if (!pamt_shrink_over_cap(1)) {
 		local_lock_irqsave(&pamt.pcpu->lock, flags);
-		pc = this_cpu_ptr(pamt.pcpu);
-		if (pc->loaded->nr == pamt.mag_size && !pc->prev->nr)
-			swap(pc->loaded, pc->prev);
-		pushed = pc->loaded->nr < pamt.mag_size;
+		mag = this_cpu_read(pamt.pcpu->mag);
+		pushed = mag->nr < pamt.mag_size;
 		if (pushed) {
-			pc->loaded->pairs[pc->loaded->nr++] = *pair;
+			mag->pairs[mag->nr++] = *pair;
 			pamt_free_pairs_add(1);
 		}
 		local_unlock_irqrestore(&pamt.pcpu->lock, flags);
@@ -100,47 +96,41 @@ void pamt_mag_push(const struct tdx_pamt_pair *pair)
 }
 
 /**
- * pamt_mag_refill() - pairs from the arena, and this CPU's magazines filled
+ * pamt_mag_refill() - pairs from the arena, and this CPU's magazine filled
  * @pairs: filled with the caller's pairs
  * @n: pairs the caller wants, at most TDX_PAMT_CACHE_MAX
  * @fresh: a new chunk for the arena, or NULL; see pamt_arena_take_runs()
  *
- * One arena lock hold, under this CPU's lock, fills the previous magazine
- * and the loaded one to half (room for the puts that follow), within the
- * room pamt_shrink_reserve() found below the cap.  Never sleeps.
+ * One arena lock hold, under this CPU's lock, fills the magazine to three
+ * quarters (room for the puts that follow), within the room
+ * pamt_shrink_reserve() found below the cap.  Never sleeps.
  *
  * Return: pairs put in @pairs; with *@fresh at least one.
  */
 unsigned int pamt_mag_refill(struct tdx_pamt_pair *pairs, unsigned int n,
 			     struct pamt_arena_chunk **fresh)
 {
-	unsigned int half = pamt.mag_size / 2, added;
-	unsigned long flags, room, reserved;
-	struct pamt_pair_run v[3];
-	struct pamt_pcpu *pc;
+	unsigned int fill = pamt.mag_size / 2 + pamt.mag_size / 4;
+	unsigned long flags, reserved;
+	struct pamt_pair_run v[2];
+	struct pamt_mag *mag;
 
-	reserved = pamt_shrink_reserve(min_t(unsigned long, PAMT_MAG_REFILL,
+	reserved = pamt_shrink_reserve(min_t(unsigned long, fill,
 					     pamt_shrink_refill_share()));
-	room = reserved;
 	local_lock_irqsave(&pamt.pcpu->lock, flags);
-	pc = this_cpu_ptr(pamt.pcpu);
+	mag = this_cpu_read(pamt.pcpu->mag);
 	v[0].pairs = pairs;
 	v[0].n = n;
-	v[1].pairs = pc->prev->pairs + pc->prev->nr;
-	v[1].n = min_t(unsigned long, pamt.mag_size - pc->prev->nr, room);
-	room -= v[1].n;
-	v[2].pairs = pc->loaded->pairs + pc->loaded->nr;
-	v[2].n = pc->loaded->nr < half ?
-		 min_t(unsigned long, half - pc->loaded->nr, room) : 0;
+	v[1].pairs = mag->pairs + mag->nr;
+	v[1].n = mag->nr < fill ?
+		 min_t(unsigned long, fill - mag->nr, reserved) : 0;
 	pamt_arena_take_runs(v, ARRAY_SIZE(v), fresh);
-	pc->prev->nr += v[1].n;
-	pc->loaded->nr += v[2].n;
-	added = v[1].n + v[2].n;
+	mag->nr += v[1].n;
 	/* Reserved, so idle memory counts them already: the gauge only. */
-	if (added)
-		pamt_cached_add(added);
+	if (v[1].n)
+		pamt_cached_add(v[1].n);
 	local_unlock_irqrestore(&pamt.pcpu->lock, flags);
-	pamt_shrink_unreserve(reserved - added);
+	pamt_shrink_unreserve(reserved - v[1].n);
 	return v[0].n;
 }
 
@@ -149,7 +139,6 @@ void pamt_mag_drain_local(atomic_long_t *budget)
 {
 	long left = atomic_long_read(budget), n, have;
 	unsigned long freed, flags;
-	struct pamt_pcpu *pc;
 
 	for (;;) {
 		/*
@@ -157,8 +146,7 @@ void pamt_mag_drain_local(atomic_long_t *budget)
 		 * comes too late for a CPU that found the budget spent.
 		 */
 		local_lock_irqsave(&pamt.pcpu->lock, flags);
-		pc = this_cpu_ptr(pamt.pcpu);
-		have = pc->loaded->nr + pc->prev->nr;
+		have = this_cpu_read(pamt.pcpu->mag)->nr;
 		local_unlock_irqrestore(&pamt.pcpu->lock, flags);
 		do {
 			n = min_t(long, min(left, have), PAMT_FREE_BATCH);
@@ -178,34 +166,26 @@ void pamt_mag_drain_local(atomic_long_t *budget)
 /* @cpu must not run, nor come back, during the call. */
 void pamt_mag_drain_dead(unsigned int cpu)
 {
-	struct pamt_pcpu *pc = per_cpu_ptr(pamt.pcpu, cpu);
-	struct pamt_mag *mags[2] = { pc->loaded, pc->prev };
-	int i;
+	struct pamt_mag *mag = per_cpu_ptr(pamt.pcpu, cpu)->mag;
 
 	might_sleep();
-	for (i = 0; i < 2; i++) {
-		pamt_free_pairs_add(-(long)mags[i]->nr);
-		pamt_pair_free_bulk(mags[i]->pairs, mags[i]->nr);
-		mags[i]->nr = 0;
-	}
+	pamt_free_pairs_add(-(long)mag->nr);
+	pamt_pair_free_bulk(mag->pairs, mag->nr);
+	mag->nr = 0;
 }
 
 /* Up to @n of this CPU's free pairs, for the caller to free. */
 unsigned int pamt_mag_take_free(struct tdx_pamt_pair *batch, unsigned int n)
 {
-	struct pamt_pcpu *pc;
+	struct pamt_mag *mag;
 	unsigned long flags;
-	unsigned int got = 0;
+	unsigned int got;
 
 	local_lock_irqsave(&pamt.pcpu->lock, flags);
-	pc = this_cpu_ptr(pamt.pcpu);
-	while (got < n) {
-		if (!pc->loaded->nr && pc->prev->nr)
-			swap(pc->loaded, pc->prev);
-		if (!pc->loaded->nr)
-			break;
-		batch[got++] = pc->loaded->pairs[--pc->loaded->nr];
-	}
+	mag = this_cpu_read(pamt.pcpu->mag);
+	got = min(n, mag->nr);
+	mag->nr -= got;
+	memcpy(batch, mag->pairs + mag->nr, got * sizeof(*batch));
 	if (got)
 		pamt_free_pairs_add(-(long)got);
 	local_unlock_irqrestore(&pamt.pcpu->lock, flags);
@@ -238,9 +218,8 @@ int pamt_mag_init(void)
 		pc = per_cpu_ptr(pamt.pcpu, cpu);
 		local_lock_init(&pc->lock);
 		spin_lock_init(&pc->idle_lock);
-		pc->loaded = pamt_mag_new();
-		pc->prev = pamt_mag_new();
-		if (!pc->loaded || !pc->prev) {
+		pc->mag = pamt_mag_new();
+		if (!pc->mag) {
 			pamt_mag_exit();
 			return -ENOMEM;
 		}
@@ -258,12 +237,10 @@ void pamt_mag_exit(void)
 		return;
 	for_each_possible_cpu(cpu) {
 		pc = per_cpu_ptr(pamt.pcpu, cpu);
-		if (pc->loaded && pc->prev)
+		if (pc->mag)
 			pamt_mag_drain_dead(cpu);
-		kfree(pc->loaded);
-		kfree(pc->prev);
-		pc->loaded = NULL;
-		pc->prev = NULL;
+		kfree(pc->mag);
+		pc->mag = NULL;
 	}
 	pamt_arena_exit();
 	free_percpu(pamt.pcpu);

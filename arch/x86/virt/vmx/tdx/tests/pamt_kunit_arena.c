@@ -150,7 +150,7 @@ static void pk_arena_atomic(struct kunit *test)
 	struct tdx_pamt_pair p[16];
 	int i, n, ret[8];
 
-	pk_arena_up(test, 4);
+	pk_arena_up(test, 8);
 	spin_lock(&pk_arena_lock);
 	n = pk_arena_alloc(test, p, 16, GFP_NOWAIT);
 	for (i = 0; i < 8; i++)
@@ -305,8 +305,8 @@ static void pk_arena_fallbacks(struct kunit *test)
 }
 
 /*
- * A top-up that goes to the arena also fills this CPU's magazines (of 16
- * here: the previous one full, the loaded one to half) under the same
+ * A top-up that goes to the arena also fills this CPU's magazine (of 32
+ * here, to three quarters) under the same
  * hold of the arena lock, taken with this CPU's lock held (lockdep sees
  * the nesting); the next top-ups find their pairs there.
  */
@@ -317,7 +317,7 @@ static void pk_arena_topup_refill(struct kunit *test)
 	u64 locks;
 	int i;
 
-	pk_arena_up(test, 16);
+	pk_arena_up(test, 32);
 	KUNIT_ASSERT_EQ(test, pk_arena_alloc(test, &p, 1, GFP_KERNEL), 1);
 	if (!pk_stat(TDX_PAMT_STAT_CHUNK_ALLOC)) {
 		pk_arena_free(test, &p, 1);

@@ -227,17 +227,17 @@ static void pk_ctx_softirq_put(struct kunit *test, bool lean,
 
 static void pk_ctx_softirq_put_magazine(struct kunit *test)
 {
-	pk_ctx_softirq_put(test, false, 4, false);
+	pk_ctx_softirq_put(test, false, 8, false);
 }
 
 static void pk_ctx_softirq_put_lean(struct kunit *test)
 {
-	pk_ctx_softirq_put(test, true, 4, false);
+	pk_ctx_softirq_put(test, true, 8, false);
 }
 
 static void pk_ctx_softirq_put_busy_storm(struct kunit *test)
 {
-	pk_ctx_softirq_put(test, true, 4, true);
+	pk_ctx_softirq_put(test, true, 8, true);
 }
 
 struct pk_rcu_put {
@@ -374,7 +374,7 @@ static void pk_ctx_shrinker_registered(struct kunit *test)
 	struct tdx_pamt_pair p;
 	int i;
 
-	KUNIT_ASSERT_EQ(test, pk_setup(test, 2, PK_NO_CAP), 0);
+	KUNIT_ASSERT_EQ(test, pk_setup(test, 4, PK_NO_CAP), 0);
 	KUNIT_ASSERT_EQ(test, pk_glue(test), 0);
 	KUNIT_EXPECT_EQ(test, pamt_glue_register(), -EBUSY);
 	pk_make_idle(test, 0, 6);
@@ -420,7 +420,7 @@ static void pk_ctx_softirq_put_busy_bounded(struct kunit *test)
 	struct pk_rcu_put *p;
 	u64 removes;
 
-	KUNIT_ASSERT_EQ(test, pk_setup(test, 4, 4), 0);
+	KUNIT_ASSERT_EQ(test, pk_setup(test, 8, 4), 0);
 	pk_make_idle(test, 0, 8);
 	KUNIT_EXPECT_LE(test, tdx_pamt_shrink_count(), 4UL);
 	p = kmalloc_obj(*p, GFP_KERNEL);
@@ -467,7 +467,7 @@ static void pk_ctx_shrinker_magazines(struct kunit *test)
 	struct shrinker *s;
 	int cpu, i;
 
-	KUNIT_ASSERT_EQ(test, pk_setup(test, 4, PK_NO_CAP), 0);
+	KUNIT_ASSERT_EQ(test, pk_setup(test, 8, PK_NO_CAP), 0);
 	KUNIT_ASSERT_EQ(test, pk_glue(test), 0);
 	s = pamt_glue_shrinker();
 	KUNIT_ASSERT_NOT_NULL(test, s);
@@ -524,7 +524,7 @@ static unsigned int pk_cpu_cached(int cpu)
 {
 	struct pamt_pcpu *pc = per_cpu_ptr(pamt.pcpu, cpu);
 
-	return pc->loaded->nr + pc->prev->nr;
+	return pc->mag->nr;
 }
 
 struct pk_load {
@@ -599,7 +599,7 @@ static void pk_ctx_hotplug_drains(struct kunit *test)
 	cpu = pk_pick_cpu(test);
 	l = kunit_kzalloc(test, sizeof(*l), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, l);
-	KUNIT_ASSERT_EQ(test, pk_setup(test, 8, PK_NO_CAP), 0);
+	KUNIT_ASSERT_EQ(test, pk_setup(test, 16, PK_NO_CAP), 0);
 	KUNIT_ASSERT_EQ(test, pk_glue(test), 0);
 
 	/* Load on held slots: fast path only, no pair moves. */
@@ -644,7 +644,7 @@ static void pk_ctx_hotplug_before_glue(struct kunit *test)
 	int cpu;
 
 	cpu = pk_pick_cpu(test);
-	KUNIT_ASSERT_EQ(test, pk_setup(test, 8, PK_NO_CAP), 0);
+	KUNIT_ASSERT_EQ(test, pk_setup(test, 16, PK_NO_CAP), 0);
 	KUNIT_EXPECT_EQ(test, work_on_cpu(cpu, pk_give_on_cpu, (void *)10L), 10L);
 	KUNIT_EXPECT_EQ(test, pk_cpu_cached(cpu), 10U);
 	cached = pk_stat(TDX_PAMT_STAT_CACHED_PAIRS);
@@ -670,7 +670,7 @@ static void pk_ctx_hotplug_under_load(struct kunit *test)
 	cpu = pk_pick_cpu(test);
 	l = kunit_kzalloc(test, sizeof(*l), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, l);
-	KUNIT_ASSERT_EQ(test, pk_setup(test, 4, 16), 0);
+	KUNIT_ASSERT_EQ(test, pk_setup(test, 8, 16), 0);
 	KUNIT_ASSERT_EQ(test, pk_glue(test), 0);
 	l->first = pk_ctx_pfn(test, 0);
 	l->churn = true;
@@ -727,7 +727,7 @@ static void pk_drain_for_reclaim(struct kunit *test)
 	unsigned long end;
 	unsigned int noreclaim;
 
-	KUNIT_ASSERT_EQ(test, pk_setup(test, 4, PK_NO_CAP), 0);
+	KUNIT_ASSERT_EQ(test, pk_setup(test, 8, PK_NO_CAP), 0);
 	migrate_disable();
 	pk_give_six_elsewhere(test);
 	noreclaim = memalloc_noreclaim_save();

@@ -12,8 +12,8 @@
 
 /*
  * @n slots idle, their pairs from one chunk: a GFP_KERNEL top-up makes
- * the chunk, the gets take the rest from it.  With one-pair magazines
- * (pk_arena_up(test, 1)) each refill leaves at most one pair
+ * the chunk, the gets take the rest from it.  With two-pair magazines
+ * (pk_arena_up(test, 2)) each refill leaves at most one pair
  * cached, which the next get takes.
  */
 static void pk_arena_idle(struct kunit *test, int n)
@@ -39,7 +39,7 @@ static void pk_arena_release_shrinker(struct kunit *test)
 	struct shrinker *s;
 	int rounds = 0;
 
-	pk_arena_up(test, 1);
+	pk_arena_up(test, 2);
 	KUNIT_ASSERT_EQ(test, pk_glue(test), 0);
 	s = pamt_glue_shrinker();
 	KUNIT_ASSERT_NOT_NULL(test, s);
@@ -83,7 +83,7 @@ static void pk_arena_release_counts_pages(struct kunit *test)
 	struct shrinker *s;
 	int i;
 
-	pk_arena_up(test, 1);
+	pk_arena_up(test, 2);
 	KUNIT_ASSERT_EQ(test, pk_glue(test), 0);
 	s = pamt_glue_shrinker();
 	KUNIT_ASSERT_NOT_NULL(test, s);
@@ -124,7 +124,7 @@ static void pk_arena_release_counts_pages(struct kunit *test)
 /* A drain gives every chunk back. */
 static void pk_arena_release_drain(struct kunit *test)
 {
-	pk_arena_up(test, 1);
+	pk_arena_up(test, 2);
 	pk_arena_idle(test, 24);
 	tdx_pamt_drain();
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0ULL);
@@ -141,7 +141,7 @@ static void pk_arena_restore_cap(void *unused)
 /* The idle cap, lowered to 0, gives every chunk back. */
 static void pk_arena_release_cap(struct kunit *test)
 {
-	pk_arena_up(test, 1);
+	pk_arena_up(test, 2);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, pk_arena_restore_cap,
 							NULL), 0);
 	pk_arena_idle(test, 24);
@@ -164,7 +164,7 @@ static void pk_arena_release_cap_lazy(struct kunit *test)
 {
 	u64 removes, deadline;
 
-	pk_arena_up(test, 1);
+	pk_arena_up(test, 2);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, pk_arena_restore_cap,
 							NULL), 0);
 	pk_arena_idle(test, 24);

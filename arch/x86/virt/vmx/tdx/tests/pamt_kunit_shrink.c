@@ -78,10 +78,10 @@ static void pk_give_new_pairs(struct kunit *test, int n)
 	}
 }
 
-/* Pairs beyond two magazines go back; the shrinker frees the cached. */
+/* Pairs beyond a full magazine go back; the shrinker frees the cached. */
 static void pk_shrink_magazines(struct kunit *test)
 {
-	KUNIT_ASSERT_EQ(test, pk_setup(test, 2, PK_NO_CAP), 0);
+	KUNIT_ASSERT_EQ(test, pk_setup(test, 4, PK_NO_CAP), 0);
 	migrate_disable();
 	pk_give_new_pairs(test, 9);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 4ULL);
@@ -96,7 +96,7 @@ static void pk_shrink_magazines(struct kunit *test)
 /* At the idle cap, pairs given back are freed instead of cached. */
 static void pk_magazines_respect_cap(struct kunit *test)
 {
-	KUNIT_ASSERT_EQ(test, pk_setup(test, 4, 2), 0);
+	KUNIT_ASSERT_EQ(test, pk_setup(test, 8, 2), 0);
 	migrate_disable();
 	pk_give_new_pairs(test, 6);
 	migrate_enable();
@@ -131,13 +131,13 @@ static void pk_put_over_cap_frees_a_cached_pair(struct kunit *test)
 {
 	unsigned long pfn, cached;
 
-	KUNIT_ASSERT_EQ(test, pk_setup(test, 2, 8), 0);
+	KUNIT_ASSERT_EQ(test, pk_setup(test, 4, 8), 0);
 	pfn = pk_slot_pfn(test, 20);
 	migrate_disable();
 	pk_give_new_pairs(test, 4);
 	KUNIT_EXPECT_EQ(test, pk_get(pfn), 0);
 	cached = pk_stat(TDX_PAMT_STAT_CACHED_PAIRS);
-	/* Idle memory (this CPU's magazines) is now exactly the cap. */
+	/* Idle memory (this CPU's magazine) is now exactly the cap. */
 	tdx_pamt_set_idle_cap(tdx_pamt_shrink_count());
 	tdx_pamt_put(pfn);
 	migrate_enable();
@@ -301,7 +301,7 @@ static void pk_drain_all(struct kunit *test)
 	unsigned long base;
 	int i;
 
-	KUNIT_ASSERT_EQ(test, pk_setup(test, 4, PK_NO_CAP), 0);
+	KUNIT_ASSERT_EQ(test, pk_setup(test, 8, PK_NO_CAP), 0);
 	base = pk_slot_pfn(test, 25);
 	for (i = 0; i < 6; i++)
 		KUNIT_ASSERT_EQ(test, pk_get(base + i * 512), 0);
@@ -310,7 +310,7 @@ static void pk_drain_all(struct kunit *test)
 	migrate_disable();
 	pk_give_new_pairs(test, 13);
 	migrate_enable();
-	/* Six idle slots and this CPU's two magazines; the rest went back. */
+	/* Six idle slots and this CPU's full magazine; the rest went back. */
 	KUNIT_EXPECT_EQ(test, tdx_pamt_drain(), 6UL + 8);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 0ULL);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 0ULL);

@@ -221,18 +221,18 @@ static void pk_stress(struct kunit *test, unsigned int mag_size,
 
 static void pk_stress_magazine(struct kunit *test)
 {
-	pk_stress(test, 8, 32, false);
+	pk_stress(test, 16, 32, false);
 }
 
 /* An idle cap of one pair: nearly every last put REMOVEs. */
 static void pk_stress_lean(struct kunit *test)
 {
-	pk_stress(test, 4, 1, false);
+	pk_stress(test, 8, 1, false);
 }
 
 static void pk_stress_busy_module(struct kunit *test)
 {
-	pk_stress(test, 2, 8, true);
+	pk_stress(test, 4, 8, true);
 }
 
 static struct kunit_case pk_stress_cases[] = {
