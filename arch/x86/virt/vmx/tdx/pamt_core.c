@@ -288,11 +288,10 @@ struct page *__tdx_alloc_control_page(gfp_t gfp)
 	__tdx_topup_pamt_cache(&res, 1, gfp);
 	ret = tdx_pamt_get(page_to_pfn(page), &res);
 	tdx_free_pamt_cache(&res);
-	if (ret) {
-		__free_page(page);
-		page = NULL;
-	}
-	return page;
+	if (!ret)
+		return page;
+	__free_page(page);
+	return NULL;
 }
 
 /**
