@@ -39,7 +39,6 @@ int pamt_debugfs_idle_cap_get(void *data, u64 *val)
 	*val = tdx_pamt_idle_cap();
 	return 0;
 }
-
 DEFINE_DEBUGFS_ATTRIBUTE(pamt_idle_cap_fops, pamt_debugfs_idle_cap_get,
 			 NULL, "%llu\n");
 
