@@ -31,12 +31,6 @@ int pamt_status_errno(u64 status)
 	}
 }
 
-/* Without Dynamic PAMT every call succeeds. */
-static int pamt_slot_miss(void)
-{
-	return pamt.enabled ? -EINVAL : 0;
-}
-
 #ifdef CONFIG_LOCKDEP
 static struct lock_class_key pamt_transit_key;
 /* A transition, for lockdep: only raw locks may nest inside. */
@@ -505,8 +499,8 @@ static noinline int pamt_slot_get_far(unsigned long idx,
 {
 	atomic_t *slot = pamt_slot_far(idx + pamt.base_idx);
 
-	if (!slot)
-		return pamt_slot_miss();
+	if (!slot)	/* Without Dynamic PAMT every call succeeds. */
+		return pamt.enabled ? -EINVAL : 0;
 	return pamt_slot_get_word(slot, res);
 }
 
@@ -574,7 +568,7 @@ static noinline int pamt_slot_put_far(unsigned long idx)
 	atomic_t *slot = pamt_slot_far(idx + pamt.base_idx);
 
 	if (!slot)
-		return pamt_slot_miss();
+		return pamt.enabled ? -EINVAL : 0;
 	return pamt_slot_put_word(slot);
 }
 
