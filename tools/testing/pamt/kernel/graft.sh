@@ -80,9 +80,6 @@ if [ -d "$REPO/Documentation/arch/x86" ]; then
 	done
 fi
 
-# The freestanding KVM glue of older grafts is gone: KVM calls the cache
-# from its own files (edits/20-*.patch).
-rm -f "$TREE"/arch/x86/kvm/vmx/tdx_pamt.[ch]
 # Every edit to existing files, each applied once by hooks.sh (Kconfig and
 # Makefile lines, the KUnit object list, the x86 doc index).
 # The hooks run on pristine copies of the files they edit, and a file is

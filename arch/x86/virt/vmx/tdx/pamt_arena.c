@@ -68,11 +68,6 @@ static inline void pamt_arena_lock(unsigned long *flags)
 	pamt_stat_inc(GLOBAL_LOCK);
 }
 
-static inline void pamt_arena_unlock(unsigned long flags)
-{
-	spin_unlock_irqrestore(&pamt_arena.lock, flags);
-}
-
 static void pamt_arena_link(struct pamt_arena_chunk *c)
 {
 	lockdep_assert_held(&pamt_arena.lock);
@@ -196,7 +191,7 @@ unsigned int pamt_arena_take_runs(struct pamt_pair_run *v, unsigned int nv,
 		WRITE_ONCE(pamt_arena.nr_free,
 			   pamt_arena.nr_free - from_linked);
 	}
-	pamt_arena_unlock(flags);
+	spin_unlock_irqrestore(&pamt_arena.lock, flags);
 	return total;
 }
 
@@ -303,12 +298,12 @@ unsigned int pamt_arena_take_home(struct tdx_pamt_pair *pairs, unsigned int n,
 			fresh = NULL;
 			break;
 		}
-		pamt_arena_unlock(flags);
+		spin_unlock_irqrestore(&pamt_arena.lock, flags);
 		fresh = pamt_arena_new_chunk(gfp & ~__GFP_ACCOUNT);
 		if (!fresh)
 			return 0;
 	}
-	pamt_arena_unlock(flags);
+	spin_unlock_irqrestore(&pamt_arena.lock, flags);
 	pamt_arena_release(fresh);
 	pamt_arena_release(old);
 	return got;
@@ -416,25 +411,10 @@ static unsigned int pamt_arena_alloc(struct tdx_pamt_pair *pairs, unsigned int n
 }
 
 /**
- * pamt_pair_alloc() - a pair for an ADD, not from the magazines
- * @pair: filled on success
- * @gfp: allocation flags; with the arena, __GFP_ACCOUNT is ignored
- *
- * Return: 0 or -ENOMEM, with nothing allocated.
- */
-int pamt_pair_alloc(struct tdx_pamt_pair *pair, gfp_t gfp)
-{
-	might_alloc(gfp);
-	if (!pamt.arena)
-		return pamt_pair_alloc_pages(pair, gfp);
-	return pamt_arena_alloc(pair, 1, gfp, false) ? 0 : -ENOMEM;
-}
-
-/**
  * pamt_pair_alloc_bulk() - up to @n pairs, not from the magazines
  * @pairs: filled with the pairs allocated
  * @n: pairs wanted, at most TDX_PAMT_CACHE_MAX
- * @gfp: allocation flags, as for pamt_pair_alloc()
+ * @gfp: allocation flags; with the arena, __GFP_ACCOUNT is ignored
  *
  * With the arena, this CPU's magazines are refilled in the same lock
  * hold; a fallback gives one pair.
@@ -519,7 +499,7 @@ static unsigned long pamt_pair_free_some(const struct tdx_pamt_pair *pairs,
 				   max(pairs[k].pfn[0], pairs[k].pfn[1])))
 			list_add(&c->list, &released);
 	}
-	pamt_arena_unlock(flags);
+	spin_unlock_irqrestore(&pamt_arena.lock, flags);
 	list_for_each_entry_safe(c, tmp, &released, list) {
 		pamt_arena_release(c);
 		pages += PAMT_ARENA_PAGES;
@@ -634,7 +614,7 @@ unsigned long pamt_arena_unhome(bool all)
 			if (pamt_arena_put_on(c))
 				list_add(&c->list, &released);
 		}
-		pamt_arena_unlock(flags);
+		spin_unlock_irqrestore(&pamt_arena.lock, flags);
 	}
 	list_for_each_entry_safe(c, tmp, &released, list) {
 		pamt_arena_release(c);
@@ -656,7 +636,7 @@ static unsigned long pamt_arena_walk_start(bool all, unsigned long *budget)
 	pamt_arena_lock(&flags);
 	stamp = ++pamt_arena.scan;
 	*budget = all ? pamt_arena.nr_chunks : PAMT_ARENA_SCAN_CHUNKS;
-	pamt_arena_unlock(flags);
+	spin_unlock_irqrestore(&pamt_arena.lock, flags);
 	return stamp;
 }
 
@@ -712,7 +692,7 @@ static struct pamt_arena_chunk *pamt_arena_walk(unsigned long stamp,
 			list_add(&c->list, &pamt_arena.off);
 			c->off = true;
 		}
-		pamt_arena_unlock(flags);
+		spin_unlock_irqrestore(&pamt_arena.lock, flags);
 		if (!c || idle)
 			return c;
 	}
@@ -733,7 +713,7 @@ static unsigned long pamt_arena_empty(struct pamt_arena_chunk *c,
 		pamt_arena_lock(&flags);
 		i = find_next_zero_bit(c->free, PAMT_ARENA_PAIRS, i);
 		owner = i < PAMT_ARENA_PAIRS ? READ_ONCE(c->owner[i]) : 0;
-		pamt_arena_unlock(flags);
+		spin_unlock_irqrestore(&pamt_arena.lock, flags);
 		/* Done, or a pair not in a slot: it stays out. */
 		if (!owner)
 			break;
@@ -750,7 +730,7 @@ static unsigned long pamt_arena_empty(struct pamt_arena_chunk *c,
 	}
 	pamt_arena_lock(&flags);
 	release = pamt_arena_put_on(c);
-	pamt_arena_unlock(flags);
+	spin_unlock_irqrestore(&pamt_arena.lock, flags);
 	if (!release)
 		return 0;
 	pamt_arena_release(c);
@@ -807,7 +787,7 @@ unsigned long pamt_arena_reclaimable(bool all)
 		pamt_arena_lock(&flags);
 		if (h->chunk && pamt_arena_chunk_idle(h->chunk, &cached))
 			nr += PAMT_ARENA_PAIRS;
-		pamt_arena_unlock(flags);
+		spin_unlock_irqrestore(&pamt_arena.lock, flags);
 	}
 	while (pamt_arena_walk(stamp, &budget, &cached, all, false))
 		nr += PAMT_ARENA_PAIRS;
@@ -886,7 +866,7 @@ unsigned long pamt_arena_exit(void)
 	bitmap_zero(pamt_arena.nonempty, PAMT_ARENA_PAIRS);
 	WRITE_ONCE(pamt_arena.nr_chunks, 0);
 	WRITE_ONCE(pamt_arena.nr_free, 0);
-	pamt_arena_unlock(flags);
+	spin_unlock_irqrestore(&pamt_arena.lock, flags);
 	list_for_each_entry_safe(c, tmp, &victims, list) {
 		/* A home whose pairs all came back. */
 		if (c->nr_free == PAMT_ARENA_PAIRS) {

@@ -10,8 +10,6 @@
 #include "pamt_debugfs.h"
 #include "pamt_internal.h"
 
-static struct dentry *pamt_dentry;
-
 int pamt_stats_show(struct seq_file *m, void *unused)
 {
 	u64 vals[TDX_PAMT_STAT_NR];
@@ -39,18 +37,12 @@ int pamt_debugfs_idle_cap_get(void *data, u64 *val)
 	*val = tdx_pamt_idle_cap();
 	return 0;
 }
-
 DEFINE_DEBUGFS_ATTRIBUTE(pamt_idle_cap_fops, pamt_debugfs_idle_cap_get,
 			 NULL, "%llu\n");
 
-struct dentry *pamt_debugfs_dir(void)
-{
-	return pamt_dentry;
-}
-
 static int __init pamt_debugfs_init(void)
 {
-	struct dentry *tdx;
+	struct dentry *tdx, *dir;
 
 	/* Other TDX code may own "tdx" one day: share it, never replace it. */
 	tdx = debugfs_lookup("tdx", NULL);
@@ -58,11 +50,10 @@ static int __init pamt_debugfs_init(void)
 		tdx = debugfs_create_dir("tdx", NULL);
 	else
 		dput(tdx);
-	pamt_dentry = debugfs_create_dir("pamt", tdx);
-	debugfs_create_file("stats", 0444, pamt_dentry, NULL, &pamt_stats_fops);
-	debugfs_create_file_unsafe("drain", 0200, pamt_dentry, NULL,
-				   &pamt_drain_fops);
-	debugfs_create_file_unsafe("idle_cap", 0444, pamt_dentry, NULL,
+	dir = debugfs_create_dir("pamt", tdx);
+	debugfs_create_file("stats", 0444, dir, NULL, &pamt_stats_fops);
+	debugfs_create_file_unsafe("drain", 0200, dir, NULL, &pamt_drain_fops);
+	debugfs_create_file_unsafe("idle_cap", 0444, dir, NULL,
 				   &pamt_idle_cap_fops);
 	return 0;
 }

@@ -5,12 +5,10 @@
 
 #include <linux/types.h>
 
-struct dentry;
 struct seq_file;
 
 int pamt_stats_show(struct seq_file *m, void *unused);
 int pamt_debugfs_drain_set(void *data, u64 val);
 int pamt_debugfs_idle_cap_get(void *data, u64 *val);
-struct dentry *pamt_debugfs_dir(void);
 
 #endif /* _X86_VIRT_TDX_PAMT_DEBUGFS_H */

@@ -55,7 +55,7 @@ unsigned long tdx_dpamt_bitmap_size(u64 tdmr_size, unsigned int bits_per_4k_page
 	return ALIGN(DIV_ROUND_UP_ULL(bits, BITS_PER_BYTE), SZ_4K);
 }
 
-/* The ranges the TDMRs cover, or -EINVAL for a list the core would refuse. */
+/* The ranges the TDMRs cover; tdx_pamt_init() checks them. */
 int pamt_enable_ranges(struct tdmr_info_list *tdmr_list,
 		       struct tdx_pamt_range *ranges)
 {
@@ -67,9 +67,6 @@ int pamt_enable_ranges(struct tdmr_info_list *tdmr_list,
 
 		ranges[i].start_pfn = PHYS_PFN(tdmr->base);
 		ranges[i].end_pfn = PHYS_PFN(tdmr->base + tdmr->size);
-		if (!IS_ALIGNED(tdmr->base | tdmr->size, SZ_2M) ||
-		    (i && ranges[i].start_pfn < ranges[i - 1].end_pfn))
-			return -EINVAL;
 	}
 	return i;
 }
@@ -84,17 +81,13 @@ int pamt_enable(struct tdmr_info_list *tdmr_list,
 		.arena		= true,
 	};
 	struct tdx_pamt_range *ranges;
-	int nr, ret;
-
-	if (!tdmr_list->nr_consumed_tdmrs)
-		return -EINVAL;
+	int ret;
 
 	ranges = kcalloc(tdmr_list->nr_consumed_tdmrs, sizeof(*ranges),
 			 GFP_KERNEL);
 	if (!ranges)
 		return -ENOMEM;
-	nr = pamt_enable_ranges(tdmr_list, ranges);
-	ret = nr < 0 ? nr : tdx_pamt_init(ranges, nr, &cfg);
+	ret = tdx_pamt_init(ranges, pamt_enable_ranges(tdmr_list, ranges), &cfg);
 	kfree(ranges);
 	return ret;
 }
@@ -110,10 +103,8 @@ int pamt_enable(struct tdmr_info_list *tdmr_list,
  */
 int tdx_pamt_module_prepare(struct tdmr_info_list *tdmr_list)
 {
-	int ret = -ENOMEM;
-
-	if (pamt_glue_ready())
-		ret = pamt_enable(tdmr_list, &tdx_pamt_seamcall_ops);
+	int ret = pamt_glue_ready() ?
+		  pamt_enable(tdmr_list, &tdx_pamt_seamcall_ops) : -ENOMEM;
 
 	if (ret)
 		pr_err("set-up failed (%d); tdx_pamt.enable=0 keeps static PAMT\n",

@@ -107,14 +107,12 @@ static int __init pamt_glue_init(void)
 		INIT_WORK(per_cpu_ptr(&pamt_drain_work, cpu), pamt_glue_drain_fn);
 	pamt_drain_wq = alloc_workqueue("tdx_pamt_drain",
 					WQ_MEM_RECLAIM | WQ_PERCPU, 0);
+	if (!pamt_drain_wq)
+		return -ENOMEM;
 	pamt_defer_wq = alloc_workqueue("tdx_pamt", WQ_MEM_RECLAIM | WQ_UNBOUND, 1);
-	if (!pamt_glue_ready()) {
-		if (pamt_drain_wq)
-			destroy_workqueue(pamt_drain_wq);
-		if (pamt_defer_wq)
-			destroy_workqueue(pamt_defer_wq);
+	if (!pamt_defer_wq) {
+		destroy_workqueue(pamt_drain_wq);
 		pamt_drain_wq = NULL;
-		pamt_defer_wq = NULL;
 		return -ENOMEM;
 	}
 	return 0;
@@ -159,10 +157,9 @@ int pamt_glue_register(void)
 	ret = cpuhp_setup_state_nocalls_cpuslocked(CPUHP_BP_PREPARE_DYN,
 						   "x86/tdx/pamt:dead", NULL,
 						   pamt_glue_cpu_dead);
-	if (ret >= 0) {
+	if (ret >= 0)
 		for_each_cpu_andnot(cpu, cpu_possible_mask, cpu_online_mask)
 			tdx_pamt_drain_cpu(cpu);
-	}
 	cpus_read_unlock();
 	if (ret < 0) {
 		shrinker_free(pamt_shrinker);

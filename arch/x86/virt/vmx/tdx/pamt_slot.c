@@ -10,7 +10,6 @@
 #include <linux/export.h>
 #include <linux/kvm_types.h>
 #include <linux/gfp.h>
-#include <linux/mm.h>
 #include <linux/preempt.h>
 #include <linux/processor.h>
 #include <linux/timekeeping.h>
@@ -30,12 +29,6 @@ int pamt_status_errno(u64 status)
 	default:
 		return -EIO;
 	}
-}
-
-/* Without Dynamic PAMT every call succeeds. */
-static int pamt_slot_miss(void)
-{
-	return pamt.enabled ? -EINVAL : 0;
 }
 
 #ifdef CONFIG_LOCKDEP
@@ -506,8 +499,8 @@ static noinline int pamt_slot_get_far(unsigned long idx,
 {
 	atomic_t *slot = pamt_slot_far(idx + pamt.base_idx);
 
-	if (!slot)
-		return pamt_slot_miss();
+	if (!slot)	/* Without Dynamic PAMT every call succeeds. */
+		return pamt.enabled ? -EINVAL : 0;
 	return pamt_slot_get_word(slot, res);
 }
 
@@ -536,30 +529,21 @@ static noinline int pamt_slot_put_slow(atomic_t *slot)
 	unsigned long idx = pamt_slot_idx(slot);
 	int old = atomic_read(slot);
 
-	for (;;) {
+	do {
 		if (old & PAMT_SLOT_HOLE)
 			return -EINVAL;
-		if ((old & (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT)) !=
-		    PAMT_SLOT_INSTALLED || !pamt_slot_refs(old)) {
-			WARN_ONCE(1, "tdx-pamt: put on pfn %#lx with no reference\n",
-				  pamt_slot_base_pfn(idx));
+		if (WARN_ONCE((old & (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT)) !=
+			      PAMT_SLOT_INSTALLED || !pamt_slot_refs(old),
+			      "tdx-pamt: put on pfn %#lx with no reference\n",
+			      pamt_slot_base_pfn(idx)))
 			return -EINVAL;
-		}
-		if (pamt_slot_refs(old) > 1) {
-			if (atomic_try_cmpxchg(slot, &old, old - 1))
-				break;
-			continue;
-		}
-		if (!atomic_try_cmpxchg_release(slot, &old, old - 1))
-			continue;
-		/* The cap made this put issue a REMOVE. */
-		if (!(old & PAMT_SLOT_LEAKED) && pamt_shrink_idle_inc(idx, old - 1)) {
-			pamt_stat_inc(PUT_SLOW);
-			return 0;
-		}
-		break;
+	} while (!atomic_try_cmpxchg_release(slot, &old, old - 1));
+	/* The cap made this put issue a REMOVE. */
+	if (pamt_slot_refs(old) == 1 && !(old & PAMT_SLOT_LEAKED) &&
+	    pamt_shrink_idle_inc(idx, old - 1)) {
+		pamt_stat_inc(PUT_SLOW);
+		return 0;
 	}
-
 	pamt_stat_inc(PUT_FAST);
 	return 0;
 }
@@ -584,7 +568,7 @@ static noinline int pamt_slot_put_far(unsigned long idx)
 	atomic_t *slot = pamt_slot_far(idx + pamt.base_idx);
 
 	if (!slot)
-		return pamt_slot_miss();
+		return pamt.enabled ? -EINVAL : 0;
 	return pamt_slot_put_word(slot);
 }
 

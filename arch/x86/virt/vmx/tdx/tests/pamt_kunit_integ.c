@@ -214,6 +214,19 @@ static char *pk_integ_show_stats(struct kunit *test)
 	return m.buf;
 }
 
+/* /sys/kernel/debug/tdx/pamt/@name, or NULL; dput() it. */
+static struct dentry *pk_integ_debugfs(const char *name)
+{
+	struct dentry *tdx = debugfs_lookup("tdx", NULL), *dir, *d = NULL;
+
+	dir = tdx ? debugfs_lookup("pamt", tdx) : NULL;
+	if (dir)
+		d = debugfs_lookup(name, dir);
+	dput(dir);
+	dput(tdx);
+	return d;
+}
+
 /* The value of @name in the stats file, or -1 if it is not there. */
 static long long pk_integ_stat_value(const char *buf, const char *name)
 {
@@ -260,8 +273,7 @@ static void pk_integ_debugfs_stats(struct kunit *test)
 	if (IS_ENABLED(CONFIG_DEBUG_FS)) {
 		struct dentry *d;
 
-		KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(pamt_debugfs_dir()));
-		d = debugfs_lookup("stats", pamt_debugfs_dir());
+		d = pk_integ_debugfs("stats");
 		KUNIT_EXPECT_NOT_NULL(test, d);
 		dput(d);
 	}
@@ -284,7 +296,7 @@ static void pk_integ_debugfs_drain_cap(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, cap, 4ULL);
 	KUNIT_EXPECT_LE(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 4ULL);
 	if (IS_ENABLED(CONFIG_DEBUG_FS)) {
-		struct dentry *d = debugfs_lookup("idle_cap", pamt_debugfs_dir());
+		struct dentry *d = pk_integ_debugfs("idle_cap");
 
 		KUNIT_ASSERT_NOT_NULL(test, d);
 		KUNIT_EXPECT_EQ(test, d_inode(d)->i_mode & 0777, 0444);
