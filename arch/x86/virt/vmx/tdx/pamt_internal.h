@@ -355,7 +355,6 @@ struct pamt_pair_run {
 
 unsigned int pamt_arena_take_runs(struct pamt_pair_run *v, unsigned int nv,
 				  struct pamt_arena_chunk **fresh);
-int pamt_pair_alloc(struct tdx_pamt_pair *pair, gfp_t gfp);
 unsigned int pamt_pair_alloc_bulk(struct tdx_pamt_pair *pairs, unsigned int n,
 				  gfp_t gfp);
 unsigned long pamt_pair_free(const struct tdx_pamt_pair *pair);
@@ -376,7 +375,9 @@ unsigned long pamt_arena_unhome(bool all);
 struct page *pamt_arena_alloc_pages(gfp_t gfp, unsigned int order);
 #endif
 #if IS_ENABLED(CONFIG_INTEL_TDX_PAMT_KUNIT_TEST)
-unsigned long pamt_arena_check(void);	/* tests/pamt_arena_check.c */
+/* tests/pamt_arena_check.c */
+unsigned long pamt_arena_check(void);
+int pamt_pair_alloc(struct tdx_pamt_pair *pair, gfp_t gfp);
 #endif
 
 /* pamt_mag.c */
