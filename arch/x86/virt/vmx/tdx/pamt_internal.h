@@ -138,10 +138,10 @@ struct pamt_mag {
 struct pamt_pcpu {
 	local_lock_t lock;		/* @mag; never in a transition */
 	struct pamt_mag *mag;		/* never NULL */
+	unsigned int idle_nr;		/* next to @idle_lock: a put writes both */
 	/* Not the local lock: reclaim on another CPU empties @idle_buf. */
 	spinlock_t idle_lock;
 	u32 idle_buf[PAMT_IDLE_BATCH];	/* idle slots not yet in the index */
-	unsigned int idle_nr;
 	u64 stat[PAMT_PCPU_NR_STATS];
 	unsigned int in_flight;		/* SEAMCALLs not serialised */
 };
