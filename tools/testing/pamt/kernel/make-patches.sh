@@ -242,16 +242,17 @@ copy $TDX/pamt_mag.c $TDX/tests/pamt_kunit_mag.c
 headers arena shrink glue huge
 "$HERE/hooks.sh" "$WORK" mag kunit 2>/dev/null
 commit "x86/virt/tdx: Add per-CPU magazines of ready PAMT pairs" \
-"Keep free pairs in two magazines per CPU (Bonwick and Adams), taken and
+"Keep free pairs in a magazine per CPU (Bonwick and Adams), taken and
 given under a local lock only, so that a pair REMOVE hands back, or that
 a failed ADD did not use, waits there for the next ADD.  A pair with no
-room in either magazine goes back where pairs come from; the next patch
-makes that an arena, which refills a CPU's magazines in one lock hold.
-There is no depot of full magazines: with the arena behind them it
-changed no figure of the benchmark.  A caller
-that cannot sleep (KVM under mmu_lock) fills a struct tdx_pamt_cache
-beforehand with tdx_topup_pamt_cache(), which charges the caller's
-memcg for the reserve's pairs; a get that installs a pair moves one
+room in the magazine goes back where pairs come from; the next patch
+makes that an arena, which refills a CPU's magazine in one lock hold.
+There is no depot of full magazines, nor a second magazine per CPU to
+trade with one: with the arena behind the magazine a depot changed no
+figure of the benchmark.  A caller that cannot sleep (KVM under
+mmu_lock) fills a struct tdx_pamt_cache beforehand with
+tdx_topup_pamt_cache(), which charges the caller's memcg for the
+reserve's pairs; a get that installs a pair moves one
 charge to the range, until the module hands the pair back.  Control
 pages are allocated with GFP_KERNEL_ACCOUNT.
 
