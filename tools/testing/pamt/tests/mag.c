@@ -47,7 +47,7 @@ PAMT_TEST(mag_lifo_reuse)
 }
 
 /* A full magazine is all a CPU keeps; no all-CPU lock either way. */
-PAMT_TEST(mag_pairs_beyond_two_magazines_go_back)
+PAMT_TEST(mag_pairs_beyond_a_full_magazine_go_back)
 {
 	struct tdx_pamt_pair p[40];
 
