@@ -34,12 +34,13 @@ static int pamt_check_config(const struct tdx_pamt_range *ranges,
 	    !cfg->ops->remove || !cfg->ops->reset_page ||
 	    cfg->mag_size > PAMT_MAG_SIZE_MAX)
 		return -EINVAL;
-	for (i = 0; i < nr; i++)
+	for (i = 0; i < nr; i++) {
 		if (!IS_ALIGNED(ranges[i].start_pfn | ranges[i].end_pfn,
 				TDX_PAMT_PAGES_PER_SLOT) ||
 		    ranges[i].start_pfn >= ranges[i].end_pfn ||
 		    (i && ranges[i].start_pfn < ranges[i - 1].end_pfn))
 			return -EINVAL;
+	}
 	return 0;
 }
 
@@ -257,9 +258,10 @@ void tdx_pamt_read_stats(u64 *vals)
 	memset(vals, 0, TDX_PAMT_STAT_NR * sizeof(*vals));
 	if (!pamt.enabled)
 		return;
-	for_each_possible_cpu(cpu)
+	for_each_possible_cpu(cpu) {
 		for (i = 0; i < PAMT_PCPU_HELD; i++)
 			vals[i] += READ_ONCE(per_cpu_ptr(pamt.pcpu, cpu)->stat[i]);
+	}
 	/* A pair pushed on one CPU, popped on another, may be read popped only. */
 	for (i = TDX_PAMT_STAT_NR_COUNTERS; i < PAMT_PCPU_HELD; i++)
 		vals[i] = max_t(s64, vals[i], 0);

@@ -157,9 +157,10 @@ int pamt_glue_register(void)
 	ret = cpuhp_setup_state_nocalls_cpuslocked(CPUHP_BP_PREPARE_DYN,
 						   "x86/tdx/pamt:dead", NULL,
 						   pamt_glue_cpu_dead);
-	if (ret >= 0)
+	if (ret >= 0) {
 		for_each_cpu_andnot(cpu, cpu_possible_mask, cpu_online_mask)
 			tdx_pamt_drain_cpu(cpu);
+	}
 	cpus_read_unlock();
 	if (ret < 0) {
 		shrinker_free(pamt_shrinker);
