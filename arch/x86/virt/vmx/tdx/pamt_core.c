@@ -187,8 +187,7 @@ int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
 		pamt_slots_free();
 		return ret;
 	}
-	pamt.meta_bytes += pamt.nr_slots * sizeof(*pamt.idle_index.ring) +
-			   BITS_TO_LONGS(pamt.nr_slots) * sizeof(long);
+	pamt.meta_bytes += pamt.nr_slots * sizeof(*pamt.idle_index.ring);
 	ret = pamt_mag_init();
 	if (ret) {
 		pamt_shrink_exit();

@@ -153,7 +153,6 @@ struct pamt_pcpu {
 struct pamt_idle_index {
 	spinlock_t lock;		/* irqsave, a leaf */
 	u32 *ring;			/* FIFO of slot indices */
-	unsigned long *queued;		/* a bit per slot in @ring, or on its way */
 	unsigned long size;
 	unsigned long head;
 	unsigned long nr;		/* read racily */
@@ -172,10 +171,12 @@ struct pamt_idle_index {
 /*
  * A slot word, padded: the ranges CPUs fault at once are often neighbours,
  * and with 16 words to a cache line they waited on each other's updates.
+ * The put that makes the slot IDLE owns the line when it sets @queued.
  */
 struct pamt_slot {
 	atomic_t word;
-	u8 pad[28];
+	unsigned long queued;		/* bit 0: in the idle index, or on its way */
+	u8 pad[16];			/* 32 bytes: two slots per cache line */
 };
 
 /*

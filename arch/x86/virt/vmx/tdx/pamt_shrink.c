@@ -32,12 +32,8 @@ int pamt_shrink_init(unsigned long nr_slots)
 
 	spin_lock_init(&ix->lock);
 	ix->ring = kvcalloc(nr_slots, sizeof(*ix->ring), GFP_KERNEL);
-	ix->queued = kvcalloc(BITS_TO_LONGS(nr_slots), sizeof(long),
-			      GFP_KERNEL);
-	if (!ix->ring || !ix->queued) {
-		pamt_shrink_exit();
+	if (!ix->ring)
 		return -ENOMEM;
-	}
 	ix->size = nr_slots;
 	ix->head = 0;
 	ix->nr = 0;
@@ -51,9 +47,7 @@ int pamt_shrink_init(unsigned long nr_slots)
 void pamt_shrink_exit(void)
 {
 	kvfree(pamt.idle_index.ring);
-	kvfree(pamt.idle_index.queued);
 	pamt.idle_index.ring = NULL;
-	pamt.idle_index.queued = NULL;
 	pamt.idle_index.size = 0;
 	pamt.idle_index.nr = 0;
 }
@@ -87,7 +81,7 @@ static bool pamt_idle_push(unsigned long idx)
 	unsigned int n = 0;
 
 	/* Fully ordered: the slot went IDLE before; see pamt_idle_pop(). */
-	if (test_and_set_bit(idx, pamt.idle_index.queued))
+	if (test_and_set_bit(0, &pamt.slots[idx].queued))
 		return true;
 	spin_lock_irqsave(&pc->idle_lock, flags);
 	pc->idle_buf[pc->idle_nr] = idx;
@@ -154,7 +148,7 @@ static bool pamt_idle_pop(unsigned long *idx)
 	}
 	spin_unlock_irqrestore(&ix->lock, flags);
 	if (found) {
-		clear_bit(*idx, ix->queued);
+		clear_bit(0, &pamt.slots[*idx].queued);
 		/*
 		 * Clear, then read the slot; a put makes the slot IDLE, then
 		 * tests the bit.  Either we see IDLE or the put queues it.
