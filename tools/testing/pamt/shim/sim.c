@@ -770,6 +770,16 @@ u64 ktime_get_ns(void)
 }
 
 void (*pamt_sim_delay_hook)(void);
+void (*pamt_sim_add_return_hook)(void);
+
+/* Cleared before it runs: the interrupt's work adds too. */
+void pamt_sim_add_return_hooked(void)
+{
+	void (*hook)(void) = pamt_sim_add_return_hook;
+
+	pamt_sim_add_return_hook = NULL;
+	hook();
+}
 
 void ndelay(unsigned long ns)
 {

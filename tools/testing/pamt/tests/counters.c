@@ -136,3 +136,36 @@ PAMT_TEST(counters_idle_revive_write_no_shared_gauge)
 	EXPECT_EQ(stat(TDX_PAMT_STAT_REVIVE), 2 * PAMT_HELD_BATCH);
 	EXPECT(moved <= 1);
 }
+
+static void held_softirq_put(void)
+{
+	pamt_held_add(1);
+}
+
+/*
+ * A softirq that runs between a task's add to its CPU's idle-memory delta
+ * and the fold (IRQ exit on !PREEMPT_RT) folds the task's change too; the
+ * task's fold then moves nothing more.  Subtracting what it had read would
+ * leave pamt.held 96 over and the delta 96 under, past the stated slack.
+ */
+PAMT_TEST(counters_held_fold_survives_a_softirq)
+{
+	long *delta;
+
+	pamt_env_up_default();
+	delta = (long *)&this_cpu_ptr(pamt.pcpu)->stat[PAMT_PCPU_HELD];
+	atomic_long_set(&pamt.held, 0);
+	*delta = 0;
+	pamt_sim_add_return_hook = held_softirq_put;
+	pamt_held_add(96);		/* a refill's reservation */
+	EXPECT(!pamt_sim_add_return_hook);
+	EXPECT_EQ(atomic_long_read(&pamt.held), 97);
+	EXPECT_EQ(*delta, 0);
+
+	pamt_sim_add_return_hook = held_softirq_put;
+	pamt_held_add(-96);		/* given back unused */
+	EXPECT_EQ(atomic_long_read(&pamt.held), 2);
+	EXPECT_EQ(*delta, 0);
+	atomic_long_set(&pamt.held, 0);
+	*delta = 0;
+}

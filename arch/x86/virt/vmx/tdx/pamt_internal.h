@@ -217,17 +217,19 @@ extern struct pamt_cache pamt;
  */
 #define PAMT_HELD_BATCH		8
 
-/* Idle memory changed by @n: pamt.held is written once per batch. */
+/*
+ * Idle memory changed by @n: pamt.held is written once per batch.  The
+ * fold exchanges, as a softirq's may run between the add and the fold.
+ */
 static inline void pamt_held_add(long n)
 {
 	long d;
 
 	preempt_disable();
 	d = this_cpu_add_return(pamt.pcpu->stat[PAMT_PCPU_HELD], n);
-	if (d >= PAMT_HELD_BATCH || d <= -PAMT_HELD_BATCH) {
-		this_cpu_sub(pamt.pcpu->stat[PAMT_PCPU_HELD], d);
-		atomic_long_add(d, &pamt.held);
-	}
+	if (d >= PAMT_HELD_BATCH || d <= -PAMT_HELD_BATCH)
+		atomic_long_add(this_cpu_xchg(pamt.pcpu->stat[PAMT_PCPU_HELD], 0),
+				&pamt.held);
 	preempt_enable();
 }
 
