@@ -1050,3 +1050,61 @@ PAMT_TEST(arena_home_keeps_processes_apart)
 	tdx_pamt_drain();
 	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
 }
+
+/*
+ * A reclaim walk goes past the chunks it looked at: they wait at the tail
+ * of their bucket, and a marked head ends the bucket.  A chunk the walk
+ * looked at that another CPU's carve moves to a new bucket comes back
+ * unmarked, or it would hide the chunks behind it.  Chunks: "idle" (every
+ * pair in an IDLE slot, no free pair), "held" (pairs out in no slot, 56
+ * free) and "sparse" (250 pairs in IDLE slots).  The walk looks at held,
+ * takes sparse; while it empties sparse, a carve moves held to idle's
+ * bucket.  Both idle chunks go back.
+ */
+static struct tdx_pamt_pair walk_held[CHUNK_PAIRS];
+static int walk_nheld, walk_carve;
+static struct tdx_pamt_ops walk_ops;
+
+static void walk_reset_and_carve(unsigned long pfn)
+{
+	pamt_env_ops.reset_page(pfn);
+	alloc_pairs(walk_held + walk_nheld, walk_carve, GFP_NOWAIT);
+	walk_nheld += walk_carve;
+	walk_carve = 0;
+}
+
+PAMT_TEST(arena_walk_sees_chunks_behind_a_relinked_one)
+{
+	struct pamt_env_opts o = {
+		.mag_size = 1, .idle_cap = 100000, .arena = true,
+		.nr_slots = WIDE_SLOTS, .mem_slots = 64,
+	};
+	unsigned long scanned;
+	int i;
+
+	ASSERT(!pamt_env_up(&o));	/* no refill: chunks fill in order */
+	for (i = 0; i < CHUNK_PAIRS; i++)
+		ASSERT(!tdx_pamt_get(slot_pfn(i, 0), NULL));
+	alloc_pairs(walk_held, CHUNK_PAIRS, GFP_KERNEL);
+	for (i = CHUNK_PAIRS; i < 2 * CHUNK_PAIRS - 6; i++)
+		ASSERT(!tdx_pamt_get(slot_pfn(i, 0), NULL));
+	for (i = 0; i < 2 * CHUNK_PAIRS - 6; i++)
+		ASSERT(!tdx_pamt_put(slot_pfn(i, 0)));
+	free_pairs(walk_held + CHUNK_PAIRS - 56, 56);
+	walk_nheld = CHUNK_PAIRS - 56;
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 3);
+
+	walk_ops = pamt_env_ops;
+	walk_ops.reset_page = walk_reset_and_carve;
+	pamt.ops = &walk_ops;
+	walk_carve = 56;
+	EXPECT_EQ(tdx_pamt_shrink_scan(2 * CHUNK_PAIRS, &scanned),
+		  2 * CHUNK_PAIRS);
+	pamt.ops = &pamt_env_ops;
+	EXPECT_EQ(walk_carve, 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CHUNK_ALLOC), 3);	/* carved from held */
+	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 1);
+	EXPECT_EQ(tdx_pamt_shrink_count(), 0);
+	EXPECT_EQ(pamt_arena_check(), 0);
+	free_pairs(walk_held, walk_nheld);
+}

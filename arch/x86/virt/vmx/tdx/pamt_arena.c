@@ -68,9 +68,14 @@ static inline void pamt_arena_lock(unsigned long *flags)
 	pamt_stat_inc(GLOBAL_LOCK);
 }
 
+/*
+ * At the head, unmarked: a walk's looked-at chunks wait at the tails, so a
+ * marked one here would hide those behind it; this one may be seen twice.
+ */
 static void pamt_arena_link(struct pamt_arena_chunk *c)
 {
 	lockdep_assert_held(&pamt_arena.lock);
+	c->seen = 0;
 	list_add(&c->list, &pamt_arena.bucket[c->nr_free]);
 	__set_bit(c->nr_free, pamt_arena.nonempty);
 }
