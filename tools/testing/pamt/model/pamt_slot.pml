@@ -138,7 +138,7 @@ byte pend;			/* ghost: counts in the word that are not
 				 * references: gets' pending counts, and one
 				 * too many, taken back at once */
 short idle;			/* the IDLE_SLOTS gauge, summed */
-bool queued;			/* the slot's queued bit (struct pamt_slot),
+bool queued;			/* the QUEUED bit of struct pamt_slot,
 				 * and its entry in the ring */
 byte installed;			/* the INSTALLED gauge, summed */
 

@@ -233,6 +233,12 @@ static inline void clear_bit(unsigned long nr, volatile unsigned long *addr)
 	__atomic_fetch_and(__PAMT_BIT_WORD(nr, addr), ~__PAMT_BIT_MASK(nr), __ATOMIC_RELAXED);
 }
 
+static inline void change_bit(unsigned long nr, volatile unsigned long *addr)
+{
+	pamt_sim_access(__PAMT_BIT_WORD(nr, addr), VT_RMW);
+	__atomic_fetch_xor(__PAMT_BIT_WORD(nr, addr), __PAMT_BIT_MASK(nr), __ATOMIC_RELAXED);
+}
+
 static inline bool test_bit(unsigned long nr, const volatile unsigned long *addr)
 {
 	pamt_sim_access(__PAMT_BIT_WORD(nr, addr), VT_LD);

@@ -7,6 +7,7 @@
  */
 #include <pthread.h>
 #include "../harness.h"
+#include "shrink_slab.h"
 
 #define CHUNK_PAGES	512UL
 #define CHUNK_PAIRS	256
@@ -1107,4 +1108,53 @@ PAMT_TEST(arena_walk_sees_chunks_behind_a_relinked_one)
 	EXPECT_EQ(tdx_pamt_shrink_count(), 0);
 	EXPECT_EQ(pamt_arena_check(), 0);
 	free_pairs(walk_held, walk_nheld);
+}
+
+/*
+ * Fallback pairs (no free 2M block at the time) are the only pairs an
+ * idle slot gives back alone: the shrinker counts those in IDLE slots,
+ * REMOVEs them, and leaves the idle slots whose pairs sit in chunks with
+ * pairs in use, since their REMOVEs would give nothing back.  A fallback
+ * pair in use is not counted.
+ */
+PAMT_TEST(arena_shrink_removes_idle_fallback_pairs_alone)
+{
+	struct shrinker sh = {
+		.count_objects = pamt_shrink_count_objects,
+		.scan_objects = pamt_shrink_scan_objects,
+		.seeks = DEFAULT_SEEKS,
+	};
+	unsigned long before, i;
+	struct pamt_reclaim r;
+	u64 removes;
+	int a;
+
+	env_arena_wide();
+	pamt_sim_fail_set(&pamt_sim_fail_order[9], 0, 0);
+	ASSERT(!tdx_pamt_get(slot_pfn(WIDE_SLOTS - 1, 0), NULL));
+	ASSERT(!tdx_pamt_get(slot_pfn(WIDE_SLOTS - 2, 0), NULL));
+	pamt_sim_fail_set(&pamt_sim_fail_order[9], -1, 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAIR_ORDER1), 2);
+	for (i = 0; i < WIDE_SLOTS - 2; i++)
+		ASSERT(!tdx_pamt_get(slot_pfn(i, 0), NULL));
+	for (i = 0; i < WIDE_SLOTS - 2; i += 2)
+		ASSERT(!tdx_pamt_put(slot_pfn(i, 0)));
+	EXPECT_EQ(tdx_pamt_shrink_count(), 0);
+	ASSERT(!tdx_pamt_put(slot_pfn(WIDE_SLOTS - 2, 0)));
+	EXPECT_EQ(tdx_pamt_shrink_count(), 1);
+
+	before = pamt_sim_pages_in_use();
+	removes = stat(TDX_PAMT_STAT_REMOVE);
+	pamt_reclaim_init(&r, &sh);
+	for (a = 0; a < 64; a++)
+		pamt_direct_reclaim(&r);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_REMOVE), removes + 1);
+	EXPECT_EQ(slot_word(WIDE_SLOTS - 2), 0);
+	EXPECT_EQ(before - pamt_sim_pages_in_use(), 2);
+	EXPECT_EQ(tdx_pamt_shrink_count(), 0);
+	EXPECT(slot_word(WIDE_SLOTS - 1) & PAMT_SLOT_INSTALLED);
+	EXPECT(pamt_accounting_ok());
+	for (i = 1; i < WIDE_SLOTS - 2; i += 2)
+		ASSERT(!tdx_pamt_put(slot_pfn(i, 0)));
+	ASSERT(!tdx_pamt_put(slot_pfn(WIDE_SLOTS - 1, 0)));
 }

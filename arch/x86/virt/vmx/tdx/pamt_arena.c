@@ -49,7 +49,6 @@ static struct pamt_arena {
 	unsigned long nr_free;		/* read racily */
 	unsigned long gen;		/* chunks ever linked */
 	unsigned long scan;		/* walks, to mark the chunks looked at */
-	atomic_long_t nr_loose;		/* fallback pairs out */
 	struct list_head off;
 	struct pamt_arena_home home[PAMT_ARENA_HOMES];
 } pamt_arena;
@@ -377,7 +376,6 @@ static int pamt_arena_fallback(struct tdx_pamt_pair *pair, gfp_t gfp)
 		pair->pfn[1] = pair->pfn[0] + 1;
 		pamt_stat_add(PAGE_ALLOC, 2);
 		pamt_stat_inc(PAIR_ORDER1);
-		atomic_long_inc(&pamt_arena.nr_loose);
 		return 0;
 	}
 	if (pamt_pair_alloc_pages(pair, gfp))
@@ -385,7 +383,6 @@ static int pamt_arena_fallback(struct tdx_pamt_pair *pair, gfp_t gfp)
 	set_page_private(pfn_to_page(pair->pfn[0]), 0);
 	set_page_private(pfn_to_page(pair->pfn[1]), 0);
 	pamt_stat_inc(PAIR_ORDER0);
-	atomic_long_inc(&pamt_arena.nr_loose);
 	return 0;
 }
 
@@ -490,8 +487,6 @@ static unsigned long pamt_pair_free_some(const struct tdx_pamt_pair *pairs,
 		}
 		pamt_pair_free_pages(&pairs[k], tag);
 		pages += 2;
-		if (pamt.arena)
-			atomic_long_dec(&pamt_arena.nr_loose);
 	}
 	if (!chunked)
 		return pages;
@@ -545,14 +540,20 @@ unsigned long pamt_pair_free(const struct tdx_pamt_pair *pair)
  * @pair: a pair of the cache
  * @idx: the slot it was installed in, or -1 once the module handed it back
  *
- * Context: anywhere, inside a transition too: one store.
+ * At install, the slot's LOOSE bit says whether @pair is a fallback pair.
+ *
+ * Context: anywhere, inside a transition too.
  */
 void pamt_arena_note_owner(const struct tdx_pamt_pair *pair, long idx)
 {
 	struct pamt_arena_chunk *c = (void *)pamt_pair_tag(pair);
+	bool loose = !c || (unsigned long)c == PAMT_ARENA_ORDER1;
 	unsigned long off;
 
-	if (!c || (unsigned long)c == PAMT_ARENA_ORDER1)
+	if (pamt.arena && idx >= 0 &&
+	    loose != test_bit(PAMT_SLOT_LOOSE_BIT, &pamt.slots[idx].bits))
+		change_bit(PAMT_SLOT_LOOSE_BIT, &pamt.slots[idx].bits);
+	if (loose)
 		return;
 	off = min(pair->pfn[0], pair->pfn[1]) - c->base_pfn;
 	if (off < PAMT_ARENA_PAGES)
@@ -797,12 +798,6 @@ unsigned long pamt_arena_reclaimable(bool all)
 	while (pamt_arena_walk(stamp, &budget, &cached, all, false))
 		nr += PAMT_ARENA_PAIRS;
 	return nr;
-}
-
-/* Fallback pairs out of the page allocator; racy. */
-unsigned long pamt_arena_loose(void)
-{
-	return max(atomic_long_read(&pamt_arena.nr_loose), 0L);
 }
 
 /* Free pairs in chunks; racy. */

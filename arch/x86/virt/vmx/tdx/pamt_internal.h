@@ -129,11 +129,13 @@ struct pamt_mag {
 
 /*
  * Per-CPU stats: enum tdx_pamt_stat's counters, then this CPU's changes to
- * its gauges (summed modulo 2^64), then idle memory not yet in pamt.held.
+ * its gauges (summed modulo 2^64), then idle memory not yet in pamt.held,
+ * then this CPU's change to the IDLE slots that hold a fallback pair.
  */
 #define PAMT_PCPU_CACHED	TDX_PAMT_STAT_CACHED_PAIRS
 #define PAMT_PCPU_HELD		TDX_PAMT_STAT_ARENA_CHUNKS
-#define PAMT_PCPU_NR_STATS	(PAMT_PCPU_HELD + 1)
+#define PAMT_PCPU_LOOSE_IDLE	(PAMT_PCPU_HELD + 1)
+#define PAMT_PCPU_NR_STATS	(PAMT_PCPU_LOOSE_IDLE + 1)
 
 struct pamt_pcpu {
 	local_lock_t lock;		/* @mag; never in a transition */
@@ -171,13 +173,17 @@ struct pamt_idle_index {
 /*
  * A slot word, padded: the ranges CPUs fault at once are often neighbours,
  * and with 16 words to a cache line they waited on each other's updates.
- * The put that makes the slot IDLE owns the line when it sets @queued.
+ * The put that makes the slot IDLE owns the line when it sets QUEUED.
  */
 struct pamt_slot {
 	atomic_t word;
-	unsigned long queued;		/* bit 0: in the idle index, or on its way */
+	unsigned long bits;
 	u8 pad[16];			/* 32 bytes: two slots per cache line */
 };
+
+#define PAMT_SLOT_QUEUED_BIT	0	/* in the idle index, or on its way */
+/* Its pair is an arena fallback pair: set at install, steady while IDLE. */
+#define PAMT_SLOT_LOOSE_BIT	1
 
 /*
  * The one PAMT cache of this host: what every get and put reads first,
@@ -233,10 +239,15 @@ static inline void pamt_held_add(long n)
 	preempt_enable();
 }
 
-static inline void pamt_idle_add(long n)
+/* @slot went IDLE (@n = 1) or left IDLE (@n = -1). */
+static inline void pamt_idle_add(const atomic_t *slot, long n)
 {
+	const struct pamt_slot *s = container_of(slot, struct pamt_slot, word);
+
 	pamt_stat_add(IDLE_SLOTS, n);
 	pamt_held_add(n);
+	if (test_bit(PAMT_SLOT_LOOSE_BIT, &s->bits))
+		this_cpu_add(pamt.pcpu->stat[PAMT_PCPU_LOOSE_IDLE], n);
 }
 
 static inline unsigned long pamt_slot_base_pfn(unsigned long idx)
@@ -369,7 +380,6 @@ void pamt_arena_read_stats(u64 *vals);
 void pamt_arena_note_owner(const struct tdx_pamt_pair *pair, long idx);
 unsigned long pamt_arena_shrink(unsigned long nr, bool cap);
 unsigned long pamt_arena_reclaimable(bool all);
-unsigned long pamt_arena_loose(void);
 unsigned long pamt_arena_free_pairs(void);
 unsigned int pamt_arena_take_home(struct tdx_pamt_pair *pairs, unsigned int n,
 				  gfp_t gfp);

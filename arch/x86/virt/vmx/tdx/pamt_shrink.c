@@ -19,6 +19,7 @@
 #define PAMT_CAP_POPS		8	/* index entries a put may look at */
 #define PAMT_SHRINK_MAX_BUSY	8	/* failed removals before a scan stops */
 #define PAMT_RESCHED_POPS	32	/* entries between two cond_resched() */
+#define PAMT_LOOSE_SKIPS	256	/* entries a shrinker's pop may pass over */
 
 /*
  * With the arena, held memory a put must exceed to wake the worker after
@@ -81,7 +82,7 @@ static bool pamt_idle_push(unsigned long idx)
 	unsigned int n = 0;
 
 	/* Fully ordered: the slot went IDLE before; see pamt_idle_pop(). */
-	if (test_and_set_bit(0, &pamt.slots[idx].queued))
+	if (test_and_set_bit(PAMT_SLOT_QUEUED_BIT, &pamt.slots[idx].bits))
 		return true;
 	spin_lock_irqsave(&pc->idle_lock, flags);
 	pc->idle_buf[pc->idle_nr] = idx;
@@ -148,7 +149,7 @@ static bool pamt_idle_pop(unsigned long *idx)
 	}
 	spin_unlock_irqrestore(&ix->lock, flags);
 	if (found) {
-		clear_bit(0, &pamt.slots[*idx].queued);
+		clear_bit(PAMT_SLOT_QUEUED_BIT, &pamt.slots[*idx].bits);
 		/*
 		 * Clear, then read the slot; a put makes the slot IDLE, then
 		 * tests the bit.  Either we see IDLE or the put queues it.
@@ -158,12 +159,19 @@ static bool pamt_idle_pop(unsigned long *idx)
 	return found;
 }
 
+/* Which idle slots pamt_reclaim_slot() REMOVEs. */
+enum pamt_reclaim {
+	PAMT_RECLAIM_ANY,
+	PAMT_RECLAIM_CLOCK,	/* a RECENT one loses the bit, queued again */
+	PAMT_RECLAIM_LOOSE,	/* CLOCK; a chunk's pair is queued again */
+};
+
 /*
- * REMOVE slot @idx if IDLE; with @second_chance, a RECENT one loses the
- * bit and is queued again instead.  Return: 1 if a pair was freed;
- * -EAGAIN if no REMOVE was attempted; else the REMOVE sequence's error.
+ * REMOVE slot @idx if IDLE, as @how says.  Return: 1 if a pair was freed;
+ * 0 if it holds a chunk's pair (PAMT_RECLAIM_LOOSE); -EAGAIN if no REMOVE
+ * was attempted; else the REMOVE sequence's error.
  */
-static int pamt_reclaim_slot(unsigned long idx, bool second_chance)
+static int pamt_reclaim_slot(unsigned long idx, enum pamt_reclaim how)
 {
 	atomic_t *slot = &pamt.slots[idx].word;
 	int old = atomic_read(slot);
@@ -180,7 +188,12 @@ static int pamt_reclaim_slot(unsigned long idx, bool second_chance)
 		if (pamt_slot_state(old) != PAMT_SLOT_IDLE ||
 		    (old & PAMT_SLOT_LEAKED))
 			return -EAGAIN;
-		if (second_chance && (old & PAMT_SLOT_RECENT)) {
+		if (how == PAMT_RECLAIM_LOOSE &&
+		    !test_bit(PAMT_SLOT_LOOSE_BIT, &pamt.slots[idx].bits)) {
+			pamt_idle_push(idx);
+			return 0;
+		}
+		if (how != PAMT_RECLAIM_ANY && (old & PAMT_SLOT_RECENT)) {
 			/* Losing the race to a get only costs a second chance. */
 			atomic_try_cmpxchg(slot, &old, old & ~PAMT_SLOT_RECENT);
 			pamt_idle_push(idx);
@@ -206,24 +219,31 @@ static int pamt_reclaim_slot(unsigned long idx, bool second_chance)
 /* For the arena: pamt_reclaim_slot() with no second chance. */
 int pamt_shrink_reclaim_slot(unsigned long idx)
 {
-	return pamt_reclaim_slot(idx, false);
+	return pamt_reclaim_slot(idx, PAMT_RECLAIM_ANY);
 }
 
 /*
  * Pop entries until one REMOVE sequence was attempted, at most *@budget
- * entries.  Return: as pamt_reclaim_slot(), or 0 if the index or the
- * budget ran out first.
+ * entries, not counting those passed over for a chunk's pair: at most
+ * PAMT_LOOSE_SKIPS of them.  Return: as pamt_reclaim_slot(), or 0 if the
+ * index or a budget ran out first.
  */
-static int pamt_reclaim_one(unsigned long *budget, bool second_chance)
+static int pamt_reclaim_one(unsigned long *budget, enum pamt_reclaim how)
 {
 	unsigned long idx = 0;	/* gcc cannot tell pamt_idle_pop() sets it */
+	unsigned int skips = PAMT_LOOSE_SKIPS;
 	int ret;
 
 	while (*budget) {
 		if (!pamt_idle_pop(&idx))
 			return 0;
+		ret = pamt_reclaim_slot(idx, how);
+		if (!ret) {
+			if (!--skips)
+				return 0;
+			continue;
+		}
 		(*budget)--;
-		ret = pamt_reclaim_slot(idx, second_chance);
 		if (ret != -EAGAIN)
 			return ret;
 	}
@@ -245,6 +265,17 @@ static unsigned long pamt_shrink_idle_memory(bool all)
 		for_each_possible_cpu(cpu)
 			held += READ_ONCE(per_cpu_ptr(pamt.pcpu, cpu)->stat[PAMT_PCPU_HELD]);
 	return held > 0 ? held : 0;
+}
+
+/* IDLE slots holding a fallback pair; racy. */
+static unsigned long pamt_shrink_loose_idle(void)
+{
+	unsigned int cpu;
+	long n = 0;
+
+	for_each_possible_cpu(cpu)
+		n += READ_ONCE(per_cpu_ptr(pamt.pcpu, cpu)->stat[PAMT_PCPU_LOOSE_IDLE]);
+	return max(n, 0L);
 }
 
 bool pamt_shrink_over_cap(unsigned long more)
@@ -332,7 +363,7 @@ bool pamt_shrink_idle_inc(unsigned long idx, int word)
 	bool removed = false;
 	int ret;
 
-	pamt_idle_add(1);
+	pamt_idle_add(&pamt.slots[idx].word, 1);
 	if (pamt_idle_push(idx))
 		atomic_try_cmpxchg(&pamt.slots[idx].word, &word,
 				   word | PAMT_SLOT_RECENT);
@@ -345,7 +376,7 @@ bool pamt_shrink_idle_inc(unsigned long idx, int word)
 	 * rest is the worker's, as this put's own slot is the most recent.
 	 */
 	if (!pamt_mag_shrink_local(1)) {
-		ret = pamt_reclaim_one(&budget, false);
+		ret = pamt_reclaim_one(&budget, PAMT_RECLAIM_ANY);
 		if (ret == 1)
 			pamt_stat_inc(CAP);
 		removed = ret;	/* 0: no REMOVE within the budget */
@@ -402,7 +433,7 @@ static void pamt_shrink_cap_trim(void)
 		if (pamt_mag_shrink_local(1))
 			continue;
 		budget = PAMT_RESCHED_POPS;
-		ret = pamt_reclaim_one(&budget, false);
+		ret = pamt_reclaim_one(&budget, PAMT_RECLAIM_ANY);
 		if (ret == 1)
 			pamt_stat_inc(CAP);
 		else if (ret < 0)
@@ -449,7 +480,7 @@ unsigned long pamt_shrink_remove_all_idle(void)
 	while (n) {
 		budget = min_t(unsigned long, n, PAMT_RESCHED_POPS);
 		n -= budget;
-		ret = pamt_reclaim_one(&budget, false);
+		ret = pamt_reclaim_one(&budget, PAMT_RECLAIM_ANY);
 		if (!ret && budget)
 			break;		/* the index is empty */
 		n += budget;
@@ -468,53 +499,35 @@ unsigned long tdx_pamt_shrink_count(void)
 	if (!pamt.enabled)
 		return 0;
 	if (pamt.arena)
-		return pamt_arena_reclaimable(false) +
-		       min(pamt_arena_loose(), pamt_shrink_idle_memory(true));
+		return pamt_arena_reclaimable(false) + pamt_shrink_loose_idle();
 	return pamt_shrink_idle_memory(true);
 }
 
 /*
  * Idle slots oldest first, with CLOCK's second chance, then this CPU's
- * free pairs; other CPUs' go to the worker.  *@nr_scanned (index
- * entries and pairs processed) falls short only when nothing more can be
- * done here.  Never sleeps.
+ * free pairs; other CPUs' go to the worker.  With the arena, chunks
+ * first; then idle slots alone only if they hold a fallback pair.
+ * *@nr_scanned (index entries and pairs processed) falls short only when
+ * nothing more can be done here.  Never sleeps.
  */
 unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
 				   unsigned long *nr_scanned)
 {
-	unsigned long freed = 0, fails = 0, budget = nr_to_scan, n, m, now;
+	unsigned long freed = 0, fails = 0, budget = nr_to_scan, n, m;
+	enum pamt_reclaim how = PAMT_RECLAIM_CLOCK;
+	unsigned long loose = ULONG_MAX;
 	int ret;
 
 	if (!pamt.enabled)
 		goto out;
 	if (pamt.arena) {
-		/*
-		 * Memory goes back a chunk at a time; idle slots are REMOVEd
-		 * only while fallback pairs are out, and count as those freed.
-		 */
 		freed = pamt_arena_shrink(nr_to_scan, false);
 		budget -= min(freed, budget);
-		n = pamt_arena_loose();
-		while (budget && n && fails < PAMT_SHRINK_MAX_BUSY) {
-			ret = pamt_reclaim_one(&budget, true);
-			if (ret == 1)
-				pamt_stat_inc(SHRINK);
-			else if (ret < 0)
-				fails++;
-			now = pamt_arena_loose();
-			freed += n - min(n, now);
-			n = now;
-			if (!ret)
-				break;
-		}
-		if (budget && pamt_cached_pairs()) {
-			atomic_long_add(budget, &pamt.defer_drain);
-			pamt_platform_defer();
-		}
-		goto trace;
+		loose = pamt_shrink_loose_idle();
+		how = PAMT_RECLAIM_LOOSE;
 	}
-	while (budget && fails < PAMT_SHRINK_MAX_BUSY) {
-		ret = pamt_reclaim_one(&budget, true);
+	while (budget && loose && fails < PAMT_SHRINK_MAX_BUSY) {
+		ret = pamt_reclaim_one(&budget, how);
 		if (!ret)
 			break;
 		if (ret < 0) {
@@ -523,8 +536,10 @@ unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
 		}
 		pamt_stat_inc(SHRINK);
 		freed++;
+		loose--;
 	}
-	while (budget && (n = pamt_mag_shrink_local(budget))) {
+	/* With the arena, pamt_arena_shrink() took them into their chunks. */
+	while (!pamt.arena && budget && (n = pamt_mag_shrink_local(budget))) {
 		freed += n;
 		budget -= n;
 	}
@@ -533,7 +548,6 @@ unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
 		atomic_long_add(min(budget, m), &pamt.defer_drain);
 		pamt_platform_defer();
 	}
-trace:
 	trace_tdx_pamt_shrink(nr_to_scan, freed);
 out:
 	if (nr_scanned)

@@ -144,11 +144,11 @@ static void pamt_slot_publish_idle(atomic_t *slot, int old)
 {
 	int now;
 
-	pamt_idle_add(1);
+	pamt_idle_add(slot, 1);
 	now = pamt_slot_publish(slot, old | PAMT_SLOT_TRANSIT, old);
 	if (!pamt_slot_refs(now))
 		return;
-	pamt_idle_add(-1);
+	pamt_idle_add(slot, -1);
 	pamt_stat_inc(REVIVE);
 	if (now & PAMT_SLOT_RECENT)
 		pamt_slot_clear_recent(slot);
@@ -253,7 +253,7 @@ int pamt_slot_remove(atomic_t *slot, unsigned long idx, int *word,
 		pamt_transit_end();
 		return -EAGAIN;
 	}
-	pamt_idle_add(-1);
+	pamt_idle_add(slot, -1);
 	for (;;) {
 		/* Zeroed: the REMOVE tracepoint reads it even when REMOVE fails. */
 		*pair = (struct tdx_pamt_pair) { };
@@ -271,7 +271,7 @@ int pamt_slot_remove(atomic_t *slot, unsigned long idx, int *word,
 			pamt_slot_busy_end(busy);
 			return -EBUSY;
 		}
-		pamt_idle_add(-1);
+		pamt_idle_add(slot, -1);
 	}
 	ret = pamt_slot_removed(slot, idx, old, status);
 	pamt_transit_end();
@@ -369,7 +369,7 @@ static int pamt_slot_got(atomic_t *slot, int old)
 		return 0;
 	}
 	if (!(old & PAMT_SLOT_LEAKED))
-		pamt_idle_add(-1);
+		pamt_idle_add(slot, -1);
 	/* No cmpxchg: with our reference nothing sets RECENT or TRANSIT. */
 	if (old & PAMT_SLOT_RECENT)
 		atomic_andnot(PAMT_SLOT_RECENT, slot);

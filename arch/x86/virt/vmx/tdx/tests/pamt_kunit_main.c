@@ -261,7 +261,7 @@ static void pk_teardown(struct kunit *test)
 			continue;
 		dirty++;
 		if (!(word & PAMT_SLOT_LEAKED) && !pamt_slot_refs(word))
-			pamt_idle_add(-1);
+			pamt_idle_add(&pamt.slots[idx].word, -1);
 		pk_scrub_slot(idx);
 	}
 	KUNIT_EXPECT_EQ_MSG(test, dirty, 0UL,
