@@ -81,9 +81,10 @@ for o in $OBJS; do rm -f "$B/$TDX/$o"; done
 out=$(make -C "$TREE" O="$B" ARCH=x86_64 -j"$(nproc)" W=1 "${MAKE_CHECK[@]}" "$TDX/" 2>&1)
 rc=$?
 probs=$(echo "$out" | grep -E "warning:|error:|sparse:" | grep -E "pamt_|tdx_pamt")
-if echo "$out" | grep -q "sparse is not available or not up to date"; then
+# Here-strings: under pipefail, echo | grep -q fails when grep quits early.
+if grep -q "sparse is not available or not up to date" <<< "$out"; then
 	bad "sparse was skipped: $SPARSE does not parse this kernel"
-elif ! echo "$out" | grep -q "CHECK .*pamt_"; then
+elif ! grep -q "CHECK .*pamt_" <<< "$out"; then
 	bad "sparse checked none of our files (no CHECK lines)"
 else
 	ok
@@ -114,7 +115,7 @@ probs=$(echo "$out" | grep -E "warning:|error:|sparse:" |
 missing=""
 for o in $KVM_OBJS; do
 	[ -f "$B/$o" ] || missing="$missing $o"
-	echo "$out" | grep -q "CHECK .*${o%.o}\.c" || missing="$missing ${o%.o}.c(sparse)"
+	grep -q "CHECK .*${o%.o}\.c" <<< "$out" || missing="$missing ${o%.o}.c(sparse)"
 done
 if [ $rc != 0 ] || [ -n "$probs" ] || [ -n "$missing" ]; then
 	bad "W=1/sparse build of $KVM_OBJS (rc $rc${missing:+, missing:$missing})"
@@ -162,7 +163,7 @@ sed -i '/^\/\* pamt_mag\.c \*\//d' "$ST/src/$TDX/pamt_internal.h"
 if out=$(python3 "$ST/src/$SP" "$ST/src" "$ST/out" mag 2>&1); then
 	bad "stage.py accepted a pamt_internal.h with no pamt_mag.c block"
 else
-	echo "$out" | grep -q 'pamt_mag.c' && ok || bad "stage.py: no clear error ($out)"
+	grep -q 'pamt_mag.c' <<< "$out" && ok || bad "stage.py: no clear error ($out)"
 fi
 rm -rf "$ST"
 
