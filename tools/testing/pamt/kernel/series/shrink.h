@@ -10,7 +10,7 @@ static inline void pamt_shrink_exit(void) { }
 
 static inline bool pamt_shrink_idle_inc(unsigned long idx, int word)
 {
-	pamt_idle_add(1);
+	pamt_idle_add(&pamt.slots[idx].word, 1);
 	return false;
 }
 
