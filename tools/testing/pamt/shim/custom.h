@@ -484,16 +484,12 @@ void *pamt_sim_alloc_percpu(size_t size);
 #define this_cpu_inc(pcp)	this_cpu_add(pcp, 1)
 #define this_cpu_dec(pcp)	this_cpu_add(pcp, -1)
 #define this_cpu_sub(pcp, n)	this_cpu_add(pcp, -(n))
-/* Runs once after the next this_cpu_add_return(): an interrupt's work. */
+/* After the add, pamt_sim_add_return_hook runs once: an interrupt's work. */
 extern void (*pamt_sim_add_return_hook)(void);
-void pamt_sim_add_return_hooked(void);
+long pamt_sim_add_return(long *p, long n);
 #define this_cpu_add_return(pcp, n)					\
-	({ typeof(pcp) __r;						\
-	   pamt_sim_access(this_cpu_ptr(&(pcp)), VT_ST);		\
-	   __r = __atomic_add_fetch(this_cpu_ptr(&(pcp)), (n), __ATOMIC_RELAXED); \
-	   if (unlikely(pamt_sim_add_return_hook))			\
-		pamt_sim_add_return_hooked();				\
-	   __r; })
+	({ pamt_sim_access(this_cpu_ptr(&(pcp)), VT_ST);		\
+	   pamt_sim_add_return((long *)this_cpu_ptr(&(pcp)), (n)); })
 /* No LOCK prefix on x86: a cmpxchg loop on this CPU's own line. */
 #define this_cpu_xchg(pcp, v)						\
 	({ pamt_sim_access(this_cpu_ptr(&(pcp)), VT_ST);		\

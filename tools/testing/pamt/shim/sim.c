@@ -772,13 +772,17 @@ u64 ktime_get_ns(void)
 void (*pamt_sim_delay_hook)(void);
 void (*pamt_sim_add_return_hook)(void);
 
-/* Cleared before it runs: the interrupt's work adds too. */
-void pamt_sim_add_return_hooked(void)
+/* The hook is cleared before it runs: the interrupt's work adds too. */
+long pamt_sim_add_return(long *p, long n)
 {
+	long r = __atomic_add_fetch(p, n, __ATOMIC_RELAXED);
 	void (*hook)(void) = pamt_sim_add_return_hook;
 
-	pamt_sim_add_return_hook = NULL;
-	hook();
+	if (hook) {
+		pamt_sim_add_return_hook = NULL;
+		hook();
+	}
+	return r;
 }
 
 void ndelay(unsigned long ns)
