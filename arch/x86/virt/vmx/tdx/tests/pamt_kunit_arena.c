@@ -305,50 +305,6 @@ static void pk_arena_fallbacks(struct kunit *test)
 }
 
 /*
- * Only an idle slot holding a fallback pair is worth a REMOVE on its own:
- * the shrinker counts and REMOVEs that one, not a fallback pair in use,
- * nor an idle slot whose chunk holds a pair in use.
- */
-static void pk_arena_shrink_fallback(struct kunit *test)
-{
-	unsigned long pfn[4], scanned;
-	int i;
-
-	pk_arena_up(test, 0);
-	for (i = 0; i < 4; i++)
-		pfn[i] = pk_slot_pfn(test, i + 1);
-	kunit_activate_static_stub(test, pamt_arena_alloc_pages,
-				   pk_arena_alloc_pages);
-	pk_fail_orders = BIT(9);
-	KUNIT_ASSERT_EQ(test, tdx_pamt_get(pfn[0], NULL), 0);
-	KUNIT_ASSERT_EQ(test, tdx_pamt_get(pfn[1], NULL), 0);
-	kunit_deactivate_static_stub(test, pamt_arena_alloc_pages);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_PAIR_ORDER1), 2ULL);
-	KUNIT_ASSERT_EQ(test, tdx_pamt_get(pfn[2], NULL), 0);
-	KUNIT_ASSERT_EQ(test, tdx_pamt_get(pfn[3], NULL), 0);
-	if (pk_stat(TDX_PAMT_STAT_PAIR_ORDER1) != 2) {
-		for (i = 0; i < 4; i++)
-			tdx_pamt_put(pfn[i]);
-		tdx_pamt_drain();
-		kunit_skip(test, "no free 2M block on this machine");
-	}
-	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 0UL);
-
-	KUNIT_EXPECT_EQ(test, tdx_pamt_put(pfn[0]), 0);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_put(pfn[2]), 0);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 1UL);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_scan(8, &scanned), 1UL);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_REMOVE), 1ULL);
-	KUNIT_EXPECT_EQ(test, pk_word(pfn[0]), 0UL);
-	KUNIT_EXPECT_NE(test, pk_word(pfn[2]), 0UL);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 0UL);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_put(pfn[1]), 0);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_put(pfn[3]), 0);
-	tdx_pamt_drain();
-	pk_check_accounting(test, 0);
-}
-
-/*
  * A top-up that goes to the arena also fills this CPU's magazine (of 32
  * here, to three quarters) under the same
  * hold of the arena lock, taken with this CPU's lock held (lockdep sees
@@ -393,7 +349,6 @@ static struct kunit_case pk_arena_cases[] = {
 	KUNIT_CASE(pk_arena_softirq),
 	KUNIT_CASE(pk_arena_rcu_free),
 	KUNIT_CASE(pk_arena_fallbacks),
-	KUNIT_CASE(pk_arena_shrink_fallback),
 	KUNIT_CASE(pk_arena_topup_refill),
 	KUNIT_CASE(pk_suite_leak_check),
 	{}

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit: the arena's chunks given back once their pairs are free: by the
- * shrinker as reclaim calls it, by a drain and by the idle cap.  Needs the
- * arena, the shrink layer and the glue's shrinker together.
+ * shrinker as reclaim calls it, by a drain and by the idle cap; and idle
+ * slots holding a fallback pair, REMOVEd alone.  Needs the arena, the
+ * shrink layer and the glue's shrinker together.
  */
+#include <kunit/static_stub.h>
 #include <linux/delay.h>
 #include <linux/ktime.h>
 #include <linux/shrinker.h>
@@ -185,12 +187,62 @@ static void pk_arena_release_cap_lazy(struct kunit *test)
 	pk_check_accounting(test, 0);
 }
 
+/* The arena's chunk allocations fail: every pair is a fallback pair. */
+static struct page *pk_release_no_chunk(gfp_t gfp, unsigned int order)
+{
+	return order == PAMT_ARENA_ORDER ? NULL : alloc_pages(gfp, order);
+}
+
+/*
+ * Only an idle slot holding a fallback pair is worth a REMOVE on its own:
+ * the shrinker counts and REMOVEs that one, not a fallback pair in use,
+ * nor an idle slot whose chunk holds a pair in use.
+ */
+static void pk_arena_shrink_fallback(struct kunit *test)
+{
+	unsigned long pfn[4], scanned;
+	int i;
+
+	pk_arena_up(test, 0);
+	for (i = 0; i < 4; i++)
+		pfn[i] = pk_slot_pfn(test, i + 1);
+	kunit_activate_static_stub(test, pamt_arena_alloc_pages,
+				   pk_release_no_chunk);
+	KUNIT_ASSERT_EQ(test, tdx_pamt_get(pfn[0], NULL), 0);
+	KUNIT_ASSERT_EQ(test, tdx_pamt_get(pfn[1], NULL), 0);
+	kunit_deactivate_static_stub(test, pamt_arena_alloc_pages);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_PAIR_ORDER1), 2ULL);
+	KUNIT_ASSERT_EQ(test, tdx_pamt_get(pfn[2], NULL), 0);
+	KUNIT_ASSERT_EQ(test, tdx_pamt_get(pfn[3], NULL), 0);
+	if (pk_stat(TDX_PAMT_STAT_PAIR_ORDER1) != 2) {
+		for (i = 0; i < 4; i++)
+			tdx_pamt_put(pfn[i]);
+		tdx_pamt_drain();
+		kunit_skip(test, "no free 2M block on this machine");
+	}
+	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 0UL);
+
+	KUNIT_EXPECT_EQ(test, tdx_pamt_put(pfn[0]), 0);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_put(pfn[2]), 0);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 1UL);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_scan(8, &scanned), 1UL);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_REMOVE), 1ULL);
+	KUNIT_EXPECT_EQ(test, pk_word(pfn[0]), 0UL);
+	KUNIT_EXPECT_NE(test, pk_word(pfn[2]), 0UL);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 0UL);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_put(pfn[1]), 0);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_put(pfn[3]), 0);
+	tdx_pamt_drain();
+	pk_check_accounting(test, 0);
+}
+
 static struct kunit_case pk_release_cases[] = {
 	KUNIT_CASE(pk_arena_release_shrinker),
 	KUNIT_CASE(pk_arena_release_counts_pages),
 	KUNIT_CASE(pk_arena_release_drain),
 	KUNIT_CASE(pk_arena_release_cap),
 	KUNIT_CASE(pk_arena_release_cap_lazy),
+	KUNIT_CASE(pk_arena_shrink_fallback),
 	KUNIT_CASE(pk_suite_leak_check),
 	{}
 };
