@@ -551,8 +551,8 @@ void pamt_arena_note_owner(const struct tdx_pamt_pair *pair, long idx)
 	unsigned long off;
 
 	if (pamt.arena && idx >= 0 &&
-	    loose != test_bit(PAMT_SLOT_LOOSE_BIT, &pamt.slots[idx].bits))
-		change_bit(PAMT_SLOT_LOOSE_BIT, &pamt.slots[idx].bits);
+	    loose != test_bit(PAMT_LOOSE_BIT, &pamt.slots[idx].bits))
+		change_bit(PAMT_LOOSE_BIT, &pamt.slots[idx].bits);
 	if (loose)
 		return;
 	off = min(pair->pfn[0], pair->pfn[1]) - c->base_pfn;

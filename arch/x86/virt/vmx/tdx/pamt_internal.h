@@ -181,9 +181,9 @@ struct pamt_slot {
 	u8 pad[16];			/* 32 bytes: two slots per cache line */
 };
 
-#define PAMT_SLOT_QUEUED_BIT	0	/* in the idle index, or on its way */
+#define PAMT_QUEUED_BIT	0	/* in the idle index, or on its way */
 /* Its pair is an arena fallback pair: set at install, steady while IDLE. */
-#define PAMT_SLOT_LOOSE_BIT	1
+#define PAMT_LOOSE_BIT	1
 
 /*
  * The one PAMT cache of this host: what every get and put reads first,
@@ -246,7 +246,7 @@ static inline void pamt_idle_add(const atomic_t *slot, long n)
 
 	pamt_stat_add(IDLE_SLOTS, n);
 	pamt_held_add(n);
-	if (test_bit(PAMT_SLOT_LOOSE_BIT, &s->bits))
+	if (test_bit(PAMT_LOOSE_BIT, &s->bits))
 		this_cpu_add(pamt.pcpu->stat[PAMT_PCPU_LOOSE_IDLE], n);
 }
 

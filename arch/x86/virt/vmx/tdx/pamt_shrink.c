@@ -82,7 +82,7 @@ static bool pamt_idle_push(unsigned long idx)
 	unsigned int n = 0;
 
 	/* Fully ordered: the slot went IDLE before; see pamt_idle_pop(). */
-	if (test_and_set_bit(PAMT_SLOT_QUEUED_BIT, &pamt.slots[idx].bits))
+	if (test_and_set_bit(PAMT_QUEUED_BIT, &pamt.slots[idx].bits))
 		return true;
 	spin_lock_irqsave(&pc->idle_lock, flags);
 	pc->idle_buf[pc->idle_nr] = idx;
@@ -149,7 +149,7 @@ static bool pamt_idle_pop(unsigned long *idx)
 	}
 	spin_unlock_irqrestore(&ix->lock, flags);
 	if (found) {
-		clear_bit(PAMT_SLOT_QUEUED_BIT, &pamt.slots[*idx].bits);
+		clear_bit(PAMT_QUEUED_BIT, &pamt.slots[*idx].bits);
 		/*
 		 * Clear, then read the slot; a put makes the slot IDLE, then
 		 * tests the bit.  Either we see IDLE or the put queues it.
@@ -189,7 +189,7 @@ static int pamt_reclaim_slot(unsigned long idx, enum pamt_reclaim how)
 		    (old & PAMT_SLOT_LEAKED))
 			return -EAGAIN;
 		if (how == PAMT_RECLAIM_LOOSE &&
-		    !test_bit(PAMT_SLOT_LOOSE_BIT, &pamt.slots[idx].bits)) {
+		    !test_bit(PAMT_LOOSE_BIT, &pamt.slots[idx].bits)) {
 			pamt_idle_push(idx);
 			return 0;
 		}
