@@ -9,7 +9,7 @@ only where it is used outside comments.
 
 The layout, in the C header and in the model alike: the refcount field
 PAMT_SLOT_REF_MASK is the low bits, PAMT_SLOT_REF_MAX fits in it, and the
-flags PAMT_SLOT_INSTALLED, TRANSIT, RECENT, LEAKED and HOLE are distinct
+flags PAMT_SLOT_INSTALLED, TRANSIT, LEAKED and HOLE are distinct
 single bits above it; in C the word fits in 32 bits (an atomic_t).
 
 usage: check_names.py pamt_internal.h pamt_slot.pml
@@ -34,7 +34,7 @@ def header_constants(text):
     return names
 
 
-FLAGS = ('INSTALLED', 'TRANSIT', 'RECENT', 'LEAKED', 'HOLE')
+FLAGS = ('INSTALLED', 'TRANSIT', 'LEAKED', 'HOLE')
 
 
 def values(text, extra):

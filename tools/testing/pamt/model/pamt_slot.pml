@@ -73,9 +73,8 @@
 #define PAMT_SLOT_REF_MAX	(2 * SPLIT_PAGES - 1)	/* 1023 in C */
 #define PAMT_SLOT_INSTALLED	8	/* the module holds a pair */
 #define PAMT_SLOT_TRANSIT	16	/* one CPU owns an ADD or REMOVE */
-#define PAMT_SLOT_RECENT	32	/* clock reference bit, idle slots */
-#define PAMT_SLOT_LEAKED	64	/* REMOVE failed; never reclaimed */
-#define PAMT_SLOT_HOLE		128	/* not covered; every call -EINVAL */
+#define PAMT_SLOT_LEAKED	32	/* REMOVE failed; never reclaimed */
+#define PAMT_SLOT_HOLE		64	/* not covered; every call -EINVAL */
 
 /* enum pamt_slot_state */
 #define PAMT_SLOT_EMPTY		0
@@ -159,7 +158,7 @@ bool in_split;			/* the splitter is inside demote/promote */
 
 /* Locals every process needs; the inlines below share them. */
 #define PAMT_LOCALS						\
-	byte old, ret, r, p = NO_PAIR, st, try, state, deadline, recent, pos; \
+	byte old, ret, r, p = NO_PAIR, st, try, state, deadline, pos;	\
 	bool ok;						\
 	byte sw_old;						\
 	bool sw_ok;						\
@@ -371,20 +370,6 @@ inline pamt_slot_publish(own, delta)
 	fi
 }
 
-/* A get revived the slot: drop RECENT unless the word moved on. */
-inline pamt_slot_clear_recent()
-{
-	atomic {
-		if
-		:: (slot & (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT |
-			    PAMT_SLOT_RECENT)) ==
-		   (PAMT_SLOT_INSTALLED | PAMT_SLOT_RECENT) &&
-		   pamt_slot_refs(slot) != 0 -> slot = slot & ~PAMT_SLOT_RECENT
-		:: else
-		fi
-	}
-}
-
 /*
  * Publish the IDLE word @rw again after a REMOVE that did not happen; gets
  * that came meanwhile hold references now, the slot ACTIVE, not IDLE.
@@ -395,14 +380,10 @@ inline pamt_slot_publish_idle()
 		idle++;
 		pamt_slot_publish(rw | PAMT_SLOT_TRANSIT, -PAMT_SLOT_TRANSIT);
 		if
-		:: pamt_slot_refs(slot) != 0 -> idle--; recent = 1
+		:: pamt_slot_refs(slot) != 0 -> idle--
 		:: else
 		fi
-	};
-	if
-	:: recent -> recent = 0; pamt_slot_clear_recent()
-	:: else
-	fi
+	}
 }
 
 /*
@@ -484,7 +465,7 @@ inline pamt_slot_remove(dest, rr)
 	if
 	:: rr == EAGAIN -> rr = EBUSY	/* the slot is another's now */
 	:: rr == EBUSY ->
-		/* The word it had, RECENT included: the owner set only TRANSIT. */
+		/* The word it had: the owner set only TRANSIT. */
 #ifdef MUTANT_BUSY_KEEPS_TRANSIT
 		idle++
 #else
@@ -610,16 +591,6 @@ inline pamt_slot_got(rr)
 		if
 		:: pamt_slot_refs(old) == 0 && !(old & PAMT_SLOT_LEAKED) ->
 			idle--		/* revive */
-		:: else
-		fi;
-		if
-		:: pamt_slot_refs(old) == 0 && (old & PAMT_SLOT_RECENT) ->
-			/* atomic_andnot(): nobody else sets RECENT or TRANSIT now */
-			atomic {
-				assert((slot & (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT)) ==
-				       PAMT_SLOT_INSTALLED && pamt_slot_refs(slot) > pend);
-				slot = slot & ~PAMT_SLOT_RECENT
-			}
 		:: else
 		fi;
 		rr = 0
@@ -798,7 +769,7 @@ inline pamt_idle_push()
  * takes the entry out and clears the bit), then pamt_reclaim_slot().
  * rr: 0 freed, EAGAIN nothing attempted, else the REMOVE's error.
  */
-inline pamt_reclaim(second_chance, rr)
+inline pamt_reclaim(rr)
 {
 	rr = EAGAIN;
 	atomic { sw_ok = queued; queued = false };
@@ -817,15 +788,8 @@ inline pamt_reclaim(second_chance, rr)
 				break
 			:: state != PAMT_SLOT_REMOVING && !reclaimable(sw_old) ->
 				break	/* in use, empty, LEAKED: dropped */
-			:: reclaimable(sw_old) && second_chance &&
-			   (sw_old & PAMT_SLOT_RECENT) ->
-				/* second chance; losing the race is fine */
-				try_cmpxchg(sw_old, sw_old & ~PAMT_SLOT_RECENT, sw_ok);
-				pamt_idle_push();
-				break
-			:: reclaimable(sw_old) &&
-			   !(second_chance && (sw_old & PAMT_SLOT_RECENT)) ->
-				/* RECENT stays: a BUSY REMOVE restores the word */
+			:: reclaimable(sw_old) ->
+				/* a BUSY REMOVE restores the word */
 				try_cmpxchg(sw_old, sw_old | PAMT_SLOT_TRANSIT, sw_ok);
 				if
 				:: sw_ok ->
@@ -852,25 +816,14 @@ inline pamt_reclaim(second_chance, rr)
 inline pamt_shrink_idle_inc()
 {
 	idle++;
-	/* Queued still: a get revived it, RECENT unless the slot moved on. */
-	atomic { recent = queued; queued = true };
-	if
-	:: recent ->
-#ifdef MUTANT_RECENT_STORE
-		slot = (old - 1) | PAMT_SLOT_RECENT
-#else
-		old = old - 1; try_cmpxchg(old, old | PAMT_SLOT_RECENT, ok)
-#endif
-	:: else
-	fi;
-	recent = 0;
+	queued = true;	/* queued still if a get revived it since */
 	if
 	:: skip			/* under the cap */
 	:: pamt_mag_shrink_one(p, sw_ok);
 #ifdef CAP_SWEEP
 	   if
 	   :: !sw_ok ->
-		pamt_reclaim(false, r);
+		pamt_reclaim(r);
 		r = 0
 	   :: else
 	   fi;
@@ -1171,7 +1124,7 @@ proctype shrinker()
 	PAMT_LOCALS;
 
 	do
-	:: pamt_reclaim(true, r); r = 0
+	:: pamt_reclaim(r); r = 0
 	:: break
 	od
 }
@@ -1187,14 +1140,11 @@ init {
 		mod_mapped_2m = true;
 		run splitter();
 #else
-		/* The slot starts EMPTY, or IDLE (with or without RECENT). */
+		/* The slot starts EMPTY, or IDLE. */
 		if
 		:: skip
 		:: slot = PAMT_SLOT_INSTALLED; idle = 1; installed = 1;
 		   queued = true;
-		   mod_has_pair = true; mod_pair = 1; owner[1] = OWN_MODULE
-		:: slot = PAMT_SLOT_INSTALLED | PAMT_SLOT_RECENT; idle = 1;
-		   installed = 1; queued = true;
 		   mod_has_pair = true; mod_pair = 1; owner[1] = OWN_MODULE
 		fi;
 #endif

@@ -146,9 +146,6 @@ check mutant-overflow-no-check	cex "-DSPLIT -DMUTANT_OVERFLOW_NO_CHECK" "$INV" "
 # a store lose the counts of the gets waiting on them.
 check mutant-no-uncount		cex "-DMUTANT_NO_UNCOUNT" "$SAFE" ""
 check mutant-publish-store	cex "-DMUTANT_PUBLISH_STORE" "$SAFE" ""
-# A last put stores RECENT into the word it published: a get that revived
-# the slot meanwhile loses its reference.
-check mutant-recent-store	cex "-DMUTANT_RECENT_STORE" "$SAFE" ""
 
 wait
 for name in "${names[@]}"; do

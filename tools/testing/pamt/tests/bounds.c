@@ -218,8 +218,8 @@ PAMT_TEST(bounds_reclaim_cost_flat_1g_vs_1t)
 	       g.scan, t.scan);
 	printf("cap %lu / %lu, puts %lu / %lu, for %d pairs each\n",
 	       g.cap, t.cap, g.put, t.put, SCALE_K);
-	/* Second chance: every entry at most twice, and a few spare. */
-	EXPECT(t.scan <= 2 * SCALE_K + 8);
+	/* The shrinker looks at every entry once, and a few spare. */
+	EXPECT(t.scan <= SCALE_K + 8);
 	EXPECT(t.cap <= SCALE_K + 8);
 	EXPECT(t.put <= 2 * SCALE_K + 8);
 	EXPECT(t.scan <= g.scan + 8);

@@ -252,29 +252,25 @@ PAMT_TEST(err_fake_catches_remove_in_use)
 	env.expect_violations = 1;
 }
 
-/* Slot @s idle with PAMT_SLOT_RECENT: revived while its entry was queued. */
-static void make_recent(unsigned long s)
+/* Slot @s IDLE, its index entry queued. */
+static void make_idle_slot(unsigned long s)
 {
-	int i;
-
-	for (i = 0; i < 2; i++) {
-		ASSERT(!tdx_pamt_get(slot_pfn(s, 0), NULL));
-		ASSERT(!tdx_pamt_put(slot_pfn(s, 0)));
-	}
+	ASSERT(!tdx_pamt_get(slot_pfn(s, 0), NULL));
+	ASSERT(!tdx_pamt_put(slot_pfn(s, 0)));
 }
 
 /*
  * The SEAMCALL did not run (no VMX on this CPU): not a leak, retry later.
  * evict says -EBUSY, which KVM's 2M path takes as "map at 4K", not -EIO,
- * which it takes as fatal; and the word is as it was, RECENT included.
+ * which it takes as fatal; and the slot stays IDLE.
  */
 PAMT_TEST(err_remove_sw_error_is_transient)
 {
 	pamt_env_up_default();
-	make_recent(4);
+	make_idle_slot(4);
 	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_SW_ERROR | 6, 1, 0);
 	EXPECT_EQ(tdx_pamt_evict(slot_pfn(4, 0)), -EBUSY);
-	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED | PAMT_SLOT_RECENT);
+	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_LEAKED), 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 1);
 	EXPECT_EQ(tdx_pamt_evict(slot_pfn(4, 0)), 0);
@@ -342,27 +338,27 @@ PAMT_TEST(err_add_failure_keeps_the_reserve)
 }
 
 /*
- * A REMOVE that stays BUSY changes nothing: evict, the shrinker and a
- * drain all put the exact old word back, PAMT_SLOT_RECENT included, so a
- * failed reclaim does not age the slot.
+ * A REMOVE that stays BUSY changes nothing: evict, a drain and the
+ * shrinker all put the IDLE word back, and the slot stays queued.
  */
 PAMT_TEST(err_busy_reclaim_restores_exact_word)
 {
-	const unsigned long idle_recent = PAMT_SLOT_INSTALLED | PAMT_SLOT_RECENT;
+	unsigned long before;
 
 	pamt_env_up_default();
-	make_recent(4);
-	ASSERT(slot_word(4) == idle_recent);
+	make_idle_slot(4);
 	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, 100000, 0);
 
 	EXPECT_EQ(tdx_pamt_evict(slot_pfn(4, 0)), -EBUSY);
-	EXPECT_EQ(slot_word(4), idle_recent);
-	/* A drain removes IDLE slots, RECENT or not. */
+	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED);
 	EXPECT_EQ(tdx_pamt_drain(), 0);
-	EXPECT_EQ(slot_word(4), idle_recent);
-	/* The shrinker's first pass clears RECENT, its second tries. */
+	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED);
 	EXPECT_EQ(tdx_pamt_shrink_scan(1, NULL), 0);
 	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED);
+	/* Queued again: the next scan looks at it. */
+	before = reclaim_work();
+	EXPECT_EQ(tdx_pamt_shrink_scan(1, NULL), 0);
+	EXPECT_EQ(reclaim_work() - before, 1);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 1);
 	EXPECT(pamt_fake_range_has_pair(slot_pfn(4, 0)));
 

@@ -245,7 +245,7 @@ PAMT_TEST(preempt_get_during_remove_backoff_revives)
 	pamt_env_up_default();
 	ASSERT(!tdx_pamt_get(slot_pfn(5, 0), NULL));
 	ASSERT(!tdx_pamt_put(slot_pfn(5, 0)));
-	ASSERT(slot_word(5) == PAMT_SLOT_INSTALLED);	/* queued afresh: not RECENT */
+	ASSERT(slot_word(5) == PAMT_SLOT_INSTALLED);
 	backoff_pfn = slot_pfn(5, 1);
 	backoff_ret = 1;
 	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, 1, 0);

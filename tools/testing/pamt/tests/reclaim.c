@@ -12,8 +12,8 @@
 /* The page allocator gives up after this many attempts (MAX_RECLAIM_RETRIES). */
 #define RECLAIM_ATTEMPTS	16
 
-/* Index entries looked at per pair freed, at most (one second chance). */
-#define LOOKS_PER_PAIR		2
+/* Index entries looked at per pair freed, at most. */
+#define LOOKS_PER_PAIR		1
 
 struct reclaim_run {
 	unsigned long idle;		/* idle pairs before the first attempt */

@@ -63,42 +63,38 @@ PAMT_TEST(shrink_fresh_idle_removed_at_first_look)
 }
 
 /*
- * A slot revived since it was queued is passed over once, CLOCK-style:
- * the look clears PAMT_SLOT_RECENT and counts as scanned; the next look
- * at it removes it.
+ * Idle slots go in the order they were first queued: one that went idle
+ * again while queued keeps its entry, and its place.
  */
-PAMT_TEST(shrink_prefers_least_recently_used)
+PAMT_TEST(shrink_removes_in_queue_order)
 {
-	unsigned long scanned = 0;
+	unsigned long scanned = 0, before;
 
 	env_cap(1000, 0);
 	make_idle(0, 4);
-	/* Slot 1 is used again while queued: it is the youngest. */
 	make_idle(1, 1);
-	EXPECT_EQ(slot_word(1), PAMT_SLOT_INSTALLED | PAMT_SLOT_RECENT);
-	EXPECT_EQ(tdx_pamt_shrink_scan(2, &scanned), 1);	/* 0; 1 rotated */
+	before = reclaim_work();
+	EXPECT_EQ(tdx_pamt_shrink_scan(2, &scanned), 2);
 	EXPECT_EQ(scanned, 2);
 	EXPECT_EQ(slot_word(0), 0);
-	EXPECT_EQ(slot_word(1), PAMT_SLOT_INSTALLED);
-	EXPECT_EQ(tdx_pamt_shrink_scan(2, &scanned), 2);
-	EXPECT_EQ(slot_word(2), 0);
-	EXPECT_EQ(slot_word(3), 0);
-	EXPECT_EQ(pamt_slot_state(slot_word(1)), PAMT_SLOT_IDLE);
-	/* Its second look removes it: two looks for four entries and a revive. */
-	EXPECT_EQ(tdx_pamt_shrink_scan(2, &scanned), 1);
-	EXPECT_EQ(scanned, 1);
 	EXPECT_EQ(slot_word(1), 0);
+	EXPECT_EQ(slot_word(2), PAMT_SLOT_INSTALLED);
+	EXPECT_EQ(tdx_pamt_shrink_scan(2, &scanned), 2);
+	EXPECT_EQ(slot_word(3), 0);
+	EXPECT_EQ(reclaim_work() - before, 4);
+	EXPECT_EQ(tdx_pamt_shrink_count(), 0);
 }
 
 /*
  * scan_objects as reclaim sees it (include/linux/shrinker.h): nr_scanned
- * is what was looked at, second chances included, never more than asked;
- * 0 freed is an answer; SHRINK_STOP only when nothing can be done here.
+ * is what was looked at, slots in use again included, never more than
+ * asked; 0 freed is an answer; SHRINK_STOP only when nothing can be done
+ * here.
  */
 PAMT_TEST(shrink_scan_objects_keeps_the_contract)
 {
 	struct shrink_control sc = { .gfp_mask = GFP_KERNEL };
-	unsigned long before;
+	unsigned long before, s;
 
 	env_cap(1000, 0);
 	EXPECT_EQ(pamt_shrink_count_objects(NULL, &sc), SHRINK_EMPTY);
@@ -107,14 +103,18 @@ PAMT_TEST(shrink_scan_objects_keeps_the_contract)
 	EXPECT_EQ(pamt_shrink_scan_objects(NULL, &sc), SHRINK_STOP);
 
 	make_idle(0, 8);
-	make_idle(0, 8);	/* revived while queued: all RECENT */
-	EXPECT_EQ(pamt_shrink_count_objects(NULL, &sc), 8);
+	/* In use again, their entries queued still: looked at, none freed. */
+	for (s = 0; s < 8; s++)
+		EXPECT_EQ(tdx_pamt_get(slot_pfn(s, 0), NULL), 0);
 	before = reclaim_work();
 	sc.nr_to_scan = 8;
 	sc.nr_scanned = 8;
 	EXPECT_EQ(pamt_shrink_scan_objects(NULL, &sc), 0);
 	EXPECT_EQ(sc.nr_scanned, 8);
 	EXPECT_EQ(reclaim_work() - before, 8);
+	for (s = 0; s < 8; s++)
+		EXPECT_EQ(tdx_pamt_put(slot_pfn(s, 0)), 0);
+	EXPECT_EQ(pamt_shrink_count_objects(NULL, &sc), 8);
 	sc.nr_to_scan = 5;
 	sc.nr_scanned = 5;
 	EXPECT_EQ(pamt_shrink_scan_objects(NULL, &sc), 5);

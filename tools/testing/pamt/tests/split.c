@@ -86,7 +86,7 @@ PAMT_TEST(split_demote_then_unmap_4k)
 	EXPECT_EQ(tdx_pamt_get(slot_pfn(5, 3), NULL), 0);
 	EXPECT_EQ(tdx_pamt_put(slot_pfn(5, 3)), 0);
 	unmap_4k_all(5);
-	EXPECT_EQ(slot_word(5), PAMT_SLOT_INSTALLED | PAMT_SLOT_RECENT);
+	EXPECT_EQ(slot_word(5), PAMT_SLOT_INSTALLED);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 1);
 
 	/* The range is an ordinary idle one: revived without an ADD ... */

@@ -207,15 +207,12 @@ int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
 void tdx_pamt_exit(void)
 {
 	unsigned long idx, word, in_use = 0, stuck = 0;
-	unsigned int cpu;
 
 	might_sleep();
 	if (!pamt.enabled)
 		return;
 
 	pamt_platform_defer_sync();
-	for_each_possible_cpu(cpu)
-		pamt_shrink_flush_cpu(cpu);
 	pamt_shrink_remove_all_idle();
 	for (idx = 0; idx < pamt.nr_slots; idx++) {
 		word = atomic_read(&pamt.slots[idx].word);

@@ -70,9 +70,8 @@ struct tdx_pamt_config {
 #define PAMT_SLOT_REF_MAX	(2 * TDX_PAMT_PAGES_PER_SLOT - 1)
 #define PAMT_SLOT_INSTALLED	BIT(23)	/* the module holds a pair */
 #define PAMT_SLOT_TRANSIT	BIT(24)	/* one CPU owns an ADD or REMOVE */
-#define PAMT_SLOT_RECENT	BIT(25)	/* revived since queued: second chance */
-#define PAMT_SLOT_LEAKED	BIT(26)	/* REMOVE failed; never reclaimed */
-#define PAMT_SLOT_HOLE		BIT(27)	/* not covered; every call -EINVAL */
+#define PAMT_SLOT_LEAKED	BIT(25)	/* REMOVE failed; never reclaimed */
+#define PAMT_SLOT_HOLE		BIT(26)	/* not covered; every call -EINVAL */
 
 enum pamt_slot_state {
 	PAMT_SLOT_EMPTY,	/* no pair, refcount 0 */
@@ -428,12 +427,11 @@ void tdx_pamt_set_idle_cap(unsigned long cap);
 unsigned long tdx_pamt_idle_cap(void);
 int pamt_shrink_init(unsigned long nr_slots);
 void pamt_shrink_exit(void);
-bool pamt_shrink_idle_inc(unsigned long idx, int word);
+bool pamt_shrink_idle_inc(unsigned long idx);
 bool pamt_shrink_over_cap(unsigned long more);
 unsigned long pamt_shrink_refill_share(void);
 unsigned long pamt_shrink_reserve(unsigned long want);
 void pamt_shrink_unreserve(unsigned long nr);
-void pamt_shrink_flush_cpu(unsigned int cpu);
 unsigned long pamt_shrink_remove_all_idle(void);
 void pamt_shrink_deferred(void);
 int pamt_shrink_reclaim_slot(unsigned long idx);

@@ -70,11 +70,8 @@ static void pamt_idle_append(const u32 *batch, unsigned int n)
 	spin_unlock_irqrestore(&ix->lock, flags);
 }
 
-/*
- * Batched per CPU: the index's lock is taken once per PAMT_IDLE_BATCH.
- * Return: true if @idx was queued already.
- */
-static bool pamt_idle_push(unsigned long idx)
+/* Batched per CPU: the index's lock is taken once per PAMT_IDLE_BATCH. */
+static void pamt_idle_push(unsigned long idx)
 {
 	struct pamt_pcpu *pc = raw_cpu_ptr(pamt.pcpu);
 	u32 batch[PAMT_IDLE_BATCH];
@@ -83,7 +80,7 @@ static bool pamt_idle_push(unsigned long idx)
 
 	/* Fully ordered: the slot went IDLE before; see pamt_idle_pop(). */
 	if (test_and_set_bit(PAMT_QUEUED_BIT, &pamt.slots[idx].bits))
-		return true;
+		return;
 	spin_lock_irqsave(&pc->idle_lock, flags);
 	pc->idle_buf[pc->idle_nr] = idx;
 	if (pc->idle_nr + 1 < PAMT_IDLE_BATCH) {
@@ -96,11 +93,10 @@ static bool pamt_idle_push(unsigned long idx)
 	spin_unlock_irqrestore(&pc->idle_lock, flags);
 	if (n)
 		pamt_idle_append(batch, n);
-	return false;
 }
 
 /* Any possible CPU, running or not. */
-void pamt_shrink_flush_cpu(unsigned int cpu)
+static void pamt_shrink_flush_cpu(unsigned int cpu)
 {
 	struct pamt_pcpu *pc = per_cpu_ptr(pamt.pcpu, cpu);
 	u32 batch[PAMT_IDLE_BATCH];
@@ -159,19 +155,13 @@ static bool pamt_idle_pop(unsigned long *idx)
 	return found;
 }
 
-/* Which idle slots pamt_reclaim_slot() REMOVEs. */
-enum pamt_reclaim {
-	PAMT_RECLAIM_ANY,
-	PAMT_RECLAIM_CLOCK,	/* a RECENT one loses the bit, queued again */
-	PAMT_RECLAIM_LOOSE,	/* CLOCK; a chunk's pair is queued again */
-};
-
 /*
- * REMOVE slot @idx if IDLE, as @how says.  Return: 1 if a pair was freed;
- * 0 if it holds a chunk's pair (PAMT_RECLAIM_LOOSE); -EAGAIN if no REMOVE
- * was attempted; else the REMOVE sequence's error.
+ * REMOVE slot @idx if IDLE; with @loose only if it holds a fallback pair.
+ * Return: 1 if a pair was freed; 0 if it holds a chunk's pair (@loose),
+ * queued again; -EAGAIN if no REMOVE was attempted; else the REMOVE
+ * sequence's error.
  */
-static int pamt_reclaim_slot(unsigned long idx, enum pamt_reclaim how)
+static int pamt_reclaim_slot(unsigned long idx, bool loose)
 {
 	atomic_t *slot = &pamt.slots[idx].word;
 	int old = atomic_read(slot);
@@ -188,18 +178,10 @@ static int pamt_reclaim_slot(unsigned long idx, enum pamt_reclaim how)
 		if (pamt_slot_state(old) != PAMT_SLOT_IDLE ||
 		    (old & PAMT_SLOT_LEAKED))
 			return -EAGAIN;
-		if (how == PAMT_RECLAIM_LOOSE &&
-		    !test_bit(PAMT_LOOSE_BIT, &pamt.slots[idx].bits)) {
+		if (loose && !test_bit(PAMT_LOOSE_BIT, &pamt.slots[idx].bits)) {
 			pamt_idle_push(idx);
 			return 0;
 		}
-		if (how != PAMT_RECLAIM_ANY && (old & PAMT_SLOT_RECENT)) {
-			/* Losing the race to a get only costs a second chance. */
-			atomic_try_cmpxchg(slot, &old, old & ~PAMT_SLOT_RECENT);
-			pamt_idle_push(idx);
-			return -EAGAIN;
-		}
-		/* RECENT stays in the word: a BUSY REMOVE restores it exactly. */
 		ret = pamt_slot_remove(slot, idx, &old, &pair);
 		if (ret != -EAGAIN)
 			break;
@@ -216,10 +198,10 @@ static int pamt_reclaim_slot(unsigned long idx, enum pamt_reclaim how)
 	return ret;
 }
 
-/* For the arena: pamt_reclaim_slot() with no second chance. */
+/* For the arena: pamt_reclaim_slot(), whatever pair the slot holds. */
 int pamt_shrink_reclaim_slot(unsigned long idx)
 {
-	return pamt_reclaim_slot(idx, PAMT_RECLAIM_ANY);
+	return pamt_reclaim_slot(idx, false);
 }
 
 /*
@@ -228,7 +210,7 @@ int pamt_shrink_reclaim_slot(unsigned long idx)
  * PAMT_LOOSE_SKIPS of them.  Return: as pamt_reclaim_slot(), or 0 if the
  * index or a budget ran out first.
  */
-static int pamt_reclaim_one(unsigned long *budget, enum pamt_reclaim how)
+static int pamt_reclaim_one(unsigned long *budget, bool loose)
 {
 	unsigned long idx = 0;	/* gcc cannot tell pamt_idle_pop() sets it */
 	unsigned int skips = PAMT_LOOSE_SKIPS;
@@ -237,7 +219,7 @@ static int pamt_reclaim_one(unsigned long *budget, enum pamt_reclaim how)
 	while (*budget) {
 		if (!pamt_idle_pop(&idx))
 			return 0;
-		ret = pamt_reclaim_slot(idx, how);
+		ret = pamt_reclaim_slot(idx, loose);
 		if (!ret) {
 			if (!--skips)
 				return 0;
@@ -353,20 +335,17 @@ static void pamt_shrink_cap_chunks(void)
 }
 
 /*
- * A put made slot @idx IDLE, publishing @word.  Still queued means a get
- * revived it since: CLOCK's reference bit, unless the slot moved on.
+ * A put made slot @idx IDLE: queue it, unless still queued from before.
  * Return: true if it issued a REMOVE.
  */
-bool pamt_shrink_idle_inc(unsigned long idx, int word)
+bool pamt_shrink_idle_inc(unsigned long idx)
 {
 	unsigned long budget = PAMT_CAP_POPS;
 	bool removed = false;
 	int ret;
 
 	pamt_idle_add(&pamt.slots[idx].word, 1);
-	if (pamt_idle_push(idx))
-		atomic_try_cmpxchg(&pamt.slots[idx].word, &word,
-				   word | PAMT_SLOT_RECENT);
+	pamt_idle_push(idx);
 	if (likely(!pamt_shrink_over_cap(0))) {
 		pamt_shrink_cap_chunks();
 		return false;
@@ -376,7 +355,7 @@ bool pamt_shrink_idle_inc(unsigned long idx, int word)
 	 * rest is the worker's, as this put's own slot is the most recent.
 	 */
 	if (!pamt_mag_shrink_local(1)) {
-		ret = pamt_reclaim_one(&budget, PAMT_RECLAIM_ANY);
+		ret = pamt_reclaim_one(&budget, false);
 		if (ret == 1)
 			pamt_stat_inc(CAP);
 		removed = ret;	/* 0: no REMOVE within the budget */
@@ -433,7 +412,7 @@ static void pamt_shrink_cap_trim(void)
 		if (pamt_mag_shrink_local(1))
 			continue;
 		budget = PAMT_RESCHED_POPS;
-		ret = pamt_reclaim_one(&budget, PAMT_RECLAIM_ANY);
+		ret = pamt_reclaim_one(&budget, false);
 		if (ret == 1)
 			pamt_stat_inc(CAP);
 		else if (ret < 0)
@@ -480,7 +459,7 @@ unsigned long pamt_shrink_remove_all_idle(void)
 	while (n) {
 		budget = min_t(unsigned long, n, PAMT_RESCHED_POPS);
 		n -= budget;
-		ret = pamt_reclaim_one(&budget, PAMT_RECLAIM_ANY);
+		ret = pamt_reclaim_one(&budget, false);
 		if (!ret && budget)
 			break;		/* the index is empty */
 		n += budget;
@@ -504,9 +483,9 @@ unsigned long tdx_pamt_shrink_count(void)
 }
 
 /*
- * Idle slots oldest first, with CLOCK's second chance, then this CPU's
- * free pairs; other CPUs' go to the worker.  With the arena, chunks
- * first; then idle slots alone only if they hold a fallback pair.
+ * Idle slots oldest first, then this CPU's free pairs; other CPUs' go to
+ * the worker.  With the arena, chunks first; then idle slots alone only
+ * if they hold a fallback pair.
  * *@nr_scanned (index entries and pairs processed) falls short only when
  * nothing more can be done here.  Never sleeps.
  */
@@ -514,7 +493,6 @@ unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
 				   unsigned long *nr_scanned)
 {
 	unsigned long freed = 0, fails = 0, budget = nr_to_scan, n, m;
-	enum pamt_reclaim how = PAMT_RECLAIM_CLOCK;
 	unsigned long loose = ULONG_MAX;
 	int ret;
 
@@ -524,10 +502,9 @@ unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
 		freed = pamt_arena_shrink(nr_to_scan, false);
 		budget -= min(freed, budget);
 		loose = pamt_shrink_loose_idle();
-		how = PAMT_RECLAIM_LOOSE;
 	}
 	while (budget && loose && fails < PAMT_SHRINK_MAX_BUSY) {
-		ret = pamt_reclaim_one(&budget, how);
+		ret = pamt_reclaim_one(&budget, pamt.arena);
 		if (!ret)
 			break;
 		if (ret < 0) {

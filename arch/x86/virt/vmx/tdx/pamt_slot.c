@@ -126,19 +126,6 @@ static void pamt_slot_busy_end(unsigned int tries)
 		atomic_dec(&pamt.serializing);
 }
 
-/* A get revived @slot: drop RECENT, unless the word moved on meanwhile. */
-static void pamt_slot_clear_recent(atomic_t *slot)
-{
-	int w = atomic_read(slot);
-
-	while ((w & (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT |
-		     PAMT_SLOT_RECENT)) ==
-	       (PAMT_SLOT_INSTALLED | PAMT_SLOT_RECENT) && pamt_slot_refs(w)) {
-		if (atomic_try_cmpxchg(slot, &w, w & ~PAMT_SLOT_RECENT))
-			break;
-	}
-}
-
 /* Republish the IDLE word @old after a REMOVE that did not happen. */
 static void pamt_slot_publish_idle(atomic_t *slot, int old)
 {
@@ -150,8 +137,6 @@ static void pamt_slot_publish_idle(atomic_t *slot, int old)
 		return;
 	pamt_idle_add(slot, -1);
 	pamt_stat_inc(REVIVE);
-	if (now & PAMT_SLOT_RECENT)
-		pamt_slot_clear_recent(slot);
 }
 
 /* ADD for @slot, owned from @owned; on failure @pair stays ours. */
@@ -370,9 +355,6 @@ static int pamt_slot_got(atomic_t *slot, int old)
 	}
 	if (!(old & PAMT_SLOT_LEAKED))
 		pamt_idle_add(slot, -1);
-	/* No cmpxchg: with our reference nothing sets RECENT or TRANSIT. */
-	if (old & PAMT_SLOT_RECENT)
-		atomic_andnot(PAMT_SLOT_RECENT, slot);
 	pamt_stat_inc(REVIVE);
 	return 0;
 }
@@ -540,7 +522,7 @@ static noinline int pamt_slot_put_slow(atomic_t *slot)
 	} while (!atomic_try_cmpxchg_release(slot, &old, old - 1));
 	/* The cap made this put issue a REMOVE. */
 	if (pamt_slot_refs(old) == 1 && !(old & PAMT_SLOT_LEAKED) &&
-	    pamt_shrink_idle_inc(idx, old - 1)) {
+	    pamt_shrink_idle_inc(idx)) {
 		pamt_stat_inc(PUT_SLOW);
 		return 0;
 	}

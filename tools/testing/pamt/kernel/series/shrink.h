@@ -8,7 +8,7 @@
 static inline int pamt_shrink_init(unsigned long nr_slots) { return 0; }
 static inline void pamt_shrink_exit(void) { }
 
-static inline bool pamt_shrink_idle_inc(unsigned long idx, int word)
+static inline bool pamt_shrink_idle_inc(unsigned long idx)
 {
 	pamt_idle_add(&pamt.slots[idx].word, 1);
 	return false;
@@ -18,7 +18,6 @@ static inline bool pamt_shrink_over_cap(unsigned long more) { return false; }
 static inline unsigned long pamt_shrink_refill_share(void) { return ULONG_MAX; }
 static inline unsigned long pamt_shrink_reserve(unsigned long want) { return want; }
 static inline void pamt_shrink_unreserve(unsigned long nr) { }
-static inline void pamt_shrink_flush_cpu(unsigned int cpu) { }
 static inline int pamt_shrink_reclaim_slot(unsigned long idx) { return -EAGAIN; }
 
 static inline unsigned long pamt_shrink_remove_all_idle(void)

@@ -333,26 +333,29 @@ static void pk_ctx_shrinker_direct(struct kunit *test)
 }
 
 /*
- * A second chance is scanned work (include/linux/shrinker.h): a scan that
- * only rotates reports nr_scanned = nr_to_scan and frees 0, not
- * SHRINK_STOP; the next one frees.
+ * Looking at a slot in use again is scanned work (include/linux/shrinker.h):
+ * a scan that frees nothing so reports nr_scanned = nr_to_scan and 0, not
+ * SHRINK_STOP; once the slots are idle again the next one frees.
  */
-static void pk_ctx_shrinker_rotation_scanned(struct kunit *test)
+static void pk_ctx_shrinker_in_use_scanned(struct kunit *test)
 {
 	struct shrink_control sc = { .gfp_mask = GFP_KERNEL, .nid = 0 };
 	struct shrinker *s;
+	int i;
 
 	pk_up(test);
 	KUNIT_ASSERT_EQ(test, pk_glue(test), 0);
 	s = pamt_glue_shrinker();
 	KUNIT_ASSERT_NOT_NULL(test, s);
 	pk_make_idle(test, 0, 4);
-	pk_make_idle(test, 0, 4);	/* revived while queued: RECENT */
-	KUNIT_EXPECT_EQ(test, s->count_objects(s, &sc), 4UL);
+	for (i = 0; i < 4; i++)
+		KUNIT_ASSERT_EQ(test, tdx_pamt_get(pk_ctx_pfn(test, i), NULL), 0);
 	sc.nr_to_scan = 4;
 	sc.nr_scanned = 4;
 	KUNIT_EXPECT_EQ(test, s->scan_objects(s, &sc), 0UL);
 	KUNIT_EXPECT_EQ(test, sc.nr_scanned, 4UL);
+	for (i = 0; i < 4; i++)
+		tdx_pamt_put(pk_ctx_pfn(test, i));
 	KUNIT_EXPECT_EQ(test, s->count_objects(s, &sc), 4UL);
 	sc.nr_scanned = 4;
 	KUNIT_EXPECT_EQ(test, s->scan_objects(s, &sc), 4UL);
@@ -757,7 +760,7 @@ static struct kunit_case pk_ctx_cases[] = {
 	KUNIT_CASE(pk_ctx_softirq_put_busy_storm),
 	KUNIT_CASE(pk_ctx_rcu_put),
 	KUNIT_CASE(pk_ctx_shrinker_direct),
-	KUNIT_CASE(pk_ctx_shrinker_rotation_scanned),
+	KUNIT_CASE(pk_ctx_shrinker_in_use_scanned),
 	KUNIT_CASE(pk_ctx_shrinker_registered),
 	KUNIT_CASE(pk_ctx_softirq_put_busy_bounded),
 	KUNIT_CASE(pk_ctx_shrinker_magazines),

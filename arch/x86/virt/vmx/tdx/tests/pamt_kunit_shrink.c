@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit: the PAMT cache's shrink layer: the idle index and its second
- * chance, the shrinker's count and scan, the idle cap, tdx_pamt_drain(),
+ * KUnit: the PAMT cache's shrink layer: the idle index and its order,
+ * the shrinker's count and scan, the idle cap, tdx_pamt_drain(),
  * sparse memory at both ends, and a host without Dynamic PAMT.
  */
 #include <linux/mm.h>
 #include "pamt_kunit.h"
 
-/* A slot revived since it was queued gets a second chance; b goes first. */
-static void pk_shrink_second_chance(struct kunit *test)
+/* Idle slots go in the order first queued: a, idle again, goes first. */
+static void pk_shrink_queue_order(struct kunit *test)
 {
 	unsigned long a, b, scanned = 0;
 
@@ -22,16 +22,16 @@ static void pk_shrink_second_chance(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pk_word(a), W_IDLE);
 	KUNIT_ASSERT_EQ(test, pk_get(a), 0);
 	tdx_pamt_put(a);
-	KUNIT_EXPECT_EQ(test, pk_word(a), W_IDLE | PAMT_SLOT_RECENT);
+	KUNIT_EXPECT_EQ(test, pk_word(a), W_IDLE);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 2UL);
 
-	/* Two looks: a's second chance, then b. */
-	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_scan(2, &scanned), 1UL);
-	KUNIT_EXPECT_EQ(test, scanned, 2UL);
-	KUNIT_EXPECT_EQ(test, pk_word(b), 0UL);
-	KUNIT_EXPECT_FALSE(test, pamt_fake_range_has_pair(b));
-	KUNIT_EXPECT_EQ(test, pamt_slot_state(pk_word(a)), PAMT_SLOT_IDLE);
-	KUNIT_EXPECT_TRUE(test, pamt_fake_range_has_pair(a));
+	/* One look: a, queued first, and queued once. */
+	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_scan(1, &scanned), 1UL);
+	KUNIT_EXPECT_EQ(test, scanned, 1UL);
+	KUNIT_EXPECT_EQ(test, pk_word(a), 0UL);
+	KUNIT_EXPECT_FALSE(test, pamt_fake_range_has_pair(a));
+	KUNIT_EXPECT_EQ(test, pamt_slot_state(pk_word(b)), PAMT_SLOT_IDLE);
+	KUNIT_EXPECT_TRUE(test, pamt_fake_range_has_pair(b));
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_SHRINK), 1ULL);
 	/* The shrinker frees pairs, reset first. */
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_PAGE_FREE), 2ULL);
@@ -39,7 +39,7 @@ static void pk_shrink_second_chance(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 1UL);
 
 	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_scan(1, &scanned), 1UL);
-	KUNIT_EXPECT_EQ(test, pk_word(a), 0UL);
+	KUNIT_EXPECT_EQ(test, pk_word(b), 0UL);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 0UL);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_scan(8, &scanned), 0UL);
 	KUNIT_EXPECT_EQ(test, scanned, 0UL);
@@ -349,7 +349,7 @@ static void pk_cap0_put_removes(struct kunit *test)
 
 static struct kunit_case pk_shrink_cases[] = {
 	KUNIT_CASE(pk_cap0_put_removes),
-	KUNIT_CASE(pk_shrink_second_chance),
+	KUNIT_CASE(pk_shrink_queue_order),
 	KUNIT_CASE(pk_shrink_skips_revived),
 	KUNIT_CASE(pk_shrink_magazines),
 	KUNIT_CASE(pk_magazines_respect_cap),
