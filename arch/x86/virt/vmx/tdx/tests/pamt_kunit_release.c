@@ -200,10 +200,15 @@ static struct page *pk_release_no_chunk(gfp_t gfp, unsigned int order)
  */
 static void pk_arena_shrink_fallback(struct kunit *test)
 {
-	unsigned long pfn[4], scanned;
+	struct shrink_control sc = { .gfp_mask = GFP_KERNEL, .nid = 0 };
+	struct shrinker *s;
+	unsigned long pfn[4];
 	int i;
 
 	pk_arena_up(test, 0);
+	KUNIT_ASSERT_EQ(test, pk_glue(test), 0);
+	s = pamt_glue_shrinker();
+	KUNIT_ASSERT_NOT_NULL(test, s);
 	for (i = 0; i < 4; i++)
 		pfn[i] = pk_slot_pfn(test, i + 1);
 	kunit_activate_static_stub(test, pamt_arena_alloc_pages,
@@ -220,16 +225,16 @@ static void pk_arena_shrink_fallback(struct kunit *test)
 		tdx_pamt_drain();
 		kunit_skip(test, "no free 2M block on this machine");
 	}
-	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 0UL);
+	KUNIT_EXPECT_EQ(test, s->count_objects(s, &sc), SHRINK_EMPTY);
 
 	KUNIT_EXPECT_EQ(test, tdx_pamt_put(pfn[0]), 0);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_put(pfn[2]), 0);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 1UL);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_scan(8, &scanned), 1UL);
+	KUNIT_EXPECT_EQ(test, s->count_objects(s, &sc), 1UL);
+	KUNIT_EXPECT_EQ(test, pk_release_scan(s, 8), 1UL);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_REMOVE), 1ULL);
 	KUNIT_EXPECT_EQ(test, pk_word(pfn[0]), 0UL);
 	KUNIT_EXPECT_NE(test, pk_word(pfn[2]), 0UL);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 0UL);
+	KUNIT_EXPECT_EQ(test, s->count_objects(s, &sc), SHRINK_EMPTY);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_put(pfn[1]), 0);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_put(pfn[3]), 0);
 	tdx_pamt_drain();
