@@ -133,6 +133,7 @@ long fake_calls(enum pamt_fake_op op);
 int run_in_child(void (*fn)(void));
 unsigned long reclaim_work(void);
 void run_deferred(void);
+void set_idle_cap(unsigned long cap);
 
 /* The fake module behind the shim's SEAMCALL checks (shim/fake_ops.c). */
 extern const struct tdx_pamt_ops pamt_env_ops;

@@ -310,6 +310,13 @@ void run_deferred(void)
 	pamt_shrink_deferred();
 }
 
+/* A new idle cap, and the worker's trim down to it. */
+void set_idle_cap(unsigned long cap)
+{
+	WRITE_ONCE(pamt.idle_cap, cap);
+	pamt_shrink_deferred();
+}
+
 /*
  * Run @fn in a child process; returns the signal that killed it, or 0.
  * For tests that a checker must abort.

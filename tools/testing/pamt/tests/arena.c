@@ -284,7 +284,7 @@ PAMT_TEST(arena_chunk_released_by_idle_cap)
 	arena_watch_resets();
 	idle_slots(1, 20);
 	note_pairs(1, 20);
-	tdx_pamt_set_idle_cap(0);
+	set_idle_cap(0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CAP), 20);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CHUNK_FREE), 1);
@@ -721,7 +721,7 @@ PAMT_TEST(arena_topup_fills_a_magazine)
 	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_CHUNKS), 0);
 	alloc_pairs(&p, 1, GFP_KERNEL);
 	ASSERT(nr_cpu_ids > 1);
-	tdx_pamt_set_idle_cap(4 * nr_cpu_ids);
+	set_idle_cap(4 * nr_cpu_ids);
 	locks = stat(TDX_PAMT_STAT_GLOBAL_LOCK);
 	ASSERT(!__tdx_topup_pamt_cache(&res, 2, GFP_KERNEL));
 	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), locks + 1);
@@ -790,13 +790,13 @@ PAMT_TEST(arena_refill_respects_idle_cap)
 
 	ASSERT(!pamt_env_up(&o));
 	ASSERT(nr_cpu_ids > 1);
-	tdx_pamt_set_idle_cap(5 * nr_cpu_ids);
+	set_idle_cap(5 * nr_cpu_ids);
 	EXPECT_EQ(pamt_pair_alloc_bulk(p, 1, GFP_KERNEL), 1);
 	env.held_pairs++;
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 5);
 	EXPECT(pamt_accounting_ok());
 	/* At the cap: two pairs for the caller, none for the magazines. */
-	tdx_pamt_set_idle_cap(5);
+	set_idle_cap(5);
 	EXPECT_EQ(pamt_pair_alloc_bulk(&p[1], 2, GFP_NOWAIT), 2);
 	env.held_pairs += 2;
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 5);

@@ -196,7 +196,7 @@ static void reclaim_at_scale(unsigned long nr_slots, struct scale_work *w)
 
 	make_idle(0, SCALE_K, step);
 	before = reclaim_work();
-	tdx_pamt_set_idle_cap(SCALE_K / 2);
+	set_idle_cap(SCALE_K / 2);
 	w->cap = reclaim_work() - before;
 	EXPECT(idle_memory() <= SCALE_K / 2);
 

@@ -76,7 +76,7 @@ PAMT_TEST(irqoff_busy_storm_one_seamcall_per_section)
 	int attempt;
 
 	ASSERT(!pamt_env_up(&o));
-	tdx_pamt_set_idle_cap(0);	/* every last put REMOVEs */
+	set_idle_cap(0);	/* every last put REMOVEs */
 	/* The public figures: ADD 2..18 us, avg 4; REMOVE 1..11 us, avg 2. */
 	pamt_fake_set_latency(PAMT_FAKE_ADD, 2000, 4000, 18000);
 	pamt_fake_set_latency(PAMT_FAKE_REMOVE, 1000, 2000, 11000);

@@ -11,7 +11,7 @@ static void env_mag(unsigned int mag_size, bool lean)
 	if (pamt_env_up(&o))
 		pamt_sim_fatal("environment", __FILE__, __LINE__);
 	if (lean)
-		tdx_pamt_set_idle_cap(0);
+		set_idle_cap(0);
 }
 
 static void take_pairs(struct tdx_pamt_pair *p, int n)
@@ -291,7 +291,7 @@ static void drain_for_reclaim(bool cap)
 	ASSERT(stat(TDX_PAMT_STAT_CACHED_PAIRS) == 6);
 	kmalloc_bytes = pamt_sim_kmalloc_bytes;
 	if (cap) {
-		tdx_pamt_set_idle_cap(1);
+		set_idle_cap(1);
 	} else {
 		/* This CPU holds nothing: the shrinker leaves it to the worker. */
 		EXPECT_EQ(tdx_pamt_shrink_scan(5, NULL), 0);

@@ -170,11 +170,11 @@ static void uncharge_paths(bool arena)
 
 	/* The idle cap. */
 	idle_ranges(&cg_a, 4, 4);
-	tdx_pamt_set_idle_cap(1);
+	set_idle_cap(1);
 	run_deferred();
 	EXPECT(stat(TDX_PAMT_STAT_IDLE_SLOTS) <= 1);
 	EXPECT_EQ(charged(&cg_a), stat(TDX_PAMT_STAT_IDLE_SLOTS));
-	tdx_pamt_set_idle_cap(100000);
+	set_idle_cap(100000);
 
 	/* A full drain, as at exit. */
 	tdx_pamt_drain();

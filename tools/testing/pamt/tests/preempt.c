@@ -72,7 +72,7 @@ PAMT_TEST(preempt_busy_by_count_one_seamcall_per_section)
 	unsigned long pfn;
 
 	pamt_env_up_default();
-	tdx_pamt_set_idle_cap(0);
+	set_idle_cap(0);
 	pfn = slot_pfn(3, 0);
 	preempt_latency();
 	pamt_fake_inject(PAMT_FAKE_ADD, TDX_PAMT_OPERAND_BUSY,
@@ -155,7 +155,7 @@ PAMT_TEST(preempt_busy_storm_one_seamcall_per_section)
 	int run;
 
 	ASSERT(!pamt_env_up(&o));
-	tdx_pamt_set_idle_cap(0);	/* every last put REMOVEs */
+	set_idle_cap(0);	/* every last put REMOVEs */
 	ops.add = preempt_add;
 	ops.remove = preempt_remove;
 	saved = pamt.ops;
@@ -270,7 +270,7 @@ PAMT_TEST(preempt_get_during_remove_backoff_revives)
 PAMT_TEST(preempt_softirq_remove_never_serialises)
 {
 	pamt_env_up_default();
-	tdx_pamt_set_idle_cap(0);
+	set_idle_cap(0);
 	ASSERT(!tdx_pamt_get(slot_pfn(2, 0), NULL));
 	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY,
 			 PAMT_BUSY_CALLS_MAX, 0);

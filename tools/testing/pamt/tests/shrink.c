@@ -213,7 +213,7 @@ PAMT_TEST(shrink_cap_put_spares_its_own_slot)
 	make_idle(0, 10);
 	for (s = 0; s < 8; s++)		/* entries 0-7 go stale: in use */
 		ASSERT(!tdx_pamt_get(slot_pfn(s, 0), NULL));
-	tdx_pamt_set_idle_cap(2);
+	set_idle_cap(2);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 2);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 0);
 	make_idle(10, 1);
@@ -236,7 +236,7 @@ PAMT_TEST(shrink_lowering_the_cap_trims_now)
 	env_cap(1000, 0);
 	make_idle(0, 12);
 	EXPECT_EQ(tdx_pamt_idle_cap(), 1000);
-	tdx_pamt_set_idle_cap(3);
+	set_idle_cap(3);
 	EXPECT_EQ(tdx_pamt_idle_cap(), 3);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 3);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CAP), 9);

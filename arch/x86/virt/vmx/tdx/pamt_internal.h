@@ -423,7 +423,6 @@ unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
 				   unsigned long *nr_scanned);
 unsigned long tdx_pamt_drain(void);
 void tdx_pamt_drain_cpu(unsigned int cpu);
-void tdx_pamt_set_idle_cap(unsigned long cap);
 unsigned long tdx_pamt_idle_cap(void);
 int pamt_shrink_init(unsigned long nr_slots);
 void pamt_shrink_exit(void);

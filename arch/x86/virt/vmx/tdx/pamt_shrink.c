@@ -573,14 +573,6 @@ void tdx_pamt_drain_cpu(unsigned int cpu)
 	}
 }
 
-void tdx_pamt_set_idle_cap(unsigned long cap)
-{
-	WRITE_ONCE(pamt.idle_cap, cap);
-	WRITE_ONCE(pamt_cap_mark, 0);
-	if (pamt.enabled)
-		pamt_shrink_cap_trim();
-}
-
 unsigned long tdx_pamt_idle_cap(void)
 {
 	return READ_ONCE(pamt.idle_cap);

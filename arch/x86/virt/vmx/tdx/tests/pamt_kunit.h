@@ -86,6 +86,13 @@ static inline int pk_get(unsigned long pfn)
 	return tdx_pamt_get(pfn, NULL);
 }
 
+/* A new idle cap, and the worker's trim down to it. */
+static inline void pk_set_idle_cap(unsigned long cap)
+{
+	WRITE_ONCE(pamt.idle_cap, cap);
+	pamt_shrink_deferred();
+}
+
 /* Set up the fake module and the cache with defaults, or fail the test. */
 static inline void pk_up(struct kunit *test)
 {

@@ -167,7 +167,7 @@ static void pk_ctx_softirq_put(struct kunit *test, bool lean,
 	KUNIT_ASSERT_NOT_NULL(test, s);
 	KUNIT_ASSERT_EQ(test, pk_setup(test, mag_size, 16), 0);
 	if (lean)
-		tdx_pamt_set_idle_cap(0);
+		pk_set_idle_cap(0);
 	for (i = 0; i < PK_CTX_SLOTS; i++)
 		s->pfn[i] = pk_ctx_pfn(test, i);
 	if (busy) {
@@ -264,7 +264,7 @@ static void pk_ctx_rcu_put(struct kunit *test)
 	int i, errs = 0;
 
 	pk_up(test);
-	tdx_pamt_set_idle_cap(0);	/* the last puts REMOVE */
+	pk_set_idle_cap(0);	/* the last puts REMOVE */
 	atomic_long_set(&pk_rcu_bad, 0);
 	for (i = 0; i < 2000; i++) {
 		pfn = pk_ctx_pfn(test, i % PK_CTX_SLOTS);
@@ -734,11 +734,11 @@ static void pk_drain_for_reclaim(struct kunit *test)
 	migrate_disable();
 	pk_give_six_elsewhere(test);
 	noreclaim = memalloc_noreclaim_save();
-	tdx_pamt_set_idle_cap(1);
+	pk_set_idle_cap(1);
 	memalloc_noreclaim_restore(noreclaim);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 1ULL);
 
-	tdx_pamt_set_idle_cap(PK_NO_CAP);
+	pk_set_idle_cap(PK_NO_CAP);
 	KUNIT_ASSERT_EQ(test, tdx_pamt_drain(), 1UL);
 	pk_give_six_elsewhere(test);
 	/* Nothing here: the shrinker leaves the other CPU to the worker. */

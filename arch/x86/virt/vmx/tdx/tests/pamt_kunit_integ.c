@@ -291,7 +291,7 @@ static void pk_integ_debugfs_drain_cap(struct kunit *test)
 	}
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 6ULL);
 
-	tdx_pamt_set_idle_cap(4);
+	pk_set_idle_cap(4);
 	KUNIT_EXPECT_EQ(test, pamt_debugfs_idle_cap_get(NULL, &cap), 0);
 	KUNIT_EXPECT_EQ(test, cap, 4ULL);
 	KUNIT_EXPECT_LE(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 4ULL);

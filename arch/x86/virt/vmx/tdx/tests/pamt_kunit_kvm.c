@@ -66,7 +66,7 @@ static void pk_kvm_rcu_put(struct kunit *test, bool lean)
 
 	pk_up(test);
 	if (lean)
-		tdx_pamt_set_idle_cap(0);
+		pk_set_idle_cap(0);
 	r = kunit_kcalloc(test, 2, sizeof(*r), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, r);
 	pfn = pk_slot_pfn(test, 2);

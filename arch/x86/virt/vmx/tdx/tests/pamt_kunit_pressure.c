@@ -95,7 +95,7 @@ static unsigned long pk_press_fill(struct kunit *test, unsigned long cap)
 	}
 	/* The worker trims too: let it finish, so that this trim is exact. */
 	pamt_platform_defer_sync();
-	tdx_pamt_set_idle_cap(cap);
+	pk_set_idle_cap(cap);
 	return tdx_pamt_shrink_count();
 }
 

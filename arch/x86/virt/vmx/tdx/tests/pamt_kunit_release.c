@@ -137,7 +137,7 @@ static void pk_arena_release_drain(struct kunit *test)
 
 static void pk_arena_restore_cap(void *unused)
 {
-	tdx_pamt_set_idle_cap(PK_NO_CAP);
+	pk_set_idle_cap(PK_NO_CAP);
 }
 
 /* The idle cap, lowered to 0, gives every chunk back. */
@@ -147,7 +147,7 @@ static void pk_arena_release_cap(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, pk_arena_restore_cap,
 							NULL), 0);
 	pk_arena_idle(test, 24);
-	tdx_pamt_set_idle_cap(0);
+	pk_set_idle_cap(0);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CAP), 24ULL);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 0ULL);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 0ULL);
@@ -171,7 +171,7 @@ static void pk_arena_release_cap_lazy(struct kunit *test)
 							NULL), 0);
 	pk_arena_idle(test, 24);
 	KUNIT_ASSERT_EQ(test, tdx_pamt_get(pk_slot_pfn(test, 80), NULL), 0);
-	tdx_pamt_set_idle_cap(32);
+	pk_set_idle_cap(32);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_ARENA_CHUNKS), 1ULL);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CAP), 0ULL);
 

@@ -105,7 +105,7 @@ static void pk_magazines_respect_cap(struct kunit *test)
 	pk_check_accounting(test, 0);
 }
 
-/* tdx_pamt_set_idle_cap() trims idle slots down to the new cap. */
+/* A new cap: the worker trims idle slots down to it. */
 static void pk_set_idle_cap_trims(struct kunit *test)
 {
 	unsigned long base;
@@ -118,7 +118,7 @@ static void pk_set_idle_cap_trims(struct kunit *test)
 	for (i = 0; i < 4; i++)
 		tdx_pamt_put(base + i * 512);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 4ULL);
-	tdx_pamt_set_idle_cap(1);
+	pk_set_idle_cap(1);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_idle_cap(), 1UL);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 1ULL);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CAP), 3ULL);
@@ -138,7 +138,7 @@ static void pk_put_over_cap_frees_a_cached_pair(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pk_get(pfn), 0);
 	cached = pk_stat(TDX_PAMT_STAT_CACHED_PAIRS);
 	/* Idle memory (this CPU's magazine) is now exactly the cap. */
-	tdx_pamt_set_idle_cap(tdx_pamt_shrink_count());
+	pk_set_idle_cap(tdx_pamt_shrink_count());
 	tdx_pamt_put(pfn);
 	migrate_enable();
 	KUNIT_EXPECT_GT(test, cached, 0UL);
@@ -266,7 +266,7 @@ static void pk_sparse_far(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 4ULL);
 	KUNIT_EXPECT_EQ(test, pk_evict(far + gib - 1), 0);
 	KUNIT_EXPECT_FALSE(test, pamt_fake_range_has_pair(far + gib - 1));
-	tdx_pamt_set_idle_cap(1);
+	pk_set_idle_cap(1);
 	KUNIT_EXPECT_LE(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS) +
 			pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 1ULL);
 	tdx_pamt_shrink_scan(16, NULL);
@@ -275,7 +275,7 @@ static void pk_sparse_far(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, pk_word(ends[i]), 0UL);
 		KUNIT_EXPECT_FALSE(test, pamt_fake_range_has_pair(ends[i]));
 	}
-	tdx_pamt_set_idle_cap(PK_NO_CAP);
+	pk_set_idle_cap(PK_NO_CAP);
 	pk_check_accounting(test, 0);
 }
 
@@ -324,7 +324,7 @@ static void pk_cap0_put_removes(struct kunit *test)
 	unsigned long pfn;
 
 	pk_up(test);
-	tdx_pamt_set_idle_cap(0);
+	pk_set_idle_cap(0);
 	pfn = pk_slot_pfn(test, 9);
 	migrate_disable();
 	KUNIT_EXPECT_EQ(test, pk_get(pfn), 0);

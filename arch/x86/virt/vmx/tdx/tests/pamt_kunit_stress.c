@@ -113,7 +113,7 @@ static void pk_worker_op(struct pk_worker *w)
 	} else if (op < 990) {
 		pk_worker_pairs(w);
 	} else if (op < 998) {
-		tdx_pamt_set_idle_cap(4 + get_random_u32_below(64));
+		pk_set_idle_cap(4 + get_random_u32_below(64));
 	} else if (op < 999) {
 		tdx_free_pamt_cache(&w->res);
 	} else {
