@@ -3,7 +3,9 @@
 #
 # The targets of pamt_vt --scale (split memory, N = 8, 16 and 256, the
 # seed-size boot) with one model parameter moved at a time, over the range
-# the README gives for it; prints a Markdown table, a row per setting.
+# the README gives for it, then with seeds 2 to 5 (other draws of the
+# SEAMCALL times and of where guest memory lies); prints a Markdown table,
+# a row per setting.
 #
 #   ./sensitivity.sh [-j JOBS] [OUTDIR]    (make sensitivity: -j 2)
 #
@@ -35,7 +37,11 @@ SEAMCALLs x0.5 (ADD 2 us, REMOVE 1 us)|--add 2000 --remove 1000
 SEAMCALLs x2 (ADD 8 us, REMOVE 4 us)|--add 8000 --remove 4000
 work between faults 500 ns|--work 500
 work between faults 2 us|--work 2000
-start jitter 100 us, work jitter +-50%|--start-jitter 100000 --work-jitter 1000'
+start jitter 100 us, work jitter +-50%|--start-jitter 100000 --work-jitter 1000
+seed 2|--seed 2
+seed 3|--seed 3
+seed 4|--seed 4
+seed 5|--seed 5'
 
 i=0
 while IFS='|' read -r name flags; do
