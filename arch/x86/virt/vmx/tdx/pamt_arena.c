@@ -844,13 +844,11 @@ static void pamt_arena_split(struct pamt_arena_chunk *c)
 }
 
 /**
- * pamt_arena_exit() - give back every chunk
+ * pamt_arena_exit() - give back every chunk; split those with pairs out
  *
  * Context: process context, with no other user of the cache left.
- *
- * Return: the chunks that still had pairs out, which were split.
  */
-unsigned long pamt_arena_exit(void)
+void pamt_arena_exit(void)
 {
 	struct pamt_arena_chunk *c, *tmp;
 	unsigned long flags, split = 0;
@@ -879,7 +877,6 @@ unsigned long pamt_arena_exit(void)
 	if (split)
 		pr_warn("tdx-pamt: %lu arena chunks split at exit: pairs still out\n",
 			split);
-	return split;
 }
 
 #if IS_ENABLED(CONFIG_INTEL_TDX_PAMT_KUNIT_TEST)

@@ -374,7 +374,7 @@ unsigned long pamt_pair_free(const struct tdx_pamt_pair *pair);
 unsigned long pamt_pair_free_bulk(const struct tdx_pamt_pair *pairs,
 				  unsigned int n);
 void pamt_arena_init(void);
-unsigned long pamt_arena_exit(void);
+void pamt_arena_exit(void);
 void pamt_arena_read_stats(u64 *vals);
 void pamt_arena_note_owner(const struct tdx_pamt_pair *pair, long idx);
 unsigned long pamt_arena_shrink(unsigned long nr, bool cap);

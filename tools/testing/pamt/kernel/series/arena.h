@@ -79,6 +79,6 @@ static inline unsigned int pamt_arena_take_home(struct tdx_pamt_pair *pairs,
 static inline void pamt_arena_note_owner(const struct tdx_pamt_pair *pair,
 					 long idx) { }
 static inline void pamt_arena_init(void) { }
-static inline unsigned long pamt_arena_exit(void) { return 0; }
+static inline void pamt_arena_exit(void) { }
 static inline void pamt_arena_read_stats(u64 *vals) { }
 static inline unsigned long pamt_arena_check(void) { return 0; }
