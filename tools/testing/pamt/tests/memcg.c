@@ -271,13 +271,21 @@ PAMT_TEST(memcg_what_is_not_charged_and_limits)
 	EXPECT_EQ(tdx_pamt_put(slot_pfn(3, 0)), 0);
 }
 
-/* TD control pages are charged as pages; their range as a fault's is. */
+/*
+ * TD control pages are charged as pages; their range as a fault's is.
+ * Over the memcg's limit none is handed out, and no pair goes in.
+ */
 PAMT_TEST(memcg_control_page_charges_page_and_range)
 {
 	struct page *page;
 
 	memcg_up(false);
 	pamt_sim_objcg = &cg_a;
+	cg_a.limit = PAIR_BYTES - 1;
+	EXPECT(!tdx_alloc_control_page());
+	EXPECT_EQ(stat(TDX_PAMT_STAT_INSTALLED), 0);
+	EXPECT_EQ(charged(&cg_a), 0);
+	cg_a.limit = 0;
 	page = tdx_alloc_control_page();
 	ASSERT(page);
 	env.held_pages++;

@@ -279,8 +279,9 @@ struct page *__tdx_alloc_control_page(gfp_t gfp)
 	if (!page)
 		return NULL;
 	/* With __GFP_ACCOUNT the page's memcg pays for a pair the get installs. */
-	__tdx_topup_pamt_cache(&res, 1, gfp);
-	ret = tdx_pamt_get(page_to_pfn(page), &res);
+	ret = __tdx_topup_pamt_cache(&res, 1, gfp);
+	if (!ret)
+		ret = tdx_pamt_get(page_to_pfn(page), &res);
 	tdx_free_pamt_cache(&res);
 	if (!ret)
 		return page;
