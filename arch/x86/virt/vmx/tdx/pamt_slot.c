@@ -85,12 +85,13 @@ static u64 pamt_slot_call(unsigned int leaf, unsigned long base,
 	return status;
 }
 
-/* @tries: calls that answered BUSY.  No seamcall_lock in softirq. */
+/*
+ * @tries: calls that answered BUSY.  A softirq makes one call, never spins
+ * in a backoff: its slot stays queued for the worker.
+ */
 static bool pamt_slot_retry(unsigned int tries)
 {
-	if (tries == PAMT_BUSY_CALLS_MAX - 1)
-		return false;
-	return tries != PAMT_BUSY_RETRIES || !in_serving_softirq();
+	return tries < PAMT_BUSY_CALLS_MAX - 1 && !in_serving_softirq();
 }
 
 /* Between two tries, with preemption on: back off, or start serialising. */
