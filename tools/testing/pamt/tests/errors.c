@@ -316,6 +316,28 @@ PAMT_TEST(err_remove_pair_lost_empties_slot)
 	expect_pair_lost(TDX_PAMT_SW_PAIR_LOST);
 }
 
+/* Reclaim that meets a lost pair counts nothing freed for it. */
+PAMT_TEST(err_remove_no_pair_is_not_freed_memory)
+{
+	unsigned long scanned, freed, pages;
+	struct tdx_pamt_pair p;
+
+	pamt_env_up_default();
+	pages = stat(TDX_PAMT_STAT_PAGE_FREE);
+	ASSERT(!tdx_pamt_get(slot_pfn(4, 0), NULL));
+	ASSERT(!tdx_pamt_put(slot_pfn(4, 0)));
+	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_NO_PAGE_PAIR, 1, 0);
+	freed = tdx_pamt_shrink_scan(1, &scanned);
+	EXPECT_EQ(slot_word(4), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_SHRINK), 0);
+	EXPECT_EQ(2 * freed, stat(TDX_PAMT_STAT_PAGE_FREE) - pages);
+	/* The injection left the fake holding the pair: take it back. */
+	EXPECT_EQ(pamt_fake_ops.remove(slot_pfn(4, 0), &p), 0);
+	__free_page(pfn_to_page(p.pfn[0]));
+	__free_page(pfn_to_page(p.pfn[1]));
+	pamt_stat_add(PAGE_FREE, 2);
+}
+
 /* A failed ADD gives a reserved pair back to the reserve it came from. */
 PAMT_TEST(err_add_failure_keeps_the_reserve)
 {

@@ -186,8 +186,9 @@ static int pamt_reclaim_slot(unsigned long idx, bool loose)
 		if (ret != -EAGAIN)
 			break;
 	}
-	if (ret == -ENOENT)	/* the module held no pair */
-		return 1;
+	/* The module held no pair: the slot is EMPTY, nothing came back. */
+	if (ret == -ENOENT)
+		return ret;
 	/* Freed with preemption on: the allocator sleeps on RT. */
 	if (!ret) {
 		pamt_pair_release(&pair, PAMT_PAIR_TO_FREE);
