@@ -308,7 +308,7 @@ static int stress_run(bool lean, bool arena,
 	 */
 	pamt_fake_set_latency(PAMT_FAKE_ADD, 200, 1000, 4000);
 	pamt_fake_set_latency(PAMT_FAKE_REMOVE, 100, 500, 2000);
-	pamt_fake_inject(PAMT_FAKE_ADD, TDX_PAMT_PAGE_NOT_FREE, 0, 2000);
+	pamt_fake_inject(PAMT_FAKE_ADD, TDX_PAMT_OPERAND_ADDR_RANGE, 0, 2000);
 	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, 0, 20000);
 	pamt_sim_fail_set(&pamt_sim_fail_page, -1, 1000);
 	if (arena) {

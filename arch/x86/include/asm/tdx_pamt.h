@@ -58,7 +58,7 @@ enum tdx_pamt_stat {
 	TDX_PAMT_STAT_EVICT,		/* idle slots removed by evict */
 	TDX_PAMT_STAT_SHRINK,		/* idle slots removed by the shrinker */
 	TDX_PAMT_STAT_CAP,		/* idle slots removed by the idle cap */
-	TDX_PAMT_STAT_LEAKED,		/* slots whose REMOVE failed for good */
+	TDX_PAMT_STAT_LEAKED,		/* pairs lost: REMOVE failed, ADD refused */
 	TDX_PAMT_STAT_ADD_FAILED,	/* get whose PAMT.ADD failed */
 	TDX_PAMT_STAT_DEMOTE,		/* tdx_pamt_demote() that installed */
 	TDX_PAMT_STAT_PROMOTE,		/* tdx_pamt_promote() that emptied */

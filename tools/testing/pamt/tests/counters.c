@@ -66,7 +66,7 @@ PAMT_TEST(counters_identities)
 	ASSERT(!pamt_env_up(&o));
 	pamt_sim_seed(7);
 	/* ADD fails now and then, as a module out of pair pages would. */
-	pamt_fake_inject(PAMT_FAKE_ADD, TDX_PAMT_PAGE_NOT_FREE, 0, 50000);
+	pamt_fake_inject(PAMT_FAKE_ADD, TDX_PAMT_OPERAND_ADDR_RANGE, 0, 50000);
 	random_ops(16, 4000, &c);
 	pamt_fake_inject(PAMT_FAKE_ADD, 0, 0, 0);
 

@@ -75,9 +75,32 @@ static void expect_add_failure(u64 status, int err)
 	EXPECT_EQ(tdx_pamt_put(slot_pfn(6, 0)), 0);
 }
 
-PAMT_TEST(err_add_page_not_free_is_eio)
+/*
+ * ADD refused a page of the pair as in use: the module may own it, so the
+ * pair is leaked, neither reused nor freed; the next get takes another.
+ */
+PAMT_TEST(err_add_page_not_free_leaks_the_pair)
 {
-	expect_add_failure(TDX_PAMT_PAGE_NOT_FREE, -EIO);
+	struct tdx_pamt_pair p;
+
+	pamt_env_up_default();
+	ASSERT(!pamt_pair_alloc(&p, GFP_KERNEL));
+	pamt_mag_push(&p);
+	pamt_fake_inject(PAMT_FAKE_ADD, TDX_PAMT_PAGE_NOT_FREE, 1, 0);
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(6, 0), NULL), -EIO);
+	env.held_pairs = 1;
+	EXPECT_EQ(slot_word(6), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_LEAKED), 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_FREE), 0);
+	EXPECT(pamt_accounting_ok());
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(6, 0), NULL), 0);
+	EXPECT(!pamt_fake_is_pamt_page(p.pfn[0]) &&
+	       !pamt_fake_is_pamt_page(p.pfn[1]));
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(6, 0)), 0);
+	/* Only the test knows the pair was never the module's. */
+	pamt_pair_free(&p);
+	env.held_pairs = 0;
 }
 
 PAMT_TEST(err_add_addr_range_is_eio)
@@ -346,7 +369,7 @@ PAMT_TEST(err_add_failure_keeps_the_reserve)
 	pamt_env_up_default();
 	ASSERT(!__tdx_topup_pamt_cache(&res, 1, GFP_KERNEL));
 	env.held_pairs = 1;
-	pamt_fake_inject(PAMT_FAKE_ADD, TDX_PAMT_PAGE_NOT_FREE, 1, 0);
+	pamt_fake_inject(PAMT_FAKE_ADD, TDX_PAMT_OPERAND_ADDR_RANGE, 1, 0);
 	pamt_sim_fail_set(&pamt_sim_fail_page, 0, 0);
 	pamt_sim_enter_atomic();
 	EXPECT_EQ(tdx_pamt_get(slot_pfn(2, 0), &res), -EIO);

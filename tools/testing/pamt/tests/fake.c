@@ -161,13 +161,13 @@ PAMT_TEST(fake_injection_by_count_and_rate)
 	int i, failed = 0;
 
 	pamt_env_up_default();
-	pamt_fake_inject(PAMT_FAKE_ADD, TDX_PAMT_PAGE_NOT_FREE, 2, 0);
+	pamt_fake_inject(PAMT_FAKE_ADD, TDX_PAMT_OPERAND_ADDR_RANGE, 2, 0);
 	EXPECT_EQ(tdx_pamt_get(slot_pfn(1, 0), NULL), -EIO);
 	EXPECT_EQ(tdx_pamt_get(slot_pfn(1, 0), NULL), -EIO);
 	EXPECT_EQ(tdx_pamt_get(slot_pfn(1, 0), NULL), 0);
 	EXPECT_EQ(atomic64_read(&pamt_fake.injected[PAMT_FAKE_ADD]), 2);
 	EXPECT_EQ(tdx_pamt_put(slot_pfn(1, 0)), 0);
-	pamt_fake_inject(PAMT_FAKE_ADD, TDX_PAMT_PAGE_NOT_FREE, 0, 500000);
+	pamt_fake_inject(PAMT_FAKE_ADD, TDX_PAMT_OPERAND_ADDR_RANGE, 0, 500000);
 	for (i = 0; i < 40; i++) {
 		if (tdx_pamt_get(slot_pfn(2 + i, 0), NULL))
 			failed++;

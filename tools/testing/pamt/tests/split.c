@@ -136,11 +136,15 @@ PAMT_TEST(split_promote_gives_pair_back)
 	EXPECT_EQ(tdx_pamt_put(slot_pfn(6, 4)), 0);
 }
 
-/* A DEMOTE that cannot or does not happen changes nothing, loses nothing. */
+/*
+ * A DEMOTE that cannot or does not happen changes nothing, loses nothing
+ * but a pair the module refused.
+ */
 PAMT_TEST(split_demote_refusals_change_nothing)
 {
 	struct split_arg a;
 	struct tdx_pamt_cache res = { 0 };
+	struct tdx_pamt_pair lost;
 	struct pamt_env_opts o = { .hole = true };
 	unsigned long hole;
 	long demotes;
@@ -184,11 +188,22 @@ PAMT_TEST(split_demote_refusals_change_nothing)
 	EXPECT(pamt_fake_range_mapped_2m(slot_pfn(3, 0)));
 	pamt_sim_fail_set(&pamt_sim_fail_page, -1, 0);
 
-	/* And it works with the reserve's pair. */
+	/* A pair page the module says is in use: that pair is leaked. */
+	lost = res.pairs[0];
+	pamt_fake_inject(PAMT_FAKE_DEMOTE, TDX_PAMT_PAGE_NOT_FREE, 1, 0);
+	EXPECT_EQ(tdx_pamt_demote(slot_pfn(3, 0), &res, split_demote, &a), -EIO);
+	EXPECT_EQ(res.nr, 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_LEAKED), 1);
+	EXPECT(pamt_accounting_ok());
+
+	/* And it works with a new reserve's pair. */
+	ASSERT(!__tdx_topup_pamt_cache(&res, 1, GFP_KERNEL));
+	EXPECT(memcmp(&res.pairs[0], &lost, sizeof(lost)));
 	EXPECT_EQ(tdx_pamt_demote(slot_pfn(3, 0), &res, split_demote, &a), 0);
 	EXPECT_EQ(res.nr, 0);
-	env.held_pairs = 0;
 	unmap_4k_all(3);
+	pamt_pair_free(&lost);
+	env.held_pairs = 0;
 }
 
 /* A PROMOTE that cannot or does not happen leaves the slot as it was. */

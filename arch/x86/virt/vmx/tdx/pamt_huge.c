@@ -169,10 +169,10 @@ int tdx_pamt_demote(unsigned long pfn, struct tdx_pamt_cache *res,
 		pamt_stat_inc(DEMOTE);
 	}
 	pamt_transit_end();
-	if (ret)
-		pamt_slot_pair_put(&pair, src, res);
-	else
+	if (!ret)
 		pamt_pair_charge(&pair, res);
+	else if (!pamt_pair_refused(status, &pair))
+		pamt_slot_pair_put(&pair, src, res);
 	return ret;
 }
 EXPORT_SYMBOL_FOR_KVM(tdx_pamt_demote);

@@ -24,6 +24,7 @@
 #define TDX_PAMT_STATUS_MASK		0xFFFFFFFF00000000ULL
 #define TDX_PAMT_SUCCESS		0x0000000000000000ULL
 #define TDX_PAMT_OPERAND_BUSY		0x8000020000000000ULL
+#define TDX_PAMT_PAGE_NOT_FREE		0xC000030300000000ULL
 #define TDX_PAMT_HPA_RANGE_NOT_FREE	0xC000030400000000ULL
 #define TDX_PAMT_NO_PAGE_PAIR		0xC000030500000000ULL
 
@@ -348,6 +349,7 @@ enum pamt_pair_src pamt_slot_pair_get(struct tdx_pamt_pair *pair,
 				      struct tdx_pamt_cache *res);
 void pamt_slot_pair_put(const struct tdx_pamt_pair *pair,
 			enum pamt_pair_src src, struct tdx_pamt_cache *res);
+bool pamt_pair_refused(u64 status, const struct tdx_pamt_pair *pair);
 
 /* pamt_arena.c */
 #define PAMT_ARENA_ORDER	9	/* a chunk is one 2M block */

@@ -140,9 +140,26 @@ static void pamt_slot_publish_idle(atomic_t *slot, int old)
 	pamt_stat_inc(REVIVE);
 }
 
-/* ADD for @slot, owned from @owned; on failure @pair stays ours. */
+/*
+ * @status refused a page of @pair as in use: the module may own it, so the
+ * pair is never handed out again, nor freed.  Return: whether it is lost.
+ */
+bool pamt_pair_refused(u64 status, const struct tdx_pamt_pair *pair)
+{
+	if ((status & TDX_PAMT_STATUS_MASK) != TDX_PAMT_PAGE_NOT_FREE)
+		return false;
+	pr_warn_once("tdx-pamt: pair %#lx/%#lx refused as in use, leaked\n",
+		     pair->pfn[0], pair->pfn[1]);
+	pamt_stat_inc(LEAKED);
+	return true;
+}
+
+/*
+ * ADD for @slot, owned from @owned; on failure @pair stays ours, unless
+ * the module refused it (*@src becomes PAMT_PAIR_NONE).
+ */
 static int pamt_slot_add(atomic_t *slot, unsigned long idx, int owned,
-			 struct tdx_pamt_pair *pair)
+			 struct tdx_pamt_pair *pair, enum pamt_pair_src *src)
 {
 	u64 status;
 	int ret;
@@ -156,6 +173,8 @@ static int pamt_slot_add(atomic_t *slot, unsigned long idx, int owned,
 			  "tdx-pamt: PAMT.ADD on pfn %#lx: range already has a pair\n",
 			  pamt_slot_base_pfn(idx));
 		pamt_slot_publish(slot, owned, owned & ~PAMT_SLOT_TRANSIT);
+		if (pamt_pair_refused(status, pair))
+			*src = PAMT_PAIR_NONE;
 		return ret;
 	}
 
@@ -431,7 +450,8 @@ again:
 			pamt_transit_end();
 			continue;
 		}
-		ret = pamt_slot_add(slot, idx, w | PAMT_SLOT_TRANSIT, &pair);
+		ret = pamt_slot_add(slot, idx, w | PAMT_SLOT_TRANSIT, &pair,
+				    &src);
 		pamt_transit_end();
 		/* Back off without a count: others may ADD meanwhile. */
 		if (ret == -EBUSY && pamt_slot_retry(busy)) {

@@ -262,7 +262,7 @@ static void pk_kvm_control_pages(struct kunit *test)
 
 	/* PAMT.ADD failing: no page, so KVM's error path frees nothing. */
 	tdx_pamt_drain();
-	PK_INJECT(PAMT_FAKE_ADD, TDX_PAMT_PAGE_NOT_FREE, 1);
+	PK_INJECT(PAMT_FAKE_ADD, TDX_PAMT_OPERAND_ADDR_RANGE, 1);
 	KUNIT_EXPECT_NULL(test, tdx_alloc_control_page());
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_INSTALLED), 0ULL);
 	pk_check_accounting(test, 0);

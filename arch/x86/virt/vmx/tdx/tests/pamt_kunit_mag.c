@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit: the PAMT cache's magazines: pairs that REMOVE hands back, or a
- * failed ADD leaves unused, are kept for the next ADD; reserves (struct
- * tdx_pamt_cache) and the pairs DEMOTE and PROMOTE take and give.
+ * failed ADD leaves unused, are kept for the next ADD, unless the module
+ * refused them; reserves (struct tdx_pamt_cache) and the pairs DEMOTE and
+ * PROMOTE take and give.
  */
 #include <linux/spinlock.h>
 #include "pamt_kunit.h"
@@ -71,9 +72,31 @@ static void pk_add_busy_exhausted(struct kunit *test)
 			(u64)PAMT_BUSY_CALLS_MAX - 1);
 }
 
+/* ADD refused a pair page as in use: that pair is leaked, not reused. */
 static void pk_add_page_not_free(struct kunit *test)
 {
-	pk_add_fails(test, TDX_PAMT_PAGE_NOT_FREE, 1, -EIO);
+	struct tdx_pamt_pair p;
+	unsigned long pfn;
+
+	pk_up(test);
+	pfn = pk_slot_pfn(test, 15);
+	migrate_disable();
+	KUNIT_ASSERT_EQ(test, pamt_pair_alloc(&p, GFP_KERNEL), 0);
+	pamt_mag_push(&p);
+	PK_INJECT(PAMT_FAKE_ADD, TDX_PAMT_PAGE_NOT_FREE, 1);
+	KUNIT_EXPECT_EQ(test, pk_get(pfn), -EIO);
+	KUNIT_EXPECT_EQ(test, pk_word(pfn), 0UL);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_LEAKED), 1ULL);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 0ULL);
+	pk_check_accounting(test, 1);
+	KUNIT_EXPECT_EQ(test, pk_get(pfn), 0);
+	KUNIT_EXPECT_FALSE(test, pamt_fake_is_pamt_page(p.pfn[0]));
+	KUNIT_EXPECT_FALSE(test, pamt_fake_is_pamt_page(p.pfn[1]));
+	tdx_pamt_put(pfn);
+	migrate_enable();
+	/* Only the test knows the pair was never the module's. */
+	pamt_pair_free(&p);
+	pk_check_accounting(test, 0);
 }
 
 static void pk_add_addr_range(struct kunit *test)

@@ -595,7 +595,7 @@ static void pk_control_pages(struct kunit *test)
 	/* REMOVE cleared the pair's bits. */
 	KUNIT_EXPECT_FALSE(test, pamt_fake_is_pamt_page(pair.pfn[0]));
 	KUNIT_EXPECT_FALSE(test, pamt_fake_is_pamt_page(pair.pfn[1]));
-	PK_INJECT(PAMT_FAKE_ADD, TDX_PAMT_PAGE_NOT_FREE, 1);
+	PK_INJECT(PAMT_FAKE_ADD, TDX_PAMT_OPERAND_ADDR_RANGE, 1);
 	page = __tdx_alloc_control_page(GFP_KERNEL);
 	KUNIT_EXPECT_NULL(test, page);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_INSTALLED), 0ULL);
