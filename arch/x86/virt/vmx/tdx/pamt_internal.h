@@ -239,15 +239,21 @@ static inline void pamt_held_add(long n)
 	preempt_enable();
 }
 
-/* @slot went IDLE (@n = 1) or left IDLE (@n = -1). */
+/* A slot went IDLE (@n = 1) or left IDLE (@n = -1); @loose: its LOOSE bit. */
+static inline void pamt_idle_count(long n, bool loose)
+{
+	pamt_stat_add(IDLE_SLOTS, n);
+	pamt_held_add(n);
+	if (loose)
+		this_cpu_add(pamt.pcpu->stat[PAMT_PCPU_LOOSE_IDLE], n);
+}
+
+/* The same for @slot, whose LOOSE bit cannot change: a count or TRANSIT. */
 static inline void pamt_idle_add(const atomic_t *slot, long n)
 {
 	const struct pamt_slot *s = container_of(slot, struct pamt_slot, word);
 
-	pamt_stat_add(IDLE_SLOTS, n);
-	pamt_held_add(n);
-	if (test_bit(PAMT_LOOSE_BIT, &s->bits))
-		this_cpu_add(pamt.pcpu->stat[PAMT_PCPU_LOOSE_IDLE], n);
+	pamt_idle_count(n, test_bit(PAMT_LOOSE_BIT, &s->bits));
 }
 
 static inline unsigned long pamt_slot_base_pfn(unsigned long idx)
@@ -428,7 +434,7 @@ void tdx_pamt_drain_cpu(unsigned int cpu);
 unsigned long tdx_pamt_idle_cap(void);
 int pamt_shrink_init(unsigned long nr_slots);
 void pamt_shrink_exit(void);
-bool pamt_shrink_idle_inc(unsigned long idx);
+bool pamt_shrink_idle_inc(unsigned long idx, bool loose);
 bool pamt_shrink_over_cap(unsigned long more);
 unsigned long pamt_shrink_refill_share(void);
 unsigned long pamt_shrink_reserve(unsigned long want);

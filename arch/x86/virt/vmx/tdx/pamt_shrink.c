@@ -337,15 +337,16 @@ static void pamt_shrink_cap_chunks(void)
 
 /*
  * A put made slot @idx IDLE: queue it, unless still queued from before.
+ * @loose is its LOOSE bit from before that put.
  * Return: true if it issued a REMOVE.
  */
-bool pamt_shrink_idle_inc(unsigned long idx)
+bool pamt_shrink_idle_inc(unsigned long idx, bool loose)
 {
 	unsigned long budget = PAMT_CAP_POPS;
 	bool removed = false;
 	int ret;
 
-	pamt_idle_add(&pamt.slots[idx].word, 1);
+	pamt_idle_count(1, loose);
 	pamt_idle_push(idx);
 	if (likely(!pamt_shrink_over_cap(0))) {
 		pamt_shrink_cap_chunks();

@@ -530,6 +530,8 @@ EXPORT_SYMBOL_FOR_KVM(tdx_pamt_get);
 static noinline int pamt_slot_put_slow(atomic_t *slot)
 {
 	unsigned long idx = pamt_slot_idx(slot);
+	/* Before the last put: a REMOVE and an ADD may come right after it. */
+	bool loose = test_bit(PAMT_LOOSE_BIT, &pamt.slots[idx].bits);
 	int old = atomic_read(slot);
 
 	do {
@@ -543,7 +545,7 @@ static noinline int pamt_slot_put_slow(atomic_t *slot)
 	} while (!atomic_try_cmpxchg_release(slot, &old, old - 1));
 	/* The cap made this put issue a REMOVE. */
 	if (pamt_slot_refs(old) == 1 && !(old & PAMT_SLOT_LEAKED) &&
-	    pamt_shrink_idle_inc(idx)) {
+	    pamt_shrink_idle_inc(idx, loose)) {
 		pamt_stat_inc(PUT_SLOW);
 		return 0;
 	}
