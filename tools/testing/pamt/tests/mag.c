@@ -213,6 +213,26 @@ PAMT_TEST(control_page_alloc_and_free)
 	tdx_free_control_page(NULL);
 }
 
+/* A get that stays BUSY past its retries: a control page tries again. */
+PAMT_TEST(control_page_retries_a_busy_get)
+{
+	struct page *page;
+
+	pamt_env_up_default();
+	pamt_fake_inject(PAMT_FAKE_ADD, TDX_PAMT_OPERAND_BUSY,
+			 PAMT_BUSY_CALLS_MAX + 1, 0);
+	page = __tdx_alloc_control_page(GFP_KERNEL);
+	ASSERT(page);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_ADD), PAMT_BUSY_CALLS_MAX + 2);
+	tdx_free_control_page(page);
+	tdx_pamt_drain();
+	/* Where it may not sleep, it does not. */
+	pamt_fake_inject(PAMT_FAKE_ADD, TDX_PAMT_OPERAND_BUSY,
+			 PAMT_BUSY_CALLS_MAX, 0);
+	EXPECT(!__tdx_alloc_control_page(GFP_NOWAIT));
+	EXPECT_EQ(pamt_sim_pages_in_use(), 2);
+}
+
 PAMT_TEST(control_page_enomem_leaves_nothing)
 {
 	pamt_env_up_default();

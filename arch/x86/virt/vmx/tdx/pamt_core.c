@@ -264,6 +264,9 @@ void tdx_pamt_read_stats(u64 *vals)
 	pamt_arena_read_stats(vals);
 }
 
+/* Gets of a control page's range retried after -EBUSY, where it may sleep. */
+#define PAMT_CTRL_BUSY_TRIES	3
+
 /**
  * __tdx_alloc_control_page() - allocate a TD control page with its PAMT
  * @gfp: allocation flags, for the page and, if needed, for a pair
@@ -274,6 +277,7 @@ struct page *__tdx_alloc_control_page(gfp_t gfp)
 {
 	struct tdx_pamt_cache res = { .nr = 0 };
 	struct page *page = alloc_page(gfp);
+	unsigned int tries = 0;
 	int ret;
 
 	if (!page)
@@ -282,6 +286,12 @@ struct page *__tdx_alloc_control_page(gfp_t gfp)
 	ret = __tdx_topup_pamt_cache(&res, 1, gfp);
 	if (!ret)
 		ret = tdx_pamt_get(page_to_pfn(page), &res);
+	/* Another CPU's transition or the module's lock: both pass. */
+	while (ret == -EBUSY && gfpflags_allow_blocking(gfp) &&
+	       tries++ < PAMT_CTRL_BUSY_TRIES) {
+		cond_resched();
+		ret = tdx_pamt_get(page_to_pfn(page), &res);
+	}
 	tdx_free_pamt_cache(&res);
 	if (!ret)
 		return page;
