@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Shrink layer and evict: giving idle memory back. */
+#include <pthread.h>
 #include "../harness.h"
 
 static void env_cap(unsigned long cap, unsigned int mag_size)
@@ -295,4 +296,60 @@ PAMT_TEST(shrink_drain_gets_past_evicted_entries)
 	EXPECT_EQ(stat(TDX_PAMT_STAT_INSTALLED), 0);
 	EXPECT_EQ(atomic64_read(&pamt_fake.pairs), 0);
 	EXPECT_EQ(pamt_sim_pages_in_use(), 0);
+}
+
+/* Another CPU, between a last put and its count: evict, then an ADD. */
+static struct tdx_pamt_pair flip_pair;
+
+static void *flip_on_cpu1(void *arg)
+{
+	pamt_sim_set_cpu(1);
+	EXPECT_EQ(tdx_pamt_evict(slot_pfn(3, 0)), 0);
+	EXPECT(pamt_mag_pop(&flip_pair));
+	EXPECT_EQ(tdx_pamt_get(slot_pfn(3, 0), NULL), 0);
+	return NULL;
+}
+
+static void flip_to_chunk_pair(void)
+{
+	pthread_t t;
+
+	ASSERT(!pthread_create(&t, NULL, flip_on_cpu1, NULL));
+	pthread_join(t, NULL);
+}
+
+static long loose_idle(void)
+{
+	unsigned int cpu;
+	long n = 0;
+
+	for_each_possible_cpu(cpu)
+		n += per_cpu_ptr(pamt.pcpu, cpu)->stat[PAMT_PCPU_LOOSE_IDLE];
+	return n;
+}
+
+/*
+ * The last put of a slot with a fallback pair counts an idle fallback
+ * pair, even if the slot is REMOVEd and ADDed with a chunk pair before
+ * the count: read then, the flipped bit would leave the shrinker's count
+ * of idle fallback pairs one off for good.
+ */
+PAMT_TEST(shrink_last_put_counts_the_pair_it_dropped)
+{
+	struct pamt_env_opts o = { .idle_cap = 100000, .arena = true };
+
+	ASSERT(!pamt_env_up(&o));
+	pamt_sim_fail_set(&pamt_sim_fail_order[9], 0, 0);
+	ASSERT(!tdx_pamt_get(slot_pfn(3, 0), NULL));
+	pamt_sim_fail_set(&pamt_sim_fail_order[9], -1, 0);
+	tdx_pamt_drain();
+	ASSERT(test_bit(PAMT_LOOSE_BIT, &pamt.slots[3].bits));
+	pamt_sim_add_return_hook = flip_to_chunk_pair;
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(3, 0)), 0);
+	EXPECT(!pamt_sim_add_return_hook);
+	EXPECT(!test_bit(PAMT_LOOSE_BIT, &pamt.slots[3].bits));
+	EXPECT_EQ(loose_idle(), 0);
+	pamt_pair_free(&flip_pair);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(3, 0)), 0);
+	EXPECT_EQ(loose_idle(), 0);
 }

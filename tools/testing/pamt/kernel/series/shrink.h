@@ -8,9 +8,9 @@
 static inline int pamt_shrink_init(unsigned long nr_slots) { return 0; }
 static inline void pamt_shrink_exit(void) { }
 
-static inline bool pamt_shrink_idle_inc(unsigned long idx)
+static inline bool pamt_shrink_idle_inc(unsigned long idx, bool loose)
 {
-	pamt_idle_add(&pamt.slots[idx].word, 1);
+	pamt_idle_count(1, loose);
 	return false;
 }
 
