@@ -34,9 +34,11 @@ PAMT_TEST(bounds_put_one_remove_sequence)
 	ASSERT(!tdx_pamt_get(slot_pfn(20, 0), NULL));
 	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, 0, 1000000);
 	calls = fake_calls(PAMT_FAKE_REMOVE);
+	atomic_long_set(&pamt_sim_deferred, 0);
 	pamt_sim_enter_atomic();
 	EXPECT_EQ(tdx_pamt_put(slot_pfn(20, 0)), 0);
 	pamt_sim_exit_atomic();
+	EXPECT(atomic_long_read(&pamt_sim_deferred) > 0);
 	calls = fake_calls(PAMT_FAKE_REMOVE) - calls;
 	EXPECT(calls >= 1);
 	EXPECT(calls <= PAMT_BUSY_CALLS_MAX);

@@ -283,6 +283,15 @@ PAMT_TEST(preempt_softirq_remove_never_serialises)
 	EXPECT_EQ(atomic_read(&pamt.serializing), 0);
 	EXPECT_EQ(slot_word(2), PAMT_SLOT_INSTALLED);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 1);
+	/* While another CPU serialises, its call does not reach the module. */
+	ASSERT(!tdx_pamt_get(slot_pfn(2, 0), NULL));
+	atomic_inc(&pamt.serializing);
+	pamt_sim_softirq = 1;
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(2, 0)), 0);
+	pamt_sim_softirq = 0;
+	atomic_dec(&pamt.serializing);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), 1);
+	EXPECT_EQ(slot_word(2), PAMT_SLOT_INSTALLED);
 	pamt_fake_inject(PAMT_FAKE_REMOVE, 0, 0, 0);
 	EXPECT_EQ(tdx_pamt_evict(slot_pfn(2, 0)), 0);
 	EXPECT(pamt_accounting_ok());

@@ -198,6 +198,8 @@ PAMT_TEST(shrink_idle_cap_enforced_by_put)
 	make_idle(0, 12);
 	EXPECT(stat(TDX_PAMT_STAT_IDLE_SLOTS) <= 4);
 	EXPECT(stat(TDX_PAMT_STAT_CAP) >= 8);
+	EXPECT_EQ(slot_word(0), 0);
+	EXPECT_EQ(pamt_slot_state(slot_word(11)), PAMT_SLOT_IDLE);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_SHRINK), 0);
 }
 
@@ -217,9 +219,11 @@ PAMT_TEST(shrink_cap_put_spares_its_own_slot)
 	set_idle_cap(2);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 2);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 0);
+	atomic_long_set(&pamt_sim_deferred, 0);
 	make_idle(10, 1);
 	EXPECT_EQ(pamt_slot_state(slot_word(10)), PAMT_SLOT_IDLE);
 	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), 0);
+	EXPECT(atomic_long_read(&pamt_sim_deferred) > 0);
 	run_deferred();
 	EXPECT_EQ(slot_word(8), 0);
 	EXPECT_EQ(pamt_slot_state(slot_word(9)), PAMT_SLOT_IDLE);
