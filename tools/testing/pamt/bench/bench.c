@@ -15,9 +15,9 @@
  * per CPU: a userspace lock holder can be preempted, a kernel spinlock
  * holder cannot, so oversubscribing would distort every lock figure.
  *
- * SEAMCALL latencies are modelled by the fake module (BRIEF.md section 2,
- * from the public DPAMT review thread): ADD 4 us average (2..18), REMOVE
- * 2 us average (1..11).
+ * SEAMCALL latencies are modelled by the fake module, from the public
+ * DPAMT review thread (BENCHMARKS.md, "What is measured and what is
+ * modelled"): ADD 4 us average (2..18), REMOVE 2 us average (1..11).
  *
  * Memory is shared by default: TD pages, control pages and pair pages all
  * come from the shim's buddy allocator, and the run measures what pair
@@ -73,15 +73,37 @@ static inline u64 tsc_ns(u64 ticks)
 	return (u64)((double)ticks * tsc_ns_per_tick);
 }
 
-static void tsc_calibrate(void)
+static int cmp_u64(const void *a, const void *b)
 {
-	u64 t0 = ktime_get_ns(), c0 = tsc(), t1, c1;
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Returns the timer's step: the median gap between two back-to-back
+ * readings that differ (in a VM about 10 ns: below it, a call reads 0).
+ */
+static double tsc_calibrate(void)
+{
+	u64 t0 = ktime_get_ns(), c0 = tsc(), t1, c1, a, b, gap[1024];
 	struct timespec ts = { 0, 20 * 1000 * 1000 };
+	unsigned int i, n = 0;
 
 	nanosleep(&ts, NULL);
 	t1 = ktime_get_ns();
 	c1 = tsc();
 	tsc_ns_per_tick = (double)(t1 - t0) / (double)(c1 - c0);
+	for (i = 0; i < 4 * ARRAY_SIZE(gap) && n < ARRAY_SIZE(gap); i++) {
+		a = tsc();
+		b = tsc();
+		if (b > a)
+			gap[n++] = b - a;
+	}
+	if (!n)
+		return 1;
+	qsort(gap, n, sizeof(gap[0]), cmp_u64);
+	return (double)gap[n / 2] * tsc_ns_per_tick;
 }
 
 double bench_now(void)
@@ -1137,6 +1159,8 @@ static void run_reclaim(int s, struct sresult *sr)
 	for (m = 0; m < KEEP_NR; m++) {
 		struct sresult tmp;
 		struct sresult *d = m ? &tmp : sr;
+		unsigned int n, cap = 256;
+		u64 *held = malloc(cap * sizeof(*held));
 
 		memset(&tmp, 0, sizeof(tmp));
 		env_up(s, nr);
@@ -1146,20 +1170,38 @@ static void run_reclaim(int s, struct sresult *sr)
 			td_setup(&tds[i], i, bo.pages_per_td, 0);
 		keep.mode = m;
 		run.after_boot = keep_after_boot;
+		run.scan = true;
 		tds_cycle(tds, nr, run.nworkers, m ? "reclaim (1%)" :
 						     "reclaim (4 of 5)");
+		run.scan = false;
 		run.after_boot = NULL;
 		run.sampler_stop = 1;
 		pthread_join(samp, NULL);
-		/* Batches of 128 until 64 in a row free nothing. */
+		/*
+		 * Batches of 128 until 64 in a row free nothing; the pair
+		 * pages held before the first call and after each.
+		 */
 		pamt_sim_set_cpu(0);
+		run.ops->ctrs(&c);
+		held[0] = c.pamt_pages;
+		n = 1;
 		for (idle = 0; idle < 64 && tdx_pamt_shrink_count(); ) {
 			got = tdx_pamt_shrink_scan(128, &scanned);
 			if (atomic_long_xchg(&pamt_sim_deferred, 0))
 				pamt_shrink_deferred();
 			idle = got ? 0 : idle + 1;
+			run.ops->ctrs(&c);
+			if (n == cap) {
+				cap *= 2;
+				held = realloc(held, cap * sizeof(*held));
+			}
+			held[n++] = c.pamt_pages;
 		}
-		run.ops->ctrs(&c);
+		sr->shrink_held[m] = held;
+		sr->nr_shrink[m] = n - 1;
+		d->ctot = c;
+		d->peak_pamt_pages = run.peak_pages > held[0] ?
+				     run.peak_pages : held[0];
 		sr->keep_ranges[m] = keep.nr;
 		sr->keep_held_pages[m] = c.pamt_pages;
 		for (i = 0; i < keep.nr; i++)
@@ -1328,13 +1370,13 @@ int bench_main(int argc, char **argv, struct bench_result *out)
 		return 2;
 	}
 	pamt_sim_quiet = 1;
-	tsc_calibrate();
 	run.t0 = bench_now();
 	run.cap_samples = 100000;
 	run.samples = calloc(run.cap_samples, sizeof(*run.samples));
 	pthread_mutex_init(&run.sq_lock, NULL);
 
 	memset(br, 0, sizeof(*br));
+	br->timer_res_ns = tsc_calibrate();
 	br->nr_tds = nr_tds;
 	br->ncycles = ncycles;
 	br->nworkers = run.nworkers;
@@ -1387,14 +1429,24 @@ int bench_main(int argc, char **argv, struct bench_result *out)
 int main(int argc, char **argv)
 {
 	static struct bench_result br;
+	struct load_probe probe[2];
 	int i, ret;
 
 	for (i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--selftest"))
 			return bench_selftest();
+	load_probe(&probe[0]);
+	if (probe[0].busy)
+		printf("WARNING: the machine is busy before the run (load average %.2f on %u CPUs, calibration loop got %.0f%% of a CPU): wall-clock figures will not be judged\n",
+		       probe[0].loadavg, probe[0].ncpu, 100 * probe[0].cpu_share);
+	fflush(stdout);
 	ret = bench_main(argc, argv, &br);
 	if (ret)
 		return ret;
+	load_probe(&probe[1]);
+	br.load[0] = probe[0];
+	br.load[1] = probe[1];
+	br.probed = true;
 	report_print(&br);
 	if (bo.json && report_json(&br, bo.json))
 		return 1;

@@ -4,6 +4,7 @@
 #define _PAMT_BENCH_REPORT_H
 
 #include <stdarg.h>
+#include <stdio.h>
 #include "bench.h"
 #include "lat.h"
 
@@ -15,7 +16,7 @@
 
 /* The modelled SEAMCALL costs and where they come from. */
 #define BENCH_MODEL_SOURCE \
-	"modelled, not measured: BRIEF.md section 2, public DPAMT review thread " \
+	"modelled, not measured: the public DPAMT (v6) review thread, BENCHMARKS.md, 'What is measured and what is modelled' " \
 	"(PAMT.ADD avg 4 us, 2..18; PAMT.REMOVE avg 2 us, 1..11)"
 
 enum { OP_GET, OP_PUT, OP_NR };
@@ -92,14 +93,38 @@ struct sresult {
 	u64 full_before, full_after, full_installed_after;
 	/* reclaim: (a) TD 0's ranges kept, (b) 1% kept; after the shrinker */
 	u64 keep_ranges[2], keep_held_pages[2];
+	u64 *shrink_held[2];	/* pair pages held after each shrinker call */
+	unsigned int nr_shrink[2];
 	struct sample *samples;
 	unsigned int nr_samples;
+};
+
+/* What load.c saw of the machine before or after a run. */
+struct load_probe {
+	unsigned int ncpu;
+	double loadavg;		/* 1-minute load average */
+	double others;		/* other runnable tasks, on average */
+	double cpu_share;	/* calibration loop: CPU time / wall time */
+	bool busy;
+};
+
+bool load_busy(const struct load_probe *p);
+void load_probe(struct load_probe *p);
+void load_print(FILE *f, const char *when, const struct load_probe *p);
+
+/* Targets judged in one report: wall-clock ones only on a quiet machine. */
+struct tally {
+	unsigned int met, missed, unjudged;
 };
 
 struct bench_result {
 	unsigned int nr_tds, ncycles, nworkers, ncpu;
 	unsigned long host_slots, idle_cap, gets_per_td;
 	double total_s;
+	double timer_res_ns;	/* the smallest step the timer takes */
+	struct load_probe load[2];	/* before and after the run */
+	bool probed;
+	struct tally tally;	/* filled by report_print() */
 	struct sresult s[S_NR];
 };
 
@@ -122,7 +147,7 @@ static inline struct strat_ctrs ctrs_delta(const struct strat_ctrs *a,
 unsigned long pool_nr_pages(void);
 double bench_now(void);
 int bench_main(int argc, char **argv, struct bench_result *out);
-void report_print(const struct bench_result *br);
+void report_print(struct bench_result *br);
 int report_json(const struct bench_result *br, const char *path);
 void report_plot(const struct bench_result *br, const char *png);
 

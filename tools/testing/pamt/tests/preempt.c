@@ -20,7 +20,7 @@
 #else
 #define PREEMPT_SLACK_NS	(25 * NSEC_PER_USEC)
 #endif
-/* The longest PAMT.ADD of the public figures (BRIEF.md): 18 us. */
+/* The longest PAMT.ADD of the public figures (DPAMT review thread): 18 us. */
 #define PREEMPT_SEAMCALL_NS	(18 * NSEC_PER_USEC)
 #define PREEMPT_THREADS		4
 #define PREEMPT_OPS		1500

@@ -23,6 +23,7 @@ fi
 for dat in "$dir"/scale-*.dat; do
 	[ -e "$dat" ] || continue
 	scen=$(basename "$dat" .dat | sed 's/^scale-//')
-	awk -v dir="$dir" -v scen="$scen" -f "$here/svgplot.awk" "$dat"
+	awk -v dir="$dir" -v scen="$scen" -v styles="$here/../bench/styles.def" \
+		-f "$here/svgplot.awk" "$dat"
 done
 ls "$dir"/scale-*.svg 2>/dev/null | sed 's/^/plot: /'

@@ -15,8 +15,7 @@
  * Memory is shared by default, as on a host: guest pages (guest_memfd's),
  * S-EPT pages and every strategy's pair pages come from the one buddy
  * allocator of shim/sim.c, a vCPU taking td_batch guest pages at a time
- * (one 2M block's worth by default: the contiguous reading of BRIEF.md
- * section 4).  A pair page then lands inside a TD's 2M range, so an ADD
+ * (one 2M block's worth by default: guest memory faulted in 2M runs).  A pair page then lands inside a TD's 2M range, so an ADD
  * holding it shared meets the TD's ADDs and REMOVEs on that range, BUSY
  * when their virtual intervals overlap.  --shared 0 restores the split
  * pool: guest pages in 2M runs from a pool the allocator never hands out.
@@ -797,7 +796,7 @@ void vb_print_header(FILE *f, const struct vb_params *p)
 		   "#   --put-work %g     teardown work between two puts (PAGE.REMOVE etc.)\n"
 		   "#   --storm-work %g    work per page converted in a storm\n"
 		   "#   --add %g --remove %g  mean PAMT.ADD / PAMT.REMOVE (min mean/2, max\n"
-		   "#                      4.5x / 5.5x mean: BRIEF.md section 2)\n"
+		   "#                      4.5x / 5.5x mean: the public DPAMT review thread, BENCHMARKS.md)\n"
 		   "#   --call-ns %g       floor per get/put (instructions, timestamps)\n"
 		   "#   --start-jitter %g   each vCPU starts after a random delay below this\n"
 		   "#   --work-jitter %g    the work between faults drawn from work +- this / 2\n"

@@ -39,7 +39,7 @@ static int parse_scen(const char *s)
 }
 
 
-/* ---- the seed's table (BRIEF.md section 2, pamt-optimize-thread.txt) ---- */
+/* ---- the seed's table (published in the public "Optimize tdx_pamt_get/put()" thread, measured on one SPR host; BENCHMARKS.md) ---- */
 struct seed_row {
 	double avg_us, max_us, count, total_ms;
 };
@@ -258,8 +258,8 @@ static void print_replay(FILE *f, const struct replay *rp, double scale,
 static void plot_replay(const struct replay *rp, unsigned int cpus)
 {
 	static const char * const op[2] = { "get", "put" };
-	unsigned int sc, s, o, w;
-	char path[512];
+	unsigned int sc, s, o, w, i;
+	char path[512], st[96];
 	FILE *f;
 
 	mkdir(outdir, 0777);
@@ -273,9 +273,9 @@ static void plot_replay(const struct replay *rp, unsigned int cpus)
 		/* Block 2 * s + o, then 2 * S_NR + 2 * w + o for the seed. */
 		for (s = 0; s < S_NR; s++) {
 			fprintf(f, "# %s get\n", strat_names[s]);
-			plot_write_tail(f, &rp->r[sc][s].get);
+			plot_write_tail(f, &rp->r[sc][s].get, 1);
 			fprintf(f, "# %s put\n", strat_names[s]);
-			plot_write_tail(f, &rp->r[sc][s].put);
+			plot_write_tail(f, &rp->r[sc][s].put, 1);
 		}
 		for (w = 0; w < 2; w++)
 			for (o = 0; o < 2; o++)
@@ -293,25 +293,29 @@ static void plot_replay(const struct replay *rp, unsigned int cpus)
 	}
 	fprintf(f, "set terminal pngcairo size 1400,1000 noenhanced\n"
 		   "set output '%s/replay.png'\n"
-		   "set multiplot layout 2,2 title 'seed replay in virtual time (MODELLED), %u virtual CPUs: latency tail'\n"
+		   "set multiplot layout 2,2 title 'seed replay in virtual time (MODELLED), %u virtual CPUs: latency tail; points: maxima the seed published (one SPR host)'\n"
 		   "set logscale xy\nset format y '%%g'\nset xlabel 'latency x (us)'\n"
-		   "set ylabel 'fraction of calls slower than x'\nset key top right\nset grid\n",
+		   "set ylabel 'fraction of calls slower than x'\nset yrange [:1.5]\n" PLOT_KEY "set grid\n"
+		   "set xrange [0.001:*]\n",
 		outdir, cpus);
 	for (sc = 0; sc < 2; sc++)
 		for (o = 0; o < 2; o++) {
 			fprintf(f, "set title '%u TD%s, %s'\nplot", seed_tds[sc],
 				sc ? "s at once" : "", op[o]);
-			for (s = 0; s < S_NR; s++) {
-				if (!(rp->strat_mask & (1u << s)))
+			for (i = 0; i < 2 * S_NR; i++) {
+				s = i % S_NR;
+				if (!(rp->strat_mask & (1u << s)) ||
+				    !strat_in_pass(strat_names[s], i / S_NR))
 					continue;
-				fprintf(f, " '%s/replay-%utd.dat' index %u using 1:2 with steps lw 2 lc rgb '%s' title '%s',",
+				fprintf(f, " '%s/replay-%utd.dat' index %u using 1:2 with steps %s title '%s',",
 					outdir, seed_tds[sc], 2 * s + o,
-					strat_color(strat_names[s]), strat_names[s]);
+					strat_gp(st, sizeof(st), strat_names[s], false),
+					strat_names[s]);
 			}
 			for (w = 0; w < 2; w++)
-				fprintf(f, "%s '%s/replay-%utd.dat' index %u using 1:2 with points pt 7 ps 1.5 lc rgb '%s' title 'seed %s max'",
+				fprintf(f, "%s '%s/replay-%utd.dat' index %u using 1:2 with points pt %d ps 2 lc rgb '%s' title 'seed %s max (published)'",
 					w ? "," : "", outdir, seed_tds[sc],
-					2 * S_NR + 2 * w + o,
+					2 * S_NR + 2 * w + o, w ? 9 : 11,
 					strat_color(w ? "atomic" : "lock"),
 					w ? "w/ (atomic)" : "w/o (lock)");
 			fprintf(f, "\n");
@@ -581,7 +585,7 @@ static double mval(const struct point *q, unsigned int m)
 static void write_data(unsigned int nn)
 {
 	unsigned int sc, i, s, m;
-	char path[512];
+	char path[512], st[96];
 	FILE *f;
 
 	for (sc = 0; sc < VB_NR_SCEN; sc++) {
@@ -611,29 +615,35 @@ static void write_data(unsigned int nn)
 		f = fopen(path, "w");
 		if (!f)
 			exit(1);
-		fprintf(f, "set terminal pngcairo size 1500,450 noenhanced\n"
+		fprintf(f, "set terminal pngcairo size 1500,520 noenhanced\n"
 			   "set output '%s/scale-%s.png'\n"
 			   "set multiplot layout 1,3 title 'virtual time (MODELLED): %s%s%s%s, N/8 TDs x 8 vCPUs'\n"
-			   "set logscale x 2\nset xlabel 'virtual CPUs'\nset key top left\nset grid\n%s",
+			   "set logscale x 2\nset xlabel 'virtual CPUs'\n" PLOT_KEY "set grid\n%s",
 			outdir, metrics[m].name, metrics[m].title,
 			*metrics[m].unit ? " (" : "", metrics[m].unit,
 			*metrics[m].unit ? ")" : "",
 			metrics[m].logy ? "set logscale y\n" : "");
 		for (sc = 0; sc < VB_NR_SCEN; sc++) {
-			fprintf(f, "set title '%s'\nplot", vb_scen_names[sc]);
-			for (s = 0; s < S_NR; s++) {
-				unsigned int col = 2 + m * S_NR + s;
+			const char *sep = "";
 
+			fprintf(f, "set title '%s'\nplot", vb_scen_names[sc]);
+			for (i = 0; i < 2 * S_NR; i++) {
+				unsigned int col = 2 + m * S_NR + i % S_NR;
+
+				s = i % S_NR;
+				if (!strat_in_pass(strat_names[s], i / S_NR))
+					continue;
+
+				strat_gp(st, sizeof(st), strat_names[s], true);
 				if (metrics[m].logy)
-					fprintf(f, "%s '%s/scale-%s.dat' using 1:($%u > 0 ? $%u : 1/0) with linespoints lw 2 lc rgb '%s' title '%s'",
-						s ? "," : "", outdir, vb_scen_names[sc],
-						col, col, strat_color(strat_names[s]),
-						strat_names[s]);
+					fprintf(f, "%s '%s/scale-%s.dat' using 1:($%u > 0 ? $%u : 1/0) with linespoints %s title '%s'",
+						sep, outdir, vb_scen_names[sc],
+						col, col, st, strat_names[s]);
 				else
-					fprintf(f, "%s '%s/scale-%s.dat' using 1:%u with linespoints lw 2 lc rgb '%s' title '%s'",
-						s ? "," : "", outdir, vb_scen_names[sc],
-						col, strat_color(strat_names[s]),
-						strat_names[s]);
+					fprintf(f, "%s '%s/scale-%s.dat' using 1:%u with linespoints %s title '%s'",
+						sep, outdir, vb_scen_names[sc],
+						col, st, strat_names[s]);
+				sep = ",";
 			}
 			fprintf(f, "\n");
 		}
