@@ -360,10 +360,38 @@ static void test_reclaim_4_of_5(void)
 	      (unsigned long long)br.s[S_MAG].keep_ranges[0]);
 }
 
+/*
+ * The busy-machine verdict: the calibration loop's share of a CPU, and
+ * other runnable tasks against the CPUs; the load average is not used
+ * (make bench's previous scenario raises it).
+ */
+static void test_load_busy(void)
+{
+	struct load_probe quiet = { .ncpu = 2, .loadavg = 3.9,
+				    .others = 0.2, .cpu_share = 0.97 };
+	struct load_probe p;
+
+	CHECK(!load_busy(&quiet), "a quiet machine after a heavy scenario");
+	p = quiet;
+	p.cpu_share = 0.5;
+	CHECK(load_busy(&p), "the calibration loop got half a CPU");
+	p = quiet;
+	p.others = 1;
+	CHECK(load_busy(&p), "one other runnable task on two CPUs");
+	p = quiet;
+	p.ncpu = 16;
+	p.others = 1;
+	CHECK(!load_busy(&p), "one other runnable task on sixteen CPUs");
+	load_probe(&p);
+	CHECK(p.ncpu >= 1 && p.cpu_share > 0 && p.cpu_share <= 1.05,
+	      "probe: %u CPUs, share %.2f", p.ncpu, p.cpu_share);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
 } tests[] = {
+	{ "load_busy", test_load_busy },
 	{ "exact_seamcalls", test_exact_seamcalls },
 	{ "mem_scan", test_mem_scan },
 	{ "shared_memory_poisons", test_shared_memory_poisons },
