@@ -340,9 +340,19 @@ int run_in_child(void (*fn)(void))
 
 int pamt_stress_main(int argc, char **argv);
 
+static bool test_selected(const struct pamt_test *t, int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], t->name))
+			return true;
+	return argc == 1;
+}
+
 int main(int argc, char **argv)
 {
-	int passed = 0, failed = 0, i, selected;
+	int passed = 0, failed = 0, n;
 	struct pamt_test *t;
 
 	if (argc > 1 && !strcmp(argv[1], "--stress"))
@@ -354,21 +364,25 @@ int main(int argc, char **argv)
 	}
 
 	pamt_sim_quiet = !getenv("PAMT_VERBOSE");
+	/* KTAP (Documentation/dev-tools/ktap.rst), as KUnit prints it. */
+	for (t = tests, n = 0; t; t = t->next)
+		n += test_selected(t, argc, argv);
+	printf("KTAP version 1\n1..%d\n", n);
 	for (t = tests; t; t = t->next) {
-		selected = argc == 1;
-		for (i = 1; i < argc; i++)
-			selected |= !strcmp(argv[i], t->name);
-		if (!selected)
+		if (!test_selected(t, argc, argv))
 			continue;
 		cur_failed = 0;
 		t->fn();
 		pamt_env_down();
-		printf("%s %s\n", cur_failed ? "not ok" : "ok", t->name);
+		printf("%s %d %s\n", cur_failed ? "not ok" : "ok",
+		       passed + failed + 1, t->name);
+		fflush(stdout);
 		if (cur_failed)
 			failed++;
 		else
 			passed++;
 	}
+	/* The line make test adds up across its parts. */
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

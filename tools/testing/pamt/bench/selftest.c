@@ -408,10 +408,13 @@ int bench_selftest(void)
 {
 	unsigned int i, passed = 0, failed = 0;
 
+	/* KTAP (Documentation/dev-tools/ktap.rst), as KUnit prints it. */
+	printf("KTAP version 1\n1..%zu\n", ARRAY_SIZE(tests));
 	for (i = 0; i < ARRAY_SIZE(tests); i++) {
 		failed_now = 0;
 		tests[i].fn();
-		printf("%s %s\n", failed_now ? "not ok" : "ok", tests[i].name);
+		printf("%s %u %s\n", failed_now ? "not ok" : "ok", i + 1,
+		       tests[i].name);
 		fflush(stdout);
 		if (failed_now)
 			failed++;

@@ -38,17 +38,16 @@ static void result(const char *name, bool ok, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (ok) {
-		passed++;
-		printf("ok %s: ", name);
-	} else {
-		failed++;
-		printf("FAIL %s: ", name);
-	}
+	/* KTAP: the figures as a diagnostic line, then the result. */
+	printf("# %s: ", name);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
-	printf("\n");
+	printf("\n%s %d %s\n", ok ? "ok" : "not ok", passed + failed + 1, name);
+	if (ok)
+		passed++;
+	else
+		failed++;
 	fflush(stdout);
 }
 
@@ -744,6 +743,7 @@ static void test_determinism(void)
 
 int vt_selftest(void)
 {
+	printf("KTAP version 1\n");
 	test_coherence();
 	test_ticket();
 	test_handoff();
@@ -755,6 +755,7 @@ int vt_selftest(void)
 	test_shared_poison();
 	test_determinism();
 	test_targets();
+	/* No plan: the tests are counted as they run, which KTAP allows. */
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
