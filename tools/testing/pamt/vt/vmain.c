@@ -247,6 +247,8 @@ static void print_replay(FILE *f, const struct replay *rp, double scale,
 			if (!rp->r[sc][s].ok)
 				fprintf(f, "CHECK FAILED: %s\n", strat_names[s]);
 	}
+	fprintf(f, "(seed w/o, seed w/: published measurements of v6 without and with \"Optimize\",\n"
+		" one Sapphire Rapids host, from the public review thread; not rerun here)\n");
 	if (scale != 1)
 		fprintf(f, "(counts and totals scaled by 1/%.3g to the seed's size)\n", scale);
 }
