@@ -11,7 +11,11 @@
 #   make bench-test  the benchmark's own correctness tests
 #   make vt-test     the virtual-time engine and model (tools/testing/pamt/vt)
 #   make model       spin model of the slot state machine, and its mutants
-#   make kunit       KUnit in qemu: lockdep, lockdep+KASAN, PREEMPT_RT, canaries
+#   make kunit       KUnit in qemu: lockdep, lockdep+KASAN, PREEMPT_RT, KCSAN
+#                    with kmemleak, canaries
+#   make soak        the KUnit stress suite, booted again and again for
+#                    SOAK_MIN minutes (default 10) under KASAN and fault
+#                    injection, then KCSAN (not part of make test)
 #   make lint        checkpatch --strict, sparse, kernel-doc on our files
 #   make bench-insn  instructions per fast-path get+put (callgrind)
 #   make bench-scale virtual time: 8..256 virtual CPUs, every strategy,
@@ -53,6 +57,9 @@ model:
 kunit:
 	$(PAMT)/kernel/run-kunit.sh
 
+soak:
+	SOAK_MIN=$(or $(SOAK_MIN),10) $(PAMT)/kernel/soak.sh
+
 lint:
 	$(PAMT)/kernel/lint.sh
 
@@ -84,5 +91,5 @@ clean:
 	$(MAKE) -C $(PAMT)/vt clean
 	rm -rf build out
 
-.PHONY: all check bench bench-insn bench-test vt-test bench-scale model kunit lint patches \
+.PHONY: all check bench bench-insn bench-test vt-test bench-scale model kunit soak lint patches \
 	patches-check test clean

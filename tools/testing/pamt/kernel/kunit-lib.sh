@@ -33,6 +33,24 @@ EOF
 	export PATH=$CACHE/qemu-tcg:$PATH
 }
 
+# cfg_args CFG: kunit.py's options for each configuration, beyond
+# .kunitconfig (run-kunit.sh's header says what each is for).
+# The kernel's allocation fault injection, which pk_stress_faults turns
+# on for its own threads (kasan and kcsan).
+FAULTS="--kconfig_add CONFIG_FAULT_INJECTION=y --kconfig_add CONFIG_FAILSLAB=y
+ --kconfig_add CONFIG_FAIL_PAGE_ALLOC=y --kconfig_add CONFIG_FAULT_INJECTION_DEBUG_FS=y"
+
+cfg_args() {
+	case $1 in
+	lockdep) ;;
+	kasan) echo "--kconfig_add CONFIG_KASAN=y --kconfig_add CONFIG_KASAN_INLINE=y $FAULTS" ;;
+	rt) echo "--kconfig_add CONFIG_EXPERT=y --kconfig_add CONFIG_PREEMPT_RT=y" \
+		 "--kconfig_add CONFIG_PROVE_RAW_LOCK_NESTING=y" ;;
+	kcsan) echo "--kconfig_add CONFIG_KCSAN=y --kconfig_add CONFIG_DEBUG_KMEMLEAK=y $FAULTS" ;;
+	*) echo "unknown configuration $1" >&2; exit 2 ;;
+	esac
+}
+
 # kunit_count LOG LABEL: per-suite counts from a KTAP console log; prints
 # "pass fail skip" last.
 kunit_count() {

@@ -2,13 +2,16 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build the grafted 7.3 tree and run every PAMT KUnit suite under qemu in
-# three configurations, then prove each checker fires with the canaries:
+# four configurations, then prove each checker fires with the canaries:
 #   lockdep  PROVE_LOCKING + DEBUG_ATOMIC_SLEEP + PREEMPT
-#   kasan    the same + KASAN (inline)
+#   kasan    the same + KASAN (inline) + allocation fault injection
 #   rt       the same + PREEMPT_RT (+ PROVE_RAW_LOCK_NESTING)
+#   kcsan    the same as lockdep + KCSAN (the kernel's default rules) +
+#            kmemleak, whose scan the last suite asks for, + allocation
+#            fault injection
 #
-# Usage: run-kunit.sh [-c "lockdep kasan rt"] [-s SUITE_GLOB] [-n]
-#   -c  only these configurations (default: all three)
+# Usage: run-kunit.sh [-c "lockdep kasan rt kcsan"] [-s SUITE_GLOB] [-n]
+#   -c  only these configurations (default: all four)
 #   -s  only the suites matching this glob, e.g. tdx_pamt_slot or
 #       'tdx_pamt_mag.pk_evict*' (default: tdx_pamt_*)
 #   -n  skip the canaries
@@ -30,7 +33,7 @@ set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 CACHE=${PAMT_CACHE:-/var/cache/tdx-pamt}
-CONFIGS="lockdep kasan rt"
+CONFIGS="lockdep kasan rt kcsan"
 GLOB='tdx_pamt_*'
 CANARY=1
 JOBS=$(nproc)
@@ -64,16 +67,6 @@ QEMU_ARGS="-smp 4"
 PASSED=0
 FAILED=0
 SKIPPED=0
-
-cfg_args() {
-	case $1 in
-	lockdep) ;;
-	kasan) echo "--kconfig_add CONFIG_KASAN=y --kconfig_add CONFIG_KASAN_INLINE=y" ;;
-	rt) echo "--kconfig_add CONFIG_EXPERT=y --kconfig_add CONFIG_PREEMPT_RT=y" \
-		 "--kconfig_add CONFIG_PROVE_RAW_LOCK_NESTING=y" ;;
-	*) echo "unknown configuration $1" >&2; exit 2 ;;
-	esac
-}
 
 for cfg in $CONFIGS; do
 	B=$CACHE/build-$cfg
@@ -139,6 +132,23 @@ canary() {
 	fi
 }
 
+# A canary that passes as a test: its checker's report is the result.
+canary_report() {
+	local cfg=$1 test=$2 pattern=$3 log=$LOGS/canary-$1-$2.log
+
+	kunit_exec "$log" 600 "${KUNIT[@]}" exec --arch=x86_64 \
+		--build_dir="$CACHE/build-$cfg" --qemu_args "$QEMU_ARGS" \
+		--raw_output=all --kernel_args pamt_kunit.canary=1 \
+		"tdx_pamt_canary.$test"
+	if grep -qE "^(\[[^]]*\] *)? *ok [0-9]+ $test" "$log" && grep -q "$pattern" "$log"; then
+		echo "  [$cfg] canary $test: caught ($pattern)"
+		PASSED=$((PASSED + 1))
+	else
+		echo "  [$cfg] canary $test: NOT CAUGHT (log $log)"
+		FAILED=$((FAILED + 1))
+	fi
+}
+
 if [ "$CANARY" = 1 ]; then
 	echo "== canaries"
 	for cfg in $CONFIGS; do
@@ -152,6 +162,10 @@ if [ "$CANARY" = 1 ]; then
 			;;
 		kasan)
 			canary kasan pk_canary_use_after_free "BUG: KASAN: slab-use-after-free"
+			;;
+		kcsan)
+			canary kcsan pk_canary_leak "unreferenced object"
+			canary_report kcsan pk_canary_data_race "BUG: KCSAN: data-race in pk_canary_data_race"
 			;;
 		rt)
 			canary rt pk_canary_lock_inversion "possible circular locking dependency detected"

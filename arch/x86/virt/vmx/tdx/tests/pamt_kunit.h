@@ -36,6 +36,10 @@ struct pk_ctx {
 
 extern bool pk_canary;
 
+int pk_debugfs_write(struct kunit *test, const char *name, const char *val);
+ssize_t pk_debugfs_read(struct kunit *test, const char *name, char *buf,
+			size_t len);
+
 int pk_test_init(struct kunit *test);
 void pk_test_exit(struct kunit *test);
 void pk_suite_leak_check(struct kunit *test);

@@ -10,9 +10,16 @@
  * checker, and is reported as failed when that checker works: lockdep
  * (a lock-order inversion), the sleep-in-atomic check (a GFP_KERNEL
  * allocation under a spinlock), lockdep's wait-type check (a spinlock_t
- * inside a slot transition, which would sleep on PREEMPT_RT) and KASAN (a
- * use after free).
+ * inside a slot transition, which would sleep on PREEMPT_RT), KASAN (a
+ * use after free) and kmemleak (an object nothing points to).  KCSAN's
+ * canary, an unmarked race, passes: the runner looks for KCSAN's report.
+ *
+ * With kmemleak, the last suite (tdx_pamt_leaks) asks it for a scan
+ * after every other suite ran and fails on any leak our code allocated.
  */
+#include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/kthread.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -166,12 +173,143 @@ static void pk_canary_use_after_free(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, READ_ONCE(p[8]), READ_ONCE(p[8]));
 }
 
+/*
+ * Two threads on one plain int, neither access marked: the data race
+ * KCSAN exists to report ("BUG: KCSAN: data-race in pk_canary_race_...").
+ */
+static int pk_racy;
+
+static int pk_canary_race_writer(void *arg)
+{
+	unsigned long end = jiffies + 2 * HZ;
+
+	while (time_before(jiffies, end)) {
+		pk_racy++;
+		cpu_relax();
+	}
+	complete(arg);
+	return 0;
+}
+
+static void pk_canary_data_race(struct kunit *test)
+{
+	DECLARE_COMPLETION_ONSTACK(done);
+	struct task_struct *t;
+	unsigned long end = jiffies + 2 * HZ, sum = 0;
+
+	pk_canary_check(test);
+	if (!IS_ENABLED(CONFIG_KCSAN))
+		kunit_skip(test, "needs CONFIG_KCSAN");
+	t = kthread_run(pk_canary_race_writer, &done, "pk_racer");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	while (time_before(jiffies, end)) {
+		sum += pk_racy;
+		cpu_relax();
+	}
+	wait_for_completion(&done);
+	kunit_info(test, "read %lu", sum);
+}
+
+/*
+ * kmemleak's report, after two scans: an object is reported once it is
+ * older than kmemleak's minimum age and unchanged over a scan.  Without
+ * @stacks, task stacks are not scanned (a dead stack slot still holding
+ * a pointer would count as a reference).  Returns the bytes read into
+ * @buf, or -errno.
+ */
+static ssize_t pk_kmemleak_report(struct kunit *test, char *buf, size_t len,
+				  bool stacks)
+{
+	int err, i;
+
+	err = pk_debugfs_write(test, "kmemleak", stacks ? "stack=on" : "stack=off");
+	if (err)
+		return err;
+	for (i = 0; i < 2; i++) {
+		err = pk_debugfs_write(test, "kmemleak", "scan");
+		if (err)
+			return err;
+	}
+	return pk_debugfs_read(test, "kmemleak", buf, len);
+}
+
+/*
+ * The leaks in @report whose text names @who, counted; with @test, each
+ * printed too.
+ */
+static unsigned int pk_leaks_of(struct kunit *test, char *report,
+				const char *who)
+{
+	static const char start[] = "unreferenced object";
+	char *p = strstr(report, start), *next;
+	unsigned int n = 0;
+
+	while (p) {
+		next = strstr(p + 1, start);
+		if (next)
+			next[-1] = '\0';
+		if (strstr(p, who)) {
+			if (test)
+				kunit_info(test, "%s", p);
+			n++;
+		}
+		if (next)
+			next[-1] = '\n';
+		p = next;
+	}
+	return n;
+}
+
+#define PK_LEAK_REPORT_LEN	(64 * 1024)
+
+/*
+ * Objects whose only pointers are kept scrambled, where kmemleak cannot
+ * read them: several, so that a pointer left behind (a register, a dead
+ * stack slot, a per-CPU cache of free slab objects) cannot hide them
+ * all; small ones from a slab and large ones from the page allocator.
+ */
+#define PK_LEAKS	8
+static unsigned long pk_leak_scrambled[2 * PK_LEAKS];
+
+static noinline void pk_canary_leaker(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < PK_LEAKS; i++) {
+		pk_leak_scrambled[2 * i] = ~(unsigned long)kmalloc(96, GFP_KERNEL);
+		pk_leak_scrambled[2 * i + 1] =
+			~(unsigned long)kmalloc(4 * PAGE_SIZE, GFP_KERNEL);
+	}
+}
+
+/* An object nothing points to: kmemleak reports it, and the test fails. */
+static void pk_canary_leak(struct kunit *test)
+{
+	char *report;
+	ssize_t n;
+
+	pk_canary_check(test);
+	if (!IS_ENABLED(CONFIG_DEBUG_KMEMLEAK))
+		kunit_skip(test, "needs CONFIG_DEBUG_KMEMLEAK");
+	report = kunit_kzalloc(test, PK_LEAK_REPORT_LEN, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, report);
+	pk_canary_leaker();
+	msleep(6000);
+	n = pk_kmemleak_report(test, report, PK_LEAK_REPORT_LEN, false);
+	KUNIT_ASSERT_GE(test, n, 0);
+	kunit_info(test, "kmemleak: %zd bytes of report, %u leaks in all", n,
+		   pk_leaks_of(NULL, report, "unreferenced object"));
+	KUNIT_EXPECT_EQ(test, pk_leaks_of(test, report, "pk_canary_leaker"), 0U);
+}
+
 static struct kunit_case pk_canary_cases[] = {
 	KUNIT_CASE(pk_canary_lock_inversion),
 	KUNIT_CASE(pk_canary_sleep_in_atomic),
 	KUNIT_CASE(pk_canary_raw_nesting),
 	KUNIT_CASE(pk_canary_transit_sleeping_lock),
 	KUNIT_CASE(pk_canary_use_after_free),
+	KUNIT_CASE_SLOW(pk_canary_data_race),
+	KUNIT_CASE_SLOW(pk_canary_leak),
 	{}
 };
 
@@ -182,4 +320,37 @@ static struct kunit_suite pk_canary_suite = {
 	.test_cases = pk_canary_cases,
 };
 
-kunit_test_suites(&pk_warn_suite, &pk_canary_suite);
+/*
+ * After every other suite: no object our code or its tests allocated is
+ * left with nothing pointing to it.  Objects younger than kmemleak's
+ * minimum age (5 s) are not reported, so the last suites' get it first.
+ */
+static void pk_leaks_none(struct kunit *test)
+{
+	char *report;
+	ssize_t n;
+
+	if (!IS_ENABLED(CONFIG_DEBUG_KMEMLEAK))
+		kunit_skip(test, "needs CONFIG_DEBUG_KMEMLEAK");
+	report = kunit_kzalloc(test, PK_LEAK_REPORT_LEN, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, report);
+	msleep(6000);
+	n = pk_kmemleak_report(test, report, PK_LEAK_REPORT_LEN, true);
+	KUNIT_ASSERT_GE(test, n, 0);
+	kunit_info(test, "kmemleak: %zd bytes of report, %u leaks in all",
+		   n, pk_leaks_of(NULL, report, "unreferenced object"));
+	KUNIT_EXPECT_EQ(test, pk_leaks_of(test, report, "pamt_"), 0U);
+	KUNIT_EXPECT_EQ(test, pk_leaks_of(test, report, " pk_"), 0U);
+}
+
+static struct kunit_case pk_leaks_cases[] = {
+	KUNIT_CASE_SLOW(pk_leaks_none),
+	{}
+};
+
+static struct kunit_suite pk_leaks_suite = {
+	.name = "tdx_pamt_leaks",
+	.test_cases = pk_leaks_cases,
+};
+
+kunit_test_suites(&pk_warn_suite, &pk_canary_suite, &pk_leaks_suite);

@@ -158,7 +158,9 @@ static void pk_press_free(struct list_head *pages)
  * free more than twice what it was asked, no allocation may fail first,
  * and reclaim must stop well short of emptying the cache.  Pairs are
  * order-0 pages here (no arena), so every pair the shrinker frees is two
- * pages back in the page allocator.
+ * pages back in the page allocator: the page allocator's own count of
+ * pages freed (PGFREE) must have grown by at least that much while the
+ * test only allocated.
  */
 static void pk_pressure_reclaims(struct kunit *test)
 {
@@ -166,7 +168,7 @@ static void pk_pressure_reclaims(struct kunit *test)
 		.start_pfn = PK_PRESS_PFN,
 		.end_pfn = PK_PRESS_PFN + PK_PRESS_PFNS,
 	};
-	unsigned long cap, filled, target, nr, idle0, stalls, *ev;
+	unsigned long cap, filled, target, nr, idle0, stalls, pgfree, *ev;
 	struct pk_press *p;
 	LIST_HEAD(pages);
 	bool failed;
@@ -195,9 +197,11 @@ static void pk_pressure_reclaims(struct kunit *test)
 
 	target = filled - filled / 4;
 	stalls = pk_press_stalls(ev);
+	pgfree = ev[PGFREE];
 	nr = pk_press_alloc(&pages, target, &failed);
 	kunit_release_action(test, pk_press_unprobe, p);
 	stalls = pk_press_stalls(ev) - stalls;
+	pgfree = ev[PGFREE] - pgfree;
 	pk_press_free(&pages);
 
 	calls = atomic_read(&p->calls);
@@ -209,8 +213,8 @@ static void pk_pressure_reclaims(struct kunit *test)
 		   calls, atomic_read(&p->kswapd), atomic_read(&p->direct),
 		   atomic_long_read(&p->asked), atomic_long_read(&p->freed),
 		   pk_stat(TDX_PAMT_STAT_SHRINK));
-	kunit_info(test, "%lu direct-reclaim attempts, their scans freed %ld pairs\n",
-		   stalls, atomic_long_read(&p->direct_freed));
+	kunit_info(test, "%lu direct-reclaim attempts, their scans freed %ld pairs; %lu pages freed in all (PGFREE)\n",
+		   stalls, atomic_long_read(&p->direct_freed), pgfree);
 	for (i = 0; i < min(calls, 8); i++)
 		kunit_info(test, "scan %d: nr_to_scan %lu freed %lu\n",
 			   i + 1, p->ask[i], p->got[i]);
@@ -234,6 +238,8 @@ static void pk_pressure_reclaims(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&p->outside), 0);
 	/* Idle slots came back, not only magazine pairs. */
 	KUNIT_EXPECT_GT(test, pk_stat(TDX_PAMT_STAT_SHRINK), 0ULL);
+	/* The pages reached the page allocator: two per pair freed. */
+	KUNIT_EXPECT_GE(test, pgfree, 2UL * atomic_long_read(&p->freed));
 	pk_check_accounting(test, 0);
 }
 

@@ -3,12 +3,21 @@
  * KUnit: one thread per CPU doing random get, put, evict, shrink, reserve
  * and DEMOTE/PROMOTE pair traffic on a small set of shared slots, then an
  * exact accounting of every pair.
+ *
+ * pk_stress_faults adds the kernel's fault injection, for the workers
+ * alone (task-filter): failslab and fail_page_alloc fail their
+ * allocations, sleeping ones included, while the fake module fails ADDs
+ * with an operand error and REMOVEs with BUSY.  Every failure a call may
+ * return is counted, and every pair is still accounted for at the end.
  */
 #include <linux/cpu.h>
 #include <linux/delay.h>
+#include <linux/kstrtox.h>
 #include <linux/kthread.h>
 #include <linux/random.h>
 #include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/stringify.h>
 #include "pamt_kunit.h"
 
 #define PK_STRESS_SLOTS		48
@@ -29,6 +38,7 @@ struct pk_stress;
  * @nr_pairs: entries of @pairs held
  * @refs: references held, per slot
  * @ops: operations done
+ * @failed: calls that failed as injected faults may make them fail
  * @bad: results no call may return
  * @lock: held around a quarter of the gets, for atomic context; one per
  *	worker, so that a preempted vCPU holding it stalls nobody else
@@ -41,11 +51,13 @@ struct pk_worker {
 	unsigned int nr_pairs;
 	unsigned int refs[PK_STRESS_SLOTS];
 	unsigned long ops;
+	unsigned long failed;
 	unsigned long bad;
 };
 
 struct pk_stress {
 	unsigned long pfn[PK_STRESS_SLOTS];
+	bool faults;	/* kernel fault injection on: -ENOMEM and -EIO allowed */
 	atomic_t running;
 	struct completion done;
 	struct pk_worker w[NR_CPUS];
@@ -56,8 +68,11 @@ static void pk_worker_get(struct pk_worker *w, unsigned int i)
 	bool locked = get_random_u32_below(4) == 0;
 	int ret;
 
-	if (w->res.nr < 2 && __tdx_topup_pamt_cache(&w->res, 4, GFP_KERNEL))
-		w->bad++;
+	if (w->res.nr < 2 && __tdx_topup_pamt_cache(&w->res, 4, GFP_KERNEL)) {
+		if (!w->s->faults)
+			w->bad++;
+		w->failed++;
+	}
 	/* A quarter of the gets in atomic context, as the fault path does. */
 	if (locked) {
 		spin_lock(&w->lock);
@@ -68,6 +83,8 @@ static void pk_worker_get(struct pk_worker *w, unsigned int i)
 	}
 	if (!ret)
 		w->refs[i]++;
+	else if (w->s->faults && (ret == -ENOMEM || ret == -EIO))
+		w->failed++;
 	else if (ret != -EBUSY)
 		w->bad++;
 }
@@ -87,6 +104,8 @@ static void pk_worker_pairs(struct pk_worker *w)
 		if (pamt_mag_pop(&w->pairs[w->nr_pairs]) ||
 		    !pamt_pair_alloc(&w->pairs[w->nr_pairs], GFP_KERNEL))
 			w->nr_pairs++;
+		else if (w->s->faults)
+			w->failed++;
 		else
 			w->bad++;
 	} else if (w->nr_pairs) {
@@ -114,9 +133,10 @@ static void pk_worker_op(struct pk_worker *w)
 		pk_worker_pairs(w);
 	} else if (op < 998) {
 		pk_set_idle_cap(4 + get_random_u32_below(64));
-	} else if (op < 999) {
+	} else if (op < 999 - 9 * w->s->faults) {
 		tdx_free_pamt_cache(&w->res);
 	} else {
+		/* Ten times as often with faults: refills allocate again. */
 		tdx_pamt_drain();
 	}
 	w->ops++;
@@ -126,6 +146,10 @@ static int pk_worker_fn(void *data)
 {
 	struct pk_worker *w = data;
 
+#ifdef CONFIG_FAULT_INJECTION
+	/* The injection's task-filter: this thread's allocations fail. */
+	current->make_it_fail = w->s->faults;
+#endif
 	while (w->ops < PK_STRESS_OPS) {
 		pk_worker_op(w);
 		cond_resched();
@@ -135,10 +159,65 @@ static int pk_worker_fn(void *data)
 	return 0;
 }
 
-static void pk_stress(struct kunit *test, unsigned int mag_size,
-		      unsigned long idle_cap, bool faults)
+/*
+ * The kernel's allocation fault injection, for threads that ask for it,
+ * sleeping allocations and order 0 included, at most PK_FAIL_TIMES
+ * failures: one page allocation in two, and every slab allocation.  The
+ * workers' only slab allocation is an arena chunk's descriptor: every
+ * refill that wants a new chunk fails to make one, and falls back to
+ * order-1 and order-0 pairs, which fail half the time.
+ */
+#define PK_FAIL_TIMES	1000000
+static const char * const pk_fail_attrs[] = { "failslab", "fail_page_alloc" };
+
+static int pk_fail_set(struct kunit *test, const char *attr,
+		       const char *file, const char *val)
 {
-	unsigned long ops = 0, bad = 0, refs, held = 0;
+	char path[64];
+
+	snprintf(path, sizeof(path), "%s/%s", attr, file);
+	return pk_debugfs_write(test, path, val);
+}
+
+static void pk_fail_start(struct kunit *test)
+{
+	static const char * const set[][2] = {
+		{ "task-filter", "Y" }, { "ignore-gfp-wait", "N" },
+		{ "verbose", "0" }, { "interval", "1" },
+		{ "times", __stringify(PK_FAIL_TIMES) },
+	};
+	unsigned int a, i;
+
+	for (a = 0; a < ARRAY_SIZE(pk_fail_attrs); a++)
+		for (i = 0; i < ARRAY_SIZE(set); i++)
+			KUNIT_ASSERT_EQ_MSG(test, pk_fail_set(test, pk_fail_attrs[a],
+							      set[i][0], set[i][1]), 0,
+					    "%s/%s", pk_fail_attrs[a], set[i][0]);
+	KUNIT_ASSERT_EQ(test, pk_fail_set(test, "fail_page_alloc", "min-order", "0"), 0);
+	KUNIT_ASSERT_EQ(test, pk_fail_set(test, "fail_page_alloc", "probability", "50"), 0);
+	KUNIT_ASSERT_EQ(test, pk_fail_set(test, "failslab", "probability", "100"), 0);
+}
+
+/* Stops the injection; returns the failures @attr injected. */
+static long pk_fail_stop(struct kunit *test, const char *attr)
+{
+	char path[64], buf[32];
+	long left;
+
+	KUNIT_EXPECT_EQ(test, pk_fail_set(test, attr, "probability", "0"), 0);
+	snprintf(path, sizeof(path), "%s/times", attr);
+	if (pk_debugfs_read(test, path, buf, sizeof(buf)) < 0 ||
+	    kstrtol(strim(buf), 10, &left))
+		return -1;
+	return PK_FAIL_TIMES - left;
+}
+
+static void pk_stress(struct kunit *test, unsigned int mag_size,
+		      unsigned long idle_cap, bool faults, bool kfaults_on)
+{
+	unsigned long ops = 0, bad = 0, failed = 0, refs, held = 0;
+	u64 injected[2] = {};
+	long kfaults[2] = {};
 	struct task_struct *t;
 	struct pk_stress *s;
 	struct pk_worker *w;
@@ -154,6 +233,15 @@ static void pk_stress(struct kunit *test, unsigned int mag_size,
 		pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, 0, 200000);
 		pamt_fake_set_latency(PAMT_FAKE_ADD, 1000, 4000, 20000);
 		pamt_fake_set_latency(PAMT_FAKE_REMOVE, 1000, 2000, 10000);
+	}
+	if (kfaults_on) {
+		s->faults = true;
+		/* An operand error on 10% of ADDs, BUSY on 30% of REMOVEs. */
+		pamt_fake_inject(PAMT_FAKE_ADD, TDX_PAMT_OPERAND_ADDR_RANGE, 0, 100000);
+		pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, 0, 300000);
+		injected[0] = atomic64_read(&pamt_fake.injected[PAMT_FAKE_ADD]);
+		injected[1] = atomic64_read(&pamt_fake.injected[PAMT_FAKE_REMOVE]);
+		pk_fail_start(test);
 	}
 
 	init_completion(&s->done);
@@ -175,6 +263,12 @@ static void pk_stress(struct kunit *test, unsigned int mag_size,
 	}
 	cpus_read_unlock();
 	wait_for_completion(&s->done);
+	if (kfaults_on) {
+		kfaults[0] = pk_fail_stop(test, pk_fail_attrs[0]);
+		kfaults[1] = pk_fail_stop(test, pk_fail_attrs[1]);
+		injected[0] = atomic64_read(&pamt_fake.injected[PAMT_FAKE_ADD]) - injected[0];
+		injected[1] = atomic64_read(&pamt_fake.injected[PAMT_FAKE_REMOVE]) - injected[1];
+	}
 	pamt_fake_inject(PAMT_FAKE_ADD, 0, 0, 0);
 	pamt_fake_inject(PAMT_FAKE_REMOVE, 0, 0, 0);
 
@@ -183,9 +277,20 @@ static void pk_stress(struct kunit *test, unsigned int mag_size,
 		w = &s->w[i];
 		ops += w->ops;
 		bad += w->bad;
+		failed += w->failed;
 		held += w->res.nr + w->nr_pairs;
 	}
 	kunit_info(test, "%d threads, %lu operations\n", nr, ops);
+	if (kfaults_on) {
+		kunit_info(test, "faults injected: failslab %ld, fail_page_alloc %ld, ADD operand errors %llu, REMOVE BUSY %llu; calls failed by them %lu\n",
+			   kfaults[0], kfaults[1], injected[0], injected[1],
+			   failed);
+		KUNIT_EXPECT_GT(test, kfaults[0], 0L);
+		KUNIT_EXPECT_GT(test, kfaults[1], 0L);
+		KUNIT_EXPECT_GT(test, injected[0], 0ULL);
+		KUNIT_EXPECT_GT(test, injected[1], 0ULL);
+		KUNIT_EXPECT_GT(test, failed, 0UL);
+	}
 	KUNIT_EXPECT_EQ(test, bad, 0UL);
 	KUNIT_EXPECT_EQ(test, ops, (unsigned long)nr * PK_STRESS_OPS);
 	pk_check_accounting(test, held);
@@ -221,24 +326,35 @@ static void pk_stress(struct kunit *test, unsigned int mag_size,
 
 static void pk_stress_magazine(struct kunit *test)
 {
-	pk_stress(test, 16, 32, false);
+	pk_stress(test, 16, 32, false, false);
 }
 
 /* An idle cap of one pair: nearly every last put REMOVEs. */
 static void pk_stress_lean(struct kunit *test)
 {
-	pk_stress(test, 8, 1, false);
+	pk_stress(test, 8, 1, false, false);
 }
 
 static void pk_stress_busy_module(struct kunit *test)
 {
-	pk_stress(test, 4, 8, true);
+	pk_stress(test, 4, 8, true, false);
+}
+
+static void pk_stress_faults(struct kunit *test)
+{
+	if (!IS_ENABLED(CONFIG_FAILSLAB) || !IS_ENABLED(CONFIG_FAIL_PAGE_ALLOC) ||
+	    !IS_ENABLED(CONFIG_FAULT_INJECTION_DEBUG_FS))
+		kunit_skip(test, "needs allocation fault injection in debugfs");
+	/* With the arena, and an idle cap of one pair: refills all along. */
+	pk(test)->arena = true;
+	pk_stress(test, 4, 1, false, true);
 }
 
 static struct kunit_case pk_stress_cases[] = {
 	KUNIT_CASE_SLOW(pk_stress_magazine),
 	KUNIT_CASE_SLOW(pk_stress_lean),
 	KUNIT_CASE_SLOW(pk_stress_busy_module),
+	KUNIT_CASE_SLOW(pk_stress_faults),
 	KUNIT_CASE(pk_suite_leak_check),
 	{}
 };
