@@ -29,7 +29,14 @@ struct pamt_arena_chunk {
 	bool off;			/* a home, or being emptied: owner only */
 	unsigned long seen;		/* the last walk that looked at it */
 	DECLARE_BITMAP(free, PAMT_ARENA_PAIRS);
-	u32 owner[PAMT_ARENA_PAIRS];	/* 1 + slot index while installed */
+	/*
+	 * 1 + slot index while installed.  Written with WRITE_ONCE() by the
+	 * CPU that installs or removes the pair, without the arena lock;
+	 * the walks read it with READ_ONCE().  A stale owner only points a
+	 * walk at a slot whose own word it then checks with a
+	 * compare-and-exchange.
+	 */
+	u32 owner[PAMT_ARENA_PAIRS];
 };
 
 /* Processes with a home chunk at once, at most. */
@@ -45,8 +52,16 @@ static struct pamt_arena {
 	spinlock_t lock;		/* irqsave: pairs come back from softirq */
 	struct list_head bucket[PAMT_ARENA_PAIRS];	/* by free pairs */
 	DECLARE_BITMAP(nonempty, PAMT_ARENA_PAIRS);
-	unsigned long nr_chunks;	/* read racily */
-	unsigned long nr_free;		/* read racily */
+	/*
+	 * Changed under @lock with WRITE_ONCE(), read without it with
+	 * READ_ONCE(): by the statistics and the shrinker's count; by a
+	 * refill, which skips the lock when no chunk has a free pair; and
+	 * by a new chunk's allocation, which compares @gen before and after
+	 * to see whether another CPU linked one meanwhile.  A stale value
+	 * costs one lock hold, or one chunk freed again, no more.
+	 */
+	unsigned long nr_chunks;
+	unsigned long nr_free;
 	unsigned long gen;		/* chunks ever linked */
 	unsigned long scan;		/* walks, to mark the chunks looked at */
 	struct list_head off;

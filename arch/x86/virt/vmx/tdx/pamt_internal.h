@@ -140,12 +140,29 @@ struct pamt_mag {
 struct pamt_pcpu {
 	local_lock_t lock;		/* @mag; never in a transition */
 	struct pamt_mag *mag;		/* never NULL */
-	unsigned int idle_nr;		/* next to @idle_lock: a put writes both */
+	/*
+	 * Next to @idle_lock: a put writes both.  Changed under it with
+	 * WRITE_ONCE(); a flush reads it first without the lock, to skip an
+	 * empty buffer (a stale 0 leaves entries for the next flush, which
+	 * the put that made them also triggers when its buffer fills).
+	 */
+	unsigned int idle_nr;
 	/* Not the local lock: reclaim on another CPU empties @idle_buf. */
 	spinlock_t idle_lock;
 	u32 idle_buf[PAMT_IDLE_BATCH];	/* idle slots not yet in the index */
+	/*
+	 * Written by this CPU only (this_cpu ops); other CPUs read them
+	 * with READ_ONCE() to sum them, as statistics and as the idle cap's
+	 * estimate: a sum of values read at slightly different moments,
+	 * which both tolerate (the cap's slack is in the Documentation).
+	 */
 	u64 stat[PAMT_PCPU_NR_STATS];
-	unsigned int in_flight;		/* SEAMCALLs not serialised */
+	/*
+	 * SEAMCALLs not serialised.  This CPU writes it; a CPU about to
+	 * serialise polls it with READ_ONCE() until it drops to 0, after a
+	 * full barrier (pamt_slot_busy_begin()).
+	 */
+	unsigned int in_flight;
 };
 
 /*
@@ -157,7 +174,13 @@ struct pamt_idle_index {
 	u32 *ring;			/* FIFO of slot indices */
 	unsigned long size;
 	unsigned long head;
-	unsigned long nr;		/* read racily */
+	/*
+	 * Changed under @lock with WRITE_ONCE().  A pop reads @nr without
+	 * the lock first, so that reclaim on an empty index takes no lock
+	 * (it looks again under the lock); the tests read @pops when
+	 * quiescent.
+	 */
+	unsigned long nr;
 	unsigned long pops;		/* entries taken out, for tests */
 };
 
@@ -199,8 +222,13 @@ struct pamt_cache {
 	const struct tdx_pamt_ops *ops;
 	unsigned int mag_size;
 	struct pamt_pcpu __percpu *pcpu;
+	/*
+	 * Set at init; the KUnit suites change both while the cache runs,
+	 * so readers use READ_ONCE(): a reader sees the old value or the
+	 * new, never a torn one.
+	 */
 	unsigned long idle_cap;
-	u64 wait_ns;			/* PAMT_WAIT_NS; KUnit lengthens it */
+	u64 wait_ns;			/* PAMT_WAIT_NS */
 	bool enabled;
 	bool arena;
 	atomic_long_t held ____cacheline_aligned_in_smp; /* less unfolded deltas */

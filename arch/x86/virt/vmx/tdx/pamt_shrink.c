@@ -24,6 +24,9 @@
 /*
  * With the arena, held memory a put must exceed to wake the worker after
  * a trim that chunks with a pair in use left over the cap; 0 otherwise.
+ * The worker writes it (WRITE_ONCE()), puts read it without a lock
+ * (READ_ONCE()): a stale mark wakes the worker once too often or once
+ * too late, and the next put looks again.
  */
 static unsigned long pamt_cap_mark;
 
