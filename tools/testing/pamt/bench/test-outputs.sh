@@ -17,10 +17,10 @@ vt=$here/../vt/build/pamt_vt
 out=$here/build/outputs
 rm -rf "$out"
 mkdir -p "$out"
-small="--pages-per-td 20000 --quiet"
+small=(--pages-per-td 20000 --quiet)
 
 for sc in 1td 5td churn reclaim; do
-	if "$bin" --scenario $sc $small --json "$out/$sc.json" > "$out/$sc.txt" 2>/dev/null &&
+	if "$bin" --scenario $sc "${small[@]}" --json "$out/$sc.json" > "$out/$sc.txt" 2>/dev/null &&
 	   grep -Eq '^targets: [0-9]+ met, [0-9]+ missed' "$out/$sc.txt" &&
 	   "$here/check-json.py" "$out/$sc.txt" "$out/$sc.json"; then
 		echo "ok json_matches_table_$sc"
@@ -54,7 +54,7 @@ for _ in $(seq $((2 * $(nproc)))); do
 	pids+=($!)
 done
 sleep 1
-"$bin" --scenario churn --strategy atomic,magazine $small > "$out/busy.txt" 2>/dev/null
+"$bin" --scenario churn --strategy atomic,magazine "${small[@]}" > "$out/busy.txt" 2>/dev/null
 kill "${pids[@]}" 2>/dev/null
 wait 2>/dev/null
 if head -1 "$out/busy.txt" | grep -q '^WARNING: the machine is busy' &&
