@@ -24,6 +24,8 @@
 #   make patches     a format-patch series against pristine 7.3, out/patches
 #   make patches-check  the series, applied with git am to a fresh 7.3
 #                    tree and built; KUnit after each cache layer patch
+#   make placement   the pair-page placement experiment (issue 29): the
+#                    page allocator against the arena, in qemu; not a test
 
 PAMT	:= tools/testing/pamt
 LOGS	:= build/test-logs
@@ -69,6 +71,9 @@ patches:
 patches-check:
 	$(PAMT)/kernel/make-patches.sh --check
 
+placement:
+	$(PAMT)/kernel/placement.sh
+
 # Run every part even if one fails, then add up their summary lines.
 test:
 	@mkdir -p $(LOGS); rm -f $(LOGS)/*.log; \
@@ -92,4 +97,4 @@ clean:
 	rm -rf build out
 
 .PHONY: all check bench bench-insn bench-test vt-test bench-scale model kunit soak lint patches \
-	patches-check test clean
+	patches-check placement test clean
