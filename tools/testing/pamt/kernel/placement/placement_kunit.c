@@ -33,8 +33,6 @@
 
 /* 2M blocks, in pages' worth of pfn bits. */
 #define PL_BLOCK_ORDER		(PMD_SHIFT - PAGE_SHIFT)
-/* Each page of the tmpfs file is punched out with probability 1/2. */
-#define PL_SEED			29
 
 enum pl_start { PL_CLEAN, PL_FRAG };
 enum pl_strategy { PL_PLAIN, PL_RECLAIMABLE, PL_ARENA };
@@ -66,6 +64,11 @@ MODULE_PARM_DESC(placement, "placement experiment: run only this point (-1: all)
 static int pl_cache_pct = 80;
 module_param_named(placement_cache, pl_cache_pct, int, 0444);
 MODULE_PARM_DESC(placement_cache, "placement experiment: tmpfs file, percent of free memory");
+
+/* Which half of the tmpfs file's pages is punched out. */
+static int pl_seed = 29;
+module_param_named(placement_seed, pl_seed, int, 0444);
+MODULE_PARM_DESC(placement_seed, "placement experiment: seed of the pages punched out");
 
 /**
  * struct pl_run - one point of the table
@@ -159,7 +162,7 @@ static void pl_fragment(struct kunit *test, struct pl_run *r)
 		if (!(i % 1024))
 			cond_resched();
 	}
-	prandom_seed_state(&rnd, PL_SEED);
+	prandom_seed_state(&rnd, pl_seed);
 	for (i = 0; i < n; i++) {
 		bool drop = prandom_u32_state(&rnd) & 1;
 
