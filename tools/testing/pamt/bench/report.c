@@ -334,12 +334,15 @@ static struct tally *tl;
 static const char *heading;
 static bool busy;
 
-static void row_start(void)
+/* A row's text, after its heading if it is the first row. */
+static void row_text(const char *fmt, va_list ap)
 {
 	if (heading) {
 		printf("\n%s\n", heading);
 		heading = NULL;
 	}
+	printf("  ");
+	vprintf(fmt, ap);
 }
 
 static void target(enum tgt_kind kind, bool met, const char *why,
@@ -347,10 +350,8 @@ static void target(enum tgt_kind kind, bool met, const char *why,
 {
 	va_list ap;
 
-	row_start();
-	printf("  ");
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	row_text(fmt, ap);
 	va_end(ap);
 	if (kind == TGT_WALL && busy) {
 		tl->unjudged++;
@@ -369,10 +370,8 @@ static void report_only(const char *why, const char *fmt, ...)
 {
 	va_list ap;
 
-	row_start();
-	printf("  ");
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	row_text(fmt, ap);
 	va_end(ap);
 	printf(" (reported, not judged: %s)\n", why);
 }
