@@ -60,7 +60,7 @@ for cfg in kasan kcsan; do
 			PASSED=$((PASSED + 1))
 		fi
 	done
-	echo "   $cfg: $boots boots, $ops operations; faults injected: failslab $slab, fail_page_alloc $page, ADD operand errors $add, REMOVE BUSY $rem; boots with a report: $reports"
+	echo "   $cfg: $boots boot(s), $ops operations; faults injected: failslab $slab, fail_page_alloc $page, ADD operand errors $add, REMOVE BUSY $rem; boots with a report: $reports"
 done
 echo "== soak: logs $LOGS"
 echo "$PASSED passed, $FAILED failed"
