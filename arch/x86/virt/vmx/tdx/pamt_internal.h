@@ -160,7 +160,7 @@ struct pamt_pcpu {
 	/*
 	 * SEAMCALLs not serialised.  This CPU writes it; a CPU about to
 	 * serialise polls it with READ_ONCE() until it drops to 0, after a
-	 * full barrier (pamt_slot_busy_begin()).
+	 * full barrier (pamt_slot_backoff()).
 	 */
 	unsigned int in_flight;
 };
