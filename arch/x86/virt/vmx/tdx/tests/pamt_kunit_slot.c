@@ -235,8 +235,11 @@ static void pk_adding_failed_waiter_adds(struct kunit *test)
 	pk_up(test);
 	pfn = pk_slot_pfn(test, 5);
 	pk_set_word(pfn, PAMT_SLOT_TRANSIT);
+	/* Else the get may spin on the CPU the clearing thread waits for. */
+	migrate_disable();
 	pk_async_start(test, &a, pk_clear_later, pfn);
 	KUNIT_EXPECT_EQ(test, pk_get(pfn), 0);
+	migrate_enable();
 	wait_for_completion(&a.done);
 	KUNIT_EXPECT_EQ(test, pk_word(pfn), W_INST | 1);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_ADD), 1ULL);
