@@ -526,6 +526,8 @@ extern unsigned long pamt_sim_nr_pages;
  * PAMT_SIM_MAX_ORDER (2M), LIFO free lists.
  */
 #define PAMT_SIM_MAX_ORDER	9
+#define PAMT_SIM_NR_MT		3	/* the migratetypes of dup.h */
+int pamt_sim_page_mt(const struct page *page);
 struct page *pamt_sim_alloc_page(gfp_t gfp, const char *file, int line);
 struct page *pamt_sim_alloc_pages(gfp_t gfp, unsigned int order,
 				  const char *file, int line);

@@ -227,6 +227,8 @@ static inline void bitmap_fill(unsigned long *dst, unsigned long nbits)
 #define PAGE_SIZE		BIT(PAGE_SHIFT)
 
 /* Allocation flags: only what the cache looks at. */
+#define __GFP_MOVABLE		0x08u
+#define __GFP_RECLAIMABLE	0x10u
 #define __GFP_HIGH		0x20u
 #define __GFP_IO		0x40u
 #define __GFP_FS		0x80u
@@ -244,6 +246,17 @@ static inline void bitmap_fill(unsigned long *dst, unsigned long nbits)
 #define GFP_KERNEL		(__GFP_DIRECT_RECLAIM | __GFP_KSWAPD_RECLAIM | \
 				 __GFP_IO | __GFP_FS)
 #define GFP_KERNEL_ACCOUNT	(GFP_KERNEL | __GFP_ACCOUNT)
+
+enum migratetype {
+	MIGRATE_UNMOVABLE,
+	MIGRATE_MOVABLE,
+	MIGRATE_RECLAIMABLE,
+};
+
+static inline int gfp_migratetype(gfp_t gfp)
+{
+	return (gfp & (__GFP_MOVABLE | __GFP_RECLAIMABLE)) >> 3;
+}
 
 static inline bool gfpflags_allow_blocking(gfp_t gfp)
 {

@@ -416,7 +416,15 @@ void *pamt_sim_kmalloc(size_t size, gfp_t gfp, bool zero)
  * PAMT_SIM_MAX_ORDER, 2M), naturally aligned in pfn space, split on demand
  * (the low half is handed out, the high half goes back on its free list),
  * merged with their buddy on free up to 2M.  Free lists are LIFO: the block
- * freed last is handed out first.  A fresh allocator hands out ascending
+ * freed last is handed out first.
+ *
+ * Free blocks are grouped by migratetype, as the kernel groups them by
+ * pageblock (2M here): each 2M block has a type, and a free block sits on
+ * the list of its block's type.  An allocation takes from its own type's
+ * lists first (gfp_migratetype()); failing that, it steals a free block of
+ * another type, in the kernel's fallback order, and claims the whole 2M
+ * block for its type when at least half of that block is free
+ * (__rmqueue_fallback(), less its count of pages already of the type).  A fresh allocator hands out ascending
  * pfns.  Every page of an allocated block is marked allocated; the block's
  * order is kept on its first page, so a free with the wrong order or of a
  * tail page is caught.
@@ -432,8 +440,10 @@ static struct sim_block {
 	unsigned long next, prev;	/* free list links, page indices */
 	signed char free_order;		/* order if a free block starts here */
 	signed char alloc_order;	/* order if an allocated block starts here */
+	signed char list_mt;		/* the free list it is on, if free */
 } *blocks;
-static unsigned long free_head[PAMT_SIM_MAX_ORDER + 1];
+static unsigned char *block_mt;		/* migratetype of each 2M block */
+static unsigned long free_head[PAMT_SIM_MAX_ORDER + 1][PAMT_SIM_NR_MT];
 static unsigned long nr_free_blocks[PAMT_SIM_MAX_ORDER + 1];
 static unsigned long nr_free;		/* pages */
 static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -443,16 +453,25 @@ static unsigned long idx_pfn(unsigned long idx)
 	return pamt_sim_base_pfn + idx;
 }
 
+/* The 2M block of page @idx, counted from the first (partial) one. */
+static unsigned long block_of(unsigned long idx)
+{
+	return (idx_pfn(idx) >> PAMT_SIM_MAX_ORDER) -
+	       (pamt_sim_base_pfn >> PAMT_SIM_MAX_ORDER);
+}
+
 static void free_list_add(unsigned long idx, int order)
 {
-	unsigned long head = free_head[order];
+	int mt = block_mt[block_of(idx)];
+	unsigned long head = free_head[order][mt];
 
 	blocks[idx].free_order = order;
+	blocks[idx].list_mt = mt;
 	blocks[idx].prev = NO_PAGE;
 	blocks[idx].next = head;
 	if (head != NO_PAGE)
 		blocks[head].prev = idx;
-	free_head[order] = idx;
+	free_head[order][mt] = idx;
 	nr_free_blocks[order]++;
 	nr_free += 1UL << order;
 }
@@ -465,7 +484,7 @@ static void free_list_del(unsigned long idx)
 	if (b->prev != NO_PAGE)
 		blocks[b->prev].next = b->next;
 	else
-		free_head[order] = b->next;
+		free_head[order][b->list_mt] = b->next;
 	if (b->next != NO_PAGE)
 		blocks[b->next].prev = b->prev;
 	b->free_order = NO_ORDER;
@@ -523,17 +542,20 @@ static void free_block(unsigned long idx, int order)
 int pamt_sim_mem_init(unsigned long base_pfn, unsigned long nr_pages)
 {
 	unsigned long i, pfn;
-	int order;
+	int order, mt;
 
 	pamt_sim_pages = calloc(nr_pages, sizeof(*pamt_sim_pages));
 	blocks = malloc(nr_pages * sizeof(*blocks));
-	if (!pamt_sim_pages || !blocks)
+	/* Every 2M block starts MIGRATE_UNMOVABLE (0). */
+	block_mt = calloc((nr_pages >> PAMT_SIM_MAX_ORDER) + 2, 1);
+	if (!pamt_sim_pages || !blocks || !block_mt)
 		return -ENOMEM;
 	pamt_sim_base_pfn = base_pfn;
 	pamt_sim_nr_pages = nr_pages;
 	nr_free = 0;
 	for (order = 0; order <= PAMT_SIM_MAX_ORDER; order++) {
-		free_head[order] = NO_PAGE;
+		for (mt = 0; mt < PAMT_SIM_NR_MT; mt++)
+			free_head[order][mt] = NO_PAGE;
 		nr_free_blocks[order] = 0;
 	}
 	for (i = 0; i < nr_pages; i++) {
@@ -568,10 +590,23 @@ void pamt_sim_mem_exit(void)
 	pamt_sim_alloc_hook = NULL;
 	free(pamt_sim_pages);
 	free(blocks);
+	free(block_mt);
 	pamt_sim_pages = NULL;
 	blocks = NULL;
+	block_mt = NULL;
 	pamt_sim_nr_pages = 0;
 	nr_free = 0;
+}
+
+/* The migratetype of @page's 2M block, where the kernel would free it. */
+int pamt_sim_page_mt(const struct page *page)
+{
+	int mt;
+
+	pthread_mutex_lock(&mem_lock);
+	mt = block_mt[block_of(page - pamt_sim_pages)];
+	pthread_mutex_unlock(&mem_lock);
+	return mt;
 }
 
 unsigned long pamt_sim_pages_in_use(void)
@@ -616,6 +651,79 @@ bool pamt_sim_pfn_accounted(unsigned long pfn)
 
 void (*pamt_sim_alloc_hook)(unsigned int order);
 
+/* page_alloc.c's fallbacks[]: the types to steal from, in order. */
+static const int fallback_mt[PAMT_SIM_NR_MT][PAMT_SIM_NR_MT - 1] = {
+	[MIGRATE_UNMOVABLE]   = { MIGRATE_RECLAIMABLE, MIGRATE_MOVABLE },
+	[MIGRATE_MOVABLE]     = { MIGRATE_RECLAIMABLE, MIGRATE_UNMOVABLE },
+	[MIGRATE_RECLAIMABLE] = { MIGRATE_UNMOVABLE,   MIGRATE_MOVABLE },
+};
+
+/* The free pages of 2M block @b; with @mt >= 0, moved to @mt's lists. */
+static unsigned long block_free(unsigned long b, int mt)
+{
+	unsigned long first = (b + (pamt_sim_base_pfn >> PAMT_SIM_MAX_ORDER)) <<
+			      PAMT_SIM_MAX_ORDER;
+	unsigned long i = first < pamt_sim_base_pfn ? 0 : first - pamt_sim_base_pfn;
+	unsigned long end = first + (1UL << PAMT_SIM_MAX_ORDER) - pamt_sim_base_pfn;
+	unsigned long n = 0;
+	int fo;
+
+	for (end = min(end, pamt_sim_nr_pages); i < end; i++) {
+		fo = blocks[i].free_order;
+		if (fo == NO_ORDER)
+			continue;
+		n += 1UL << fo;
+		if (mt >= 0) {
+			free_list_del(i);
+			free_list_add(i, fo);
+		}
+		i += (1UL << fo) - 1;
+	}
+	return n;
+}
+
+/*
+ * Find a free block for 2^@order pages of type @mt: set *@idx (NO_PAGE if
+ * none) and return the block's order.  Failing @mt's own lists, claim the
+ * 2M block of the largest other type's free block that leaves at least half
+ * of its 2M block free (its free blocks move to @mt's lists), else steal
+ * the smallest such block and leave its 2M block's type as it is.
+ */
+static unsigned int take_free(unsigned int order, int mt, unsigned long *idx)
+{
+	unsigned long b;
+	unsigned int o;
+	int f;
+
+	for (o = order; o <= PAMT_SIM_MAX_ORDER; o++) {
+		*idx = free_head[o][mt];
+		if (*idx != NO_PAGE)
+			return o;
+	}
+	for (o = PAMT_SIM_MAX_ORDER + 1; o-- > order; ) {
+		for (f = 0; f < PAMT_SIM_NR_MT - 1; f++) {
+			*idx = free_head[o][fallback_mt[mt][f]];
+			if (*idx == NO_PAGE)
+				continue;
+			b = block_of(*idx);
+			if (block_free(b, -1) < 1UL << (PAMT_SIM_MAX_ORDER - 1))
+				continue;
+			block_mt[b] = mt;
+			block_free(b, mt);
+			return o;
+		}
+	}
+	for (o = order; o <= PAMT_SIM_MAX_ORDER; o++) {
+		for (f = 0; f < PAMT_SIM_NR_MT - 1; f++) {
+			*idx = free_head[o][fallback_mt[mt][f]];
+			if (*idx != NO_PAGE)
+				return o;
+		}
+	}
+	*idx = NO_PAGE;
+	return 0;
+}
+
 struct page *pamt_sim_alloc_pages(gfp_t gfp, unsigned int order,
 				  const char *file, int line)
 {
@@ -636,11 +744,7 @@ struct page *pamt_sim_alloc_pages(gfp_t gfp, unsigned int order,
 	    pamt_sim_should_fail(&pamt_sim_fail_order[order], gfp))
 		return NULL;
 	pthread_mutex_lock(&mem_lock);
-	for (o = order; o <= PAMT_SIM_MAX_ORDER; o++) {
-		idx = free_head[o];
-		if (idx != NO_PAGE)
-			break;
-	}
+	o = take_free(order, gfp_migratetype(gfp), &idx);
 	if (idx != NO_PAGE) {
 		free_list_del(idx);
 		/* Split: keep the low half, give back the high half. */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The shim's page allocator: a buddy allocator over the simulated memory
- * (orders 0 to 9, split on demand, LIFO reuse, merge back to 2M), its
- * accounting and its failure injection.  The benchmark's shared memory and
+ * (orders 0 to 9, split on demand, LIFO reuse, merge back to 2M, grouping
+ * by migratetype), its accounting and its failure injection.  The benchmark's shared memory and
  * the pair arena rely on each behaviour pinned here.
  */
 #include <signal.h>
@@ -231,6 +231,86 @@ PAMT_TEST(alloc_failure_injection_per_order)
 }
 
 /* Memory that ends short of a 2M boundary still hands out every page. */
+/*
+ * Pages of different migratetypes come from different 2M blocks, however
+ * they interleave: what keeps __GFP_RECLAIMABLE pair pages out of guest
+ * memory's 2M blocks.  Once a type's blocks are used up it steals, and a
+ * block at least half free changes type.
+ */
+PAMT_TEST(alloc_groups_by_migratetype)
+{
+	static struct page *u[PAGES_2M + 1], *r[4];
+	unsigned long ublk, rblk, i;
+
+	env_mem();
+	for (i = 0; i < 4; i++) {
+		u[i] = alloc_page(GFP_KERNEL);
+		r[i] = alloc_page(GFP_KERNEL | __GFP_RECLAIMABLE);
+		ASSERT(u[i] && r[i]);
+	}
+	ublk = pfn_of(u[0]) / PAGES_2M;
+	rblk = pfn_of(r[0]) / PAGES_2M;
+	EXPECT(ublk != rblk);
+	for (i = 1; i < 4; i++) {
+		EXPECT_EQ(pfn_of(u[i]) / PAGES_2M, ublk);
+		EXPECT_EQ(pfn_of(r[i]) / PAGES_2M, rblk);
+	}
+	EXPECT_EQ(pamt_sim_page_mt(r[0]), MIGRATE_RECLAIMABLE);
+	EXPECT_EQ(pamt_sim_page_mt(u[0]), MIGRATE_UNMOVABLE);
+	/* 62 whole blocks left; the unmovable block fills, then a new one. */
+	EXPECT_EQ(pamt_sim_free_blocks(ORDER_2M), 62);
+	for (i = 4; i < PAGES_2M + 1; i++) {
+		u[i] = alloc_page(GFP_KERNEL);
+		ASSERT(u[i]);
+		EXPECT(pfn_of(u[i]) / PAGES_2M != rblk);
+	}
+	EXPECT_EQ(pamt_sim_free_blocks(ORDER_2M), 61);
+	for (i = 0; i < PAGES_2M + 1; i++)
+		__free_page(u[i]);
+	for (i = 0; i < 4; i++)
+		__free_page(r[i]);
+	EXPECT_EQ(pamt_sim_free_blocks(ORDER_2M), 64);
+	/* A whole free 2M block keeps its type until another type claims it. */
+	r[0] = alloc_page(GFP_KERNEL | __GFP_RECLAIMABLE);
+	ASSERT(r[0]);
+	EXPECT_EQ(pfn_of(r[0]) / PAGES_2M, rblk);
+	__free_page(r[0]);
+}
+
+/* With no block of its type or whole and free, a type steals and claims. */
+PAMT_TEST(alloc_steals_and_claims_half_free_blocks)
+{
+	struct page *big[64], *r, *u, *half;
+	unsigned long i;
+
+	env_mem();
+	for (i = 0; i < 64; i++) {
+		big[i] = alloc_pages(GFP_KERNEL, ORDER_2M);
+		ASSERT(big[i]);
+	}
+	ASSERT(!alloc_page(GFP_KERNEL));
+	/* Free half of one unmovable block: a reclaimable page claims it. */
+	__free_pages(big[0], ORDER_2M);
+	half = alloc_pages(GFP_KERNEL, ORDER_2M - 1);
+	ASSERT(half);
+	r = alloc_page(GFP_KERNEL | __GFP_RECLAIMABLE);
+	ASSERT(r);
+	EXPECT_EQ(pamt_sim_page_mt(r), MIGRATE_RECLAIMABLE);
+	EXPECT_EQ(pamt_sim_page_mt(half), MIGRATE_RECLAIMABLE);
+	/* An unmovable page now steals from it without claiming it back. */
+	u = alloc_pages(GFP_KERNEL, ORDER_2M - 2);
+	ASSERT(u);
+	EXPECT_EQ(pfn_of(u) / PAGES_2M, pfn_of(r) / PAGES_2M);
+	EXPECT_EQ(pamt_sim_page_mt(u), MIGRATE_RECLAIMABLE);
+	__free_pages(u, ORDER_2M - 2);
+	__free_page(r);
+	__free_pages(half, ORDER_2M - 1);
+	for (i = 1; i < 64; i++)
+		__free_pages(big[i], ORDER_2M);
+	EXPECT_EQ(pamt_sim_free_blocks(ORDER_2M), 64);
+	EXPECT_EQ(pamt_sim_pages_in_use(), 0);
+}
+
 PAMT_TEST(alloc_ragged_memory_is_all_usable)
 {
 	unsigned long n = 0, want = 3 * PAGES_2M + 200;

@@ -198,7 +198,8 @@ void ndelay(unsigned long ns)
 /*
  * Order-0 pages go through per-CPU lists, as the kernel's do (pcp lists,
  * refilled and drained pcp->batch pages at a time, 63 on a large zone):
- * CPUs that allocate at once get pages from different places.
+ * CPUs that allocate at once get pages from different places.  One list per
+ * migratetype, as the kernel keeps; each list has its own high mark.
  */
 #define VT_PCP_BATCH	63
 #define VT_PCP_HIGH	(4 * VT_PCP_BATCH)
@@ -206,28 +207,29 @@ void ndelay(unsigned long ns)
 static struct vt_pcp {
 	unsigned int nr;
 	struct page *p[VT_PCP_HIGH + 1];
-} vt_pcp[VT_MAX_CPUS];
+} vt_pcp[VT_MAX_CPUS][PAMT_SIM_NR_MT];
 
 /* Every CPU's list back to the allocator: after a run, or when it is dry. */
 void vt_pcp_drain_all(void)
 {
-	unsigned int cpu;
+	struct vt_pcp *c = &vt_pcp[0][0];
 
-	for (cpu = 0; cpu < VT_MAX_CPUS; cpu++)
-		while (vt_pcp[cpu].nr)
-			host_pamt_sim_free_pages(vt_pcp[cpu].p[--vt_pcp[cpu].nr], 0,
-						 __FILE__, __LINE__);
+	for (; c < &vt_pcp[0][0] + VT_MAX_CPUS * PAMT_SIM_NR_MT; c++)
+		while (c->nr)
+			host_pamt_sim_free_pages(c->p[--c->nr], 0, __FILE__,
+						 __LINE__);
 }
 
 /* Set the bits of @map (pfns from @base, @nr of them) of pages on a list. */
 void vt_pcp_mark(unsigned long *map, unsigned long base, unsigned long nr)
 {
+	const struct vt_pcp *c = &vt_pcp[0][0];
 	unsigned long pfn;
-	unsigned int cpu, i;
+	unsigned int i;
 
-	for (cpu = 0; cpu < VT_MAX_CPUS; cpu++)
-		for (i = 0; i < vt_pcp[cpu].nr; i++) {
-			pfn = page_to_pfn(vt_pcp[cpu].p[i]) - base;
+	for (; c < &vt_pcp[0][0] + VT_MAX_CPUS * PAMT_SIM_NR_MT; c++)
+		for (i = 0; i < c->nr; i++) {
+			pfn = page_to_pfn(c->p[i]) - base;
 			if (pfn < nr)
 				__set_bit(pfn, map);
 		}
@@ -235,7 +237,7 @@ void vt_pcp_mark(unsigned long *map, unsigned long base, unsigned long nr)
 
 static struct page *vt_pcp_alloc(gfp_t gfp, const char *file, int line)
 {
-	struct vt_pcp *c = &vt_pcp[vt_self()];
+	struct vt_pcp *c = &vt_pcp[vt_self()][gfp_migratetype(gfp)];
 	struct page *page;
 	unsigned int i;
 
@@ -261,7 +263,7 @@ static struct page *vt_pcp_alloc(gfp_t gfp, const char *file, int line)
 
 static void vt_pcp_free(struct page *page, const char *file, int line)
 {
-	struct vt_pcp *c = &vt_pcp[vt_self()];
+	struct vt_pcp *c = &vt_pcp[vt_self()][pamt_sim_page_mt(page)];
 	unsigned int i;
 
 	c->p[c->nr++] = page;
