@@ -359,11 +359,17 @@ static bool pamt_arena_put(struct pamt_arena_chunk *c, unsigned long lo,
 	return true;
 }
 
-/* Two order-0 pages, charged as @gfp says: the way without the arena. */
+/*
+ * Two order-0 pages, charged as @gfp says: the way without the arena.
+ * The shrinker frees them, so they are __GFP_RECLAIMABLE: the page
+ * allocator then groups them into reclaimable pageblocks, apart from guest
+ * memory's 2M blocks ("The pair arena" in the Documentation).
+ */
 static int pamt_pair_alloc_pages(struct tdx_pamt_pair *pair, gfp_t gfp)
 {
 	struct page *p0, *p1;
 
+	gfp |= __GFP_RECLAIMABLE;
 	p0 = pamt_arena_alloc_pages(gfp, 0);
 	if (!p0)
 		return -ENOMEM;
