@@ -105,6 +105,7 @@ int pamt_env_up(const struct pamt_env_opts *o)
 	int ret;
 
 	memset(&env, 0, sizeof(env));
+	pamt_sim_node_stat[NR_KERNEL_MISC_RECLAIMABLE] = 0;
 	pamt_sim_set_nr_cpus(o->nr_cpus ? o->nr_cpus : 4);
 	pamt_sim_set_cpu(0);
 	atomic_long_set(&pamt_sim_warnings, 0);
@@ -150,7 +151,8 @@ void pamt_env_up_default(void)
 /*
  * Every test ends here: the accounting balances, the fake module saw no
  * more violations than the test provoked, no lock or atomic section leaks,
- * and after exit every page is back in the allocator.
+ * and after exit every page is back in the allocator and meminfo's
+ * reclaimable count where it started.
  */
 void pamt_env_down(void)
 {
@@ -172,6 +174,11 @@ void pamt_env_down(void)
 		pamt_test_failed(__FILE__, __LINE__, "module pairs != installed slots");
 
 	tdx_pamt_exit();
+	if (pamt_sim_node_stat[NR_KERNEL_MISC_RECLAIMABLE]) {
+		fprintf(stderr, "    KReclaimable %ld pages after exit\n",
+			pamt_sim_node_stat[NR_KERNEL_MISC_RECLAIMABLE]);
+		pamt_test_failed(__FILE__, __LINE__, "meminfo not back to 0");
+	}
 	violations = atomic64_read(&pamt_fake.violations);
 	if (violations != env.expect_violations) {
 		fprintf(stderr, "    %ld fake-module violations, %ld expected\n",

@@ -409,6 +409,9 @@ void *pamt_sim_kmalloc(size_t size, gfp_t gfp, bool zero)
 	return zero ? calloc(1, size ? size : 1) : malloc(size ? size : 1);
 }
 
+struct pglist_data pamt_sim_pgdat;
+long pamt_sim_node_stat[PAMT_SIM_NR_NODE_STAT];
+
 /* ---- simulated physical memory ---- */
 /*
  * A buddy allocator over the simulated physical memory, as the kernel's

@@ -228,6 +228,8 @@ void tdx_pamt_exit(void)
 	pamt.enabled = false;
 	pamt_mag_exit();
 	pamt_shrink_exit();
+	/* What the folds put in meminfo: unfolded deltas never got there. */
+	pamt_meminfo_add(-atomic_long_read(&pamt.held));
 	pamt_slots_free();
 }
 

@@ -32,9 +32,12 @@ struct pk_ctx {
 	unsigned long nr_slots;
 	unsigned long end_pfn;
 	bool arena;
+	long misc_reclaimable;		/* pages, before tdx_pamt_init() */
 };
 
 extern bool pk_canary;
+
+long pk_misc_reclaimable(void);
 
 int pk_debugfs_write(struct kunit *test, const char *name, const char *val);
 ssize_t pk_debugfs_read(struct kunit *test, const char *name, char *buf,

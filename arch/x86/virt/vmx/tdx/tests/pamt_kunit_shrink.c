@@ -318,6 +318,38 @@ static void pk_drain_all(struct kunit *test)
 	pk_check_accounting(test, 0);
 }
 
+/*
+ * Idle memory is in /proc/meminfo's KReclaimable, hence MemAvailable, short
+ * by at most each CPU's unfolded change; a drain takes it out again (the
+ * teardown checks it to the page after exit).
+ */
+static void pk_meminfo_counts_idle(struct kunit *test)
+{
+	long slack = 2 * (PAMT_HELD_BATCH - 1) * num_possible_cpus();
+	long start, pairs, pages;
+	unsigned long base;
+	int i;
+
+	KUNIT_ASSERT_EQ(test, pk_setup(test, 8, PK_NO_CAP), 0);
+	start = pk(test)->misc_reclaimable;
+	base = pk_slot_pfn(test, 64);
+	for (i = 0; i < 128; i++) {
+		KUNIT_ASSERT_EQ(test, pk_get(base + i * 512), 0);
+		tdx_pamt_put(base + i * 512);
+	}
+	pairs = pk_stat(TDX_PAMT_STAT_IDLE_SLOTS) +
+		pk_stat(TDX_PAMT_STAT_CACHED_PAIRS);
+	pages = pk_misc_reclaimable() - start;
+	KUNIT_EXPECT_GE(test, pairs, 128L);
+	KUNIT_EXPECT_GE(test, pages, 2 * pairs - slack);
+	KUNIT_EXPECT_LE(test, pages, 2 * pairs + slack);
+	tdx_pamt_drain();
+	pages = pk_misc_reclaimable() - start;
+	KUNIT_EXPECT_GE(test, pages, -slack);
+	KUNIT_EXPECT_LE(test, pages, slack);
+	pk_check_accounting(test, 0);
+}
+
 /* An idle cap of 0: the last put REMOVEs at once and frees the pair. */
 static void pk_cap0_put_removes(struct kunit *test)
 {
@@ -359,6 +391,7 @@ static struct kunit_case pk_shrink_cases[] = {
 	KUNIT_CASE(pk_sparse_far),
 	KUNIT_CASE(pk_disabled_noop),
 	KUNIT_CASE(pk_drain_all),
+	KUNIT_CASE(pk_meminfo_counts_idle),
 	KUNIT_CASE(pk_suite_leak_check),
 	{}
 };
