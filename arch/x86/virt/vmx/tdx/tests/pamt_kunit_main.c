@@ -16,16 +16,10 @@
  * allocator.
  */
 #include <linux/debug_locks.h>
-#include <linux/file.h>
-#include <linux/fs.h>
 #include <linux/memblock.h>
-#include <linux/mman.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
-#include <linux/mount.h>
-#include <linux/namei.h>
 #include <linux/panic.h>
-#include <linux/uaccess.h>
 #include "pamt_glue.h"
 #include "pamt_kunit.h"
 
@@ -37,96 +31,6 @@ MODULE_PARM_DESC(canary, "run the canaries that trip lockdep, the sleep-in-atomi
 static atomic_long_t pk_residual_pages = ATOMIC_LONG_INIT(0);
 static atomic_t pk_setups = ATOMIC_INIT(0);
 static atomic_t pk_teardowns = ATOMIC_INIT(0);
-
-/*
- * A debugfs file of the checkers' (kmemleak, fault injection), opened
- * from a boot that has no userspace to mount debugfs: the mount is ours,
- * and goes with the file's last reference.
- */
-static struct file *pk_debugfs_open(const char *name, int flags)
-{
-	struct file_system_type *fs = get_fs_type("debugfs");
-	struct vfsmount *mnt;
-	struct path path;
-	struct file *f;
-	int err;
-
-	if (!fs)
-		return ERR_PTR(-ENODEV);
-	mnt = vfs_kern_mount(fs, 0, "debugfs", NULL);
-	put_filesystem(fs);
-	if (IS_ERR(mnt))
-		return ERR_CAST(mnt);
-	err = vfs_path_lookup(mnt->mnt_root, mnt, name, 0, &path);
-	if (err) {
-		mntput(mnt);
-		return ERR_PTR(err);
-	}
-	f = dentry_open(&path, flags, current_cred());
-	path_put(&path);
-	mntput(mnt);
-	return f;
-}
-
-/*
- * These files take only user buffers (kernel_read() and kernel_write()
- * refuse them): a mapping in the test's own mm, which KUnit unmaps.
- */
-static char __user *pk_user_buf(struct kunit *test, size_t len)
-{
-	unsigned long addr = kunit_vm_mmap(test, NULL, 0, len,
-					   PROT_READ | PROT_WRITE,
-					   MAP_ANONYMOUS | MAP_PRIVATE, 0);
-
-	return IS_ERR_VALUE(addr) ? NULL : (char __user *)addr;
-}
-
-int pk_debugfs_write(struct kunit *test, const char *name, const char *val)
-{
-	size_t len = strlen(val);
-	char __user *ubuf = pk_user_buf(test, len + 1);
-	struct file *f;
-	loff_t pos = 0;
-	ssize_t n;
-
-	if (!ubuf)
-		return -ENOMEM;
-	if (copy_to_user(ubuf, val, len))
-		return -EFAULT;
-	f = pk_debugfs_open(name, O_WRONLY);
-	if (IS_ERR(f))
-		return PTR_ERR(f);
-	n = vfs_write(f, ubuf, len, &pos);
-	fput(f);
-	return n < 0 ? n : 0;
-}
-
-/* Up to @len - 1 bytes of @name into @buf, NUL-terminated. */
-ssize_t pk_debugfs_read(struct kunit *test, const char *name, char *buf,
-			size_t len)
-{
-	char __user *ubuf = pk_user_buf(test, len);
-	ssize_t n = 0, got = 0;
-	struct file *f;
-	loff_t pos = 0;
-
-	if (!ubuf)
-		return -ENOMEM;
-	f = pk_debugfs_open(name, O_RDONLY);
-	if (IS_ERR(f))
-		return PTR_ERR(f);
-	while (got < len - 1) {
-		n = vfs_read(f, ubuf + got, len - 1 - got, &pos);
-		if (n <= 0)
-			break;
-		got += n;
-	}
-	fput(f);
-	if (copy_from_user(buf, ubuf, got))
-		return -EFAULT;
-	buf[got] = '\0';
-	return n < 0 ? n : got;
-}
 
 void pk_stats(u64 *vals)
 {
