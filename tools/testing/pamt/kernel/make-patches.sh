@@ -439,7 +439,7 @@ harness_part "tools/testing/pamt: Add kernel shims for a userspace build of the 
 shim headers map the kernel APIs the cache uses onto C11 atomics and
 pthreads, one header per kernel header." \
 	$PT/shim/shim.h $PT/shim/custom.h $PT/shim/dup.h \
-	$PT/shim/stubs.h $PT/shim/fake_ops.c $(tracked $PT/shim/include)
+	$PT/shim/stubs.h $(tracked $PT/shim/include)
 harness_part "tools/testing/pamt: Simulate pages, CPUs and reclaim for the PAMT harness" \
 "A page allocator with failure injection and leak accounting, per-thread
 CPUs with preemption and interrupt state, local locks, work items, and

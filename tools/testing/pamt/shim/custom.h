@@ -546,20 +546,11 @@ void pamt_sim_split_page(struct page *page, unsigned int order,
 static inline void mm_account_reclaimed_pages(unsigned long pages) { }
 
 /* Node statistics (vmstat.h), one node; tests read pamt_sim_node_stat[]. */
-enum node_stat_item {
-	NR_KERNEL_MISC_RECLAIMABLE,
-	PAMT_SIM_NR_NODE_STAT,
-};
-struct pglist_data { int node_id; };
-extern struct pglist_data pamt_sim_pgdat;
+enum node_stat_item { NR_KERNEL_MISC_RECLAIMABLE, PAMT_SIM_NR_NODE_STAT };
 extern long pamt_sim_node_stat[PAMT_SIM_NR_NODE_STAT];
-#define NODE_DATA(nid)		(&pamt_sim_pgdat)
-#define first_online_node	0
-static inline void mod_node_page_state(struct pglist_data *pgdat,
-				       enum node_stat_item item, long n)
-{
-	__atomic_fetch_add(&pamt_sim_node_stat[item], n, __ATOMIC_RELAXED);
-}
+#define NODE_DATA(nid)		NULL
+#define mod_node_page_state(pgdat, item, n)	\
+	__atomic_fetch_add(&pamt_sim_node_stat[item], n, __ATOMIC_RELAXED)
 
 void *pamt_sim_kmalloc(size_t size, gfp_t gfp, bool zero);
 #define kmalloc(size, gfp)	pamt_sim_kmalloc(size, gfp, false)

@@ -247,16 +247,8 @@ static inline void bitmap_fill(unsigned long *dst, unsigned long nbits)
 				 __GFP_IO | __GFP_FS)
 #define GFP_KERNEL_ACCOUNT	(GFP_KERNEL | __GFP_ACCOUNT)
 
-enum migratetype {
-	MIGRATE_UNMOVABLE,
-	MIGRATE_MOVABLE,
-	MIGRATE_RECLAIMABLE,
-};
-
-static inline int gfp_migratetype(gfp_t gfp)
-{
-	return (gfp & (__GFP_MOVABLE | __GFP_RECLAIMABLE)) >> 3;
-}
+enum migratetype { MIGRATE_UNMOVABLE, MIGRATE_MOVABLE, MIGRATE_RECLAIMABLE };
+#define gfp_migratetype(gfp)	(((gfp) & (__GFP_MOVABLE | __GFP_RECLAIMABLE)) >> 3)
 
 static inline bool gfpflags_allow_blocking(gfp_t gfp)
 {

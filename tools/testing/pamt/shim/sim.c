@@ -409,7 +409,6 @@ void *pamt_sim_kmalloc(size_t size, gfp_t gfp, bool zero)
 	return zero ? calloc(1, size ? size : 1) : malloc(size ? size : 1);
 }
 
-struct pglist_data pamt_sim_pgdat;
 long pamt_sim_node_stat[PAMT_SIM_NR_NODE_STAT];
 
 /* ---- simulated physical memory ---- */
@@ -419,18 +418,11 @@ long pamt_sim_node_stat[PAMT_SIM_NR_NODE_STAT];
  * PAMT_SIM_MAX_ORDER, 2M), naturally aligned in pfn space, split on demand
  * (the low half is handed out, the high half goes back on its free list),
  * merged with their buddy on free up to 2M.  Free lists are LIFO: the block
- * freed last is handed out first.
- *
- * Free blocks are grouped by migratetype, as the kernel groups them by
- * pageblock (2M here): each 2M block has a type, and a free block sits on
- * the list of its block's type.  An allocation takes from its own type's
- * lists first (gfp_migratetype()); failing that, it steals a free block of
- * another type, in the kernel's fallback order, and claims the whole 2M
- * block for its type when at least half of that block is free
- * (__rmqueue_fallback(), less its count of pages already of the type).  A fresh allocator hands out ascending
+ * freed last is handed out first.  A fresh allocator hands out ascending
  * pfns.  Every page of an allocated block is marked allocated; the block's
  * order is kept on its first page, so a free with the wrong order or of a
- * tail page is caught.
+ * tail page is caught.  Free blocks are grouped by the migratetype of their
+ * 2M block, as the kernel's are by pageblock: see take_free().
  */
 struct page *pamt_sim_pages;
 unsigned long pamt_sim_base_pfn;
@@ -604,12 +596,8 @@ void pamt_sim_mem_exit(void)
 /* The migratetype of @page's 2M block, where the kernel would free it. */
 int pamt_sim_page_mt(const struct page *page)
 {
-	int mt;
-
-	pthread_mutex_lock(&mem_lock);
-	mt = block_mt[block_of(page - pamt_sim_pages)];
-	pthread_mutex_unlock(&mem_lock);
-	return mt;
+	return __atomic_load_n(&block_mt[block_of(page - pamt_sim_pages)],
+			       __ATOMIC_RELAXED);
 }
 
 unsigned long pamt_sim_pages_in_use(void)
@@ -686,16 +674,15 @@ static unsigned long block_free(unsigned long b, int mt)
 }
 
 /*
- * Find a free block for 2^@order pages of type @mt: set *@idx (NO_PAGE if
- * none) and return the block's order.  Failing @mt's own lists, claim the
- * 2M block of the largest other type's free block that leaves at least half
- * of its 2M block free (its free blocks move to @mt's lists), else steal
- * the smallest such block and leave its 2M block's type as it is.
+ * A free block for 2^@order pages of type @mt at *@idx (NO_PAGE: none), and
+ * its order.  As __rmqueue_fallback() less its count of pages already of
+ * the type: @mt's lists, else another type's largest block whose 2M block
+ * is half free, claiming it for @mt, else its smallest, not claimed.
  */
 static unsigned int take_free(unsigned int order, int mt, unsigned long *idx)
 {
-	unsigned long b;
-	unsigned int o;
+	unsigned long steal = NO_PAGE, b;
+	unsigned int o, so = 0;
 	int f;
 
 	for (o = order; o <= PAMT_SIM_MAX_ORDER; o++) {
@@ -709,22 +696,17 @@ static unsigned int take_free(unsigned int order, int mt, unsigned long *idx)
 			if (*idx == NO_PAGE)
 				continue;
 			b = block_of(*idx);
-			if (block_free(b, -1) < 1UL << (PAMT_SIM_MAX_ORDER - 1))
-				continue;
-			block_mt[b] = mt;
-			block_free(b, mt);
-			return o;
-		}
-	}
-	for (o = order; o <= PAMT_SIM_MAX_ORDER; o++) {
-		for (f = 0; f < PAMT_SIM_NR_MT - 1; f++) {
-			*idx = free_head[o][fallback_mt[mt][f]];
-			if (*idx != NO_PAGE)
+			if (block_free(b, -1) >= 1UL << (PAMT_SIM_MAX_ORDER - 1)) {
+				__atomic_store_n(&block_mt[b], mt, __ATOMIC_RELAXED);
+				block_free(b, mt);
 				return o;
+			}
+			steal = *idx;
+			so = o;
 		}
 	}
-	*idx = NO_PAGE;
-	return 0;
+	*idx = steal;
+	return so;
 }
 
 struct page *pamt_sim_alloc_pages(gfp_t gfp, unsigned int order,
