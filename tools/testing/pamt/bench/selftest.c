@@ -196,12 +196,15 @@ out:
 }
 
 /*
- * The tiny TD of exact_seamcalls in shared memory: control pages, pair
- * pages and TD pages share 3 blocks, so there are 3 ranges, not 4, and
- * every one is poisoned; a split pool poisons none.
+ * The tiny TD of exact_seamcalls in shared memory: v6's unmovable pair
+ * pages share 3 blocks with control and TD pages, so there are 3 ranges,
+ * not 4, and every one is poisoned.  Ours are reclaimable: they sit in one
+ * block of their own, which counts as poisoned only because its free pages
+ * are not pair pages.  A split pool poisons none.
  */
 static void test_shared_memory_poisons(void)
 {
+	unsigned int n;
 	int s;
 
 	CHECK(!run_args(SMALL "--scenario churn --tds 1 --vcpus 1 --pages-per-td 1024 --cycles 2"),
@@ -225,10 +228,11 @@ static void test_shared_memory_poisons(void)
 		}
 		CHECK(br.s[s].ccyc[0].add == 3, "%s: ADD %llu", strat_names[s],
 		      (unsigned long long)br.s[s].ccyc[0].add);
-		CHECK(m->poisoned == 3 && m->pair_blocks == 3,
-		      "%s: poisoned %llu, pair blocks %llu", strat_names[s],
-		      (unsigned long long)m->poisoned,
-		      (unsigned long long)m->pair_blocks);
+		n = s == S_LEAN || s == S_MAG ? 1 : 3;
+		CHECK(m->poisoned == n && m->pair_blocks == n,
+		      "%s: poisoned %llu, pair blocks %llu, not %u",
+		      strat_names[s], (unsigned long long)m->poisoned,
+		      (unsigned long long)m->pair_blocks, n);
 		CHECK(m->td_usable == m->blocks && m->blocks == 16 * 512,
 		      "%s: usable %llu of %llu", strat_names[s],
 		      (unsigned long long)m->td_usable,
