@@ -8,7 +8,7 @@
 #include <linux/lockdep.h>
 #include <linux/mm.h>
 #include <linux/pfn.h>
-#include <asm/special_insns.h>
+#include <asm/tdx.h>
 #include <kunit/visibility.h>
 #include "seamcall_internal.h"
 #include "pamt_internal.h"
@@ -75,20 +75,13 @@ static u64 pamt_sc_remove(unsigned long base_pfn, struct tdx_pamt_pair *pair)
 }
 
 /*
- * The module may have written the page with a private KeyID: MOVDIR64B
- * resets it and its integrity state (memset() could #MC on CPUs with the
- * partial-write erratum), as tdx.c does for static PAMT.
+ * The module may have written the page with a private KeyID: on CPUs with
+ * the partial-write erratum it goes back to normal memory only through
+ * MOVDIR64B, as KVM does for the pages a TD gives back.
  */
 static void pamt_sc_reset_page(unsigned long pfn)
 {
-	const void *zero = page_address(ZERO_PAGE(0));
-	void *va = pfn_to_kaddr(pfn);
-	unsigned long off;
-
-	for (off = 0; off < PAGE_SIZE; off += 64)
-		movdir64b(va + off, zero);
-	/* MOVDIR64B is weakly ordered: the zeroes before the next owner. */
-	mb();
+	tdx_quirk_reset_paddr(PFN_PHYS(pfn), PAGE_SIZE);
 }
 
 const struct tdx_pamt_ops tdx_pamt_seamcall_ops = {

@@ -261,9 +261,9 @@ static void pk_enable_down_under_online_mems(struct kunit *test)
 	cpus_read_unlock();
 
 	/*
-	 * No pair goes through the cache: freeing one would reset it with
-	 * MOVDIR64B, which QEMU's TCG lacks.  The drain runs on every CPU
-	 * all the same.
+	 * No pair goes through the cache: freeing one may reset it with
+	 * MOVDIR64B (on a CPU with the erratum), which QEMU's TCG lacks.
+	 * The drain runs on every CPU all the same.
 	 */
 	percpu_down_read(&pk_mem_hotplug_lock);
 	ret = tdx_pamt_module_prepare(list);
