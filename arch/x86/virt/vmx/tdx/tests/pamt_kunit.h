@@ -21,6 +21,8 @@
  * @nr_slots: covered slots
  * @end_pfn: one past the last covered pfn
  * @arena: set before pk_setup(): pairs from the arena's 2M chunks
+ * @misc_reclaimable: NR_KERNEL_MISC_RECLAIMABLE, in pages, before
+ *	tdx_pamt_init(); the teardown expects it back after exit
  */
 struct pk_ctx {
 	int debug_locks;
@@ -32,7 +34,7 @@ struct pk_ctx {
 	unsigned long nr_slots;
 	unsigned long end_pfn;
 	bool arena;
-	long misc_reclaimable;		/* pages, before tdx_pamt_init() */
+	long misc_reclaimable;
 };
 
 extern bool pk_canary;
