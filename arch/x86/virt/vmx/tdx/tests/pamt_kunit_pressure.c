@@ -4,14 +4,17 @@
  * full, the test allocates pages until the page allocator reclaims; the
  * kernel's own reclaim (kswapd, direct reclaim, shrink_slab()) must take
  * idle pairs back through the shrinker pamt_glue_register() registered,
- * in proportion to what it asks, before any allocation fails.
+ * in proportion to what it asks, before any allocation fails, and the
+ * pages of every pair it REMOVEs must reach the page allocator.
  */
+#include <linux/delay.h>
 #include <linux/gfp.h>
 #include <linux/list.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
 #include <linux/swap.h>
 #include <linux/tracepoint.h>
+#include <trace/events/kmem.h>
 #include "pamt_glue.h"
 #include "pamt_kunit.h"
 #include "pamt_trace.h"
@@ -34,6 +37,10 @@
  * @direct_freed: pairs freed by the test thread's scans
  * @ask: nr_to_scan of the first PK_PRESS_RECS scans
  * @got: pairs the first PK_PRESS_RECS scans freed
+ * @page_freed: bitmap of the pfns below max_pfn the page allocator took
+ *	back (the mm_page_free tracepoint)
+ * @removed: the pairs successful REMOVEs handed back, @max_removed at most
+ * @nr_removed: successful REMOVEs
  */
 struct pk_press {
 	struct task_struct *task;
@@ -47,6 +54,10 @@ struct pk_press {
 	atomic_long_t direct_freed;
 	unsigned long ask[PK_PRESS_RECS];
 	unsigned long got[PK_PRESS_RECS];
+	unsigned long *page_freed;
+	struct tdx_pamt_pair *removed;
+	unsigned long max_removed;
+	atomic_long_t nr_removed;
 };
 
 /* The tdx_pamt_shrink tracepoint, hit at the end of every scan. */
@@ -74,9 +85,42 @@ static void pk_press_probe(void *data, unsigned long nr_to_scan,
 	atomic_long_add(freed, &p->freed);
 }
 
+/* Any page freed, in any context: mark it. */
+static void pk_press_page_free(void *data, struct page *page,
+			       unsigned int order)
+{
+	struct pk_press *p = data;
+	unsigned long pfn = page_to_pfn(page), i;
+
+	for (i = 0; i < BIT(order) && pfn + i < max_pfn; i++)
+		set_bit(pfn + i, p->page_freed);
+}
+
+/* Inside the SEAMCALL path, IRQs off: keep the pair REMOVE handed back. */
+static void pk_press_remove(void *data, unsigned long base_pfn,
+			    const struct tdx_pamt_pair *pair, u64 status)
+{
+	struct pk_press *p = data;
+	long i;
+
+	if ((status & TDX_PAMT_STATUS_MASK) != TDX_PAMT_SUCCESS)
+		return;
+	i = atomic_long_inc_return(&p->nr_removed) - 1;
+	if (i < p->max_removed)
+		p->removed[i] = *pair;
+}
+
 static void pk_press_unprobe(void *data)
 {
 	unregister_trace_tdx_pamt_shrink(pk_press_probe, data);
+	unregister_trace_tdx_pamt_remove(pk_press_remove, data);
+	tracepoint_synchronize_unregister();
+	/*
+	 * kswapd may still be reclaiming: a pair REMOVEd just before is
+	 * freed right after its transition, which may be preempted on RT.
+	 */
+	msleep(100);
+	unregister_trace_mm_page_free(pk_press_page_free, data);
 	tracepoint_synchronize_unregister();
 }
 
@@ -157,10 +201,9 @@ static void pk_press_free(struct list_head *pages)
  * Every scan must come from reclaim, the first must free pairs, none may
  * free more than twice what it was asked, no allocation may fail first,
  * and reclaim must stop well short of emptying the cache.  Pairs are
- * order-0 pages here (no arena), so every pair the shrinker frees is two
- * pages back in the page allocator: the page allocator's own count of
- * pages freed (PGFREE) must have grown by at least that much while the
- * test only allocated.
+ * order-0 pages here (no arena): both pages of every pair a REMOVE hands
+ * back must pass the page allocator's free path (mm_page_free) before the
+ * test ends, each seen by pfn.
  */
 static void pk_pressure_reclaims(struct kunit *test)
 {
@@ -168,11 +211,12 @@ static void pk_pressure_reclaims(struct kunit *test)
 		.start_pfn = PK_PRESS_PFN,
 		.end_pfn = PK_PRESS_PFN + PK_PRESS_PFNS,
 	};
-	unsigned long cap, filled, target, nr, idle0, stalls, pgfree, *ev;
+	unsigned long cap, filled, target, nr, idle0, stalls, *ev;
+	unsigned long removed, missing = 0, i;
 	struct pk_press *p;
 	LIST_HEAD(pages);
 	bool failed;
-	int calls, i;
+	int calls, j;
 
 	KUNIT_ASSERT_LT(test, round_up(max_pfn, TDX_PAMT_PAGES_PER_SLOT),
 			PK_PRESS_PFN);
@@ -190,19 +234,32 @@ static void pk_pressure_reclaims(struct kunit *test)
 	p->task = current;
 	ev = kunit_kcalloc(test, NR_VM_EVENT_ITEMS, sizeof(*ev), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, ev);
+	p->page_freed = kunit_kcalloc(test, BITS_TO_LONGS(max_pfn),
+				      sizeof(long), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, p->page_freed);
+	p->max_removed = filled;
+	p->removed = kunit_kcalloc(test, filled, sizeof(*p->removed),
+				   GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, p->removed);
 	KUNIT_ASSERT_EQ_MSG(test, register_trace_tdx_pamt_shrink(pk_press_probe, p),
 			    0, "no tracepoints (CONFIG_TRACEPOINTS)");
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, pk_press_unprobe,
 							p), 0);
+	KUNIT_ASSERT_EQ(test, register_trace_mm_page_free(pk_press_page_free, p), 0);
+	KUNIT_ASSERT_EQ(test, register_trace_tdx_pamt_remove(pk_press_remove, p), 0);
 
 	target = filled - filled / 4;
 	stalls = pk_press_stalls(ev);
-	pgfree = ev[PGFREE];
 	nr = pk_press_alloc(&pages, target, &failed);
 	kunit_release_action(test, pk_press_unprobe, p);
 	stalls = pk_press_stalls(ev) - stalls;
-	pgfree = ev[PGFREE] - pgfree;
 	pk_press_free(&pages);
+	removed = min_t(unsigned long, atomic_long_read(&p->nr_removed),
+			p->max_removed);
+	for (i = 0; i < removed; i++)
+		for (j = 0; j < 2; j++)
+			missing += p->removed[i].pfn[j] >= max_pfn ||
+				   !test_bit(p->removed[i].pfn[j], p->page_freed);
 
 	calls = atomic_read(&p->calls);
 	kunit_info(test, "idle cap %lu: %lu idle pairs, %lu idle slots; %lu pages allocated, %s; %lu pairs left\n",
@@ -213,11 +270,12 @@ static void pk_pressure_reclaims(struct kunit *test)
 		   calls, atomic_read(&p->kswapd), atomic_read(&p->direct),
 		   atomic_long_read(&p->asked), atomic_long_read(&p->freed),
 		   pk_stat(TDX_PAMT_STAT_SHRINK));
-	kunit_info(test, "%lu direct-reclaim attempts, their scans freed %ld pairs; %lu pages freed in all (PGFREE)\n",
-		   stalls, atomic_long_read(&p->direct_freed), pgfree);
-	for (i = 0; i < min(calls, 8); i++)
+	kunit_info(test, "%lu direct-reclaim attempts, their scans freed %ld pairs; %ld REMOVEs, %lu of their pages not freed\n",
+		   stalls, atomic_long_read(&p->direct_freed),
+		   atomic_long_read(&p->nr_removed), missing);
+	for (j = 0; j < min(calls, 8); j++)
 		kunit_info(test, "scan %d: nr_to_scan %lu freed %lu\n",
-			   i + 1, p->ask[i], p->got[i]);
+			   j + 1, p->ask[j], p->got[j]);
 
 	KUNIT_EXPECT_FALSE_MSG(test, failed,
 			       "an allocation failed with %lu of %lu idle pairs still held",
@@ -238,8 +296,16 @@ static void pk_pressure_reclaims(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&p->outside), 0);
 	/* Idle slots came back, not only magazine pairs. */
 	KUNIT_EXPECT_GT(test, pk_stat(TDX_PAMT_STAT_SHRINK), 0ULL);
-	/* The pages reached the page allocator: two per pair freed. */
-	KUNIT_EXPECT_GE(test, pgfree, 2UL * atomic_long_read(&p->freed));
+	/*
+	 * Every REMOVE was reclaim's (kswapd may add more after the probes
+	 * went), and its two pages reached the allocator.
+	 */
+	KUNIT_EXPECT_GT(test, removed, 0UL);
+	KUNIT_EXPECT_LE(test, (u64)atomic_long_read(&p->nr_removed),
+			pk_stat(TDX_PAMT_STAT_SHRINK));
+	KUNIT_EXPECT_EQ_MSG(test, missing, 0UL,
+			    "%lu pages of %lu REMOVEd pairs never freed", missing,
+			    removed);
 	pk_check_accounting(test, 0);
 }
 
