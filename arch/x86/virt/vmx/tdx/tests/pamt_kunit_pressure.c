@@ -39,7 +39,8 @@
  * @got: pairs the first PK_PRESS_RECS scans freed
  * @page_freed: bitmap of the pfns below max_pfn the page allocator took
  *	back (the mm_page_free tracepoint)
- * @removed: the pairs successful REMOVEs handed back, @max_removed at most
+ * @removed: the pairs successful REMOVEs handed back
+ * @max_removed: room in @removed
  * @nr_removed: successful REMOVEs
  */
 struct pk_press {
