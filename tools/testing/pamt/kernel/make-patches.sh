@@ -335,8 +335,9 @@ commit "x86/virt/tdx: Add the SEAMCALL backend for PAMT.ADD and PAMT.REMOVE" \
 through __seamcall() and __seamcall_ret(): RCX holds the 2M range with
 the 2M page size, RDX and R8 the two pair pages.  The raw status goes to
 the cache, whose pamt_status_errno() is the one place statuses become
-errnos.  Pages going back to the page allocator are cleared with
-MOVDIR64B first, as tdx.c does for the static PAMT.
+errnos.  Pages going back to the page allocator first go through
+tdx_quirk_reset_paddr(), as KVM's do: MOVDIR64B on CPUs with the
+partial-write erratum, nothing elsewhere.
 
 The register packing and unpacking are separate functions so that they
 can be tested without a TDX module."
