@@ -305,10 +305,10 @@ u64 idle_memory(void)
 	return v[TDX_PAMT_STAT_IDLE_SLOTS] + v[TDX_PAMT_STAT_CACHED_PAIRS];
 }
 
-/* Index entries reclaim has looked at so far: its work, as a count. */
+/* List entries reclaim has walked so far: its work, as a count. */
 unsigned long reclaim_work(void)
 {
-	return READ_ONCE(pamt.idle_index.pops);
+	return READ_ONCE(pamt_sim_lru_walked);
 }
 
 /* What the kernel's worker does once put or the shrinker deferred work. */

@@ -331,6 +331,7 @@ static void td_create(struct td *td, struct rec *r)
 	unsigned int i;
 	u64 t0, t1;
 
+	strat_enter_td(td->id);
 	for (i = 0; i < td->nr_ctl; i++) {
 		t0 = tsc();
 		td->ctl[i] = run.ops->ctl_alloc();
@@ -459,6 +460,7 @@ static bool vcpu_fault(struct vcpu *vc, struct rec *r)
 		vc->pos += 512;
 		return vc->pos < vc->nguest;
 	}
+	strat_enter_td(vc->td->id);
 	if (run.ops->topup(&vc->res))
 		r->errors++;
 	if (f % 512 == 0)
@@ -986,11 +988,6 @@ static void run_tds(int s, struct sresult *sr, unsigned int nr_tds,
 	sr->ncycles = ncycles;
 
 	if (pressure) {
-		struct shrinker sh = {
-			.count_objects = pamt_shrink_count_objects,
-			.scan_objects = pamt_shrink_scan_objects,
-			.seeks = DEFAULT_SEEKS,
-		};
 		struct pamt_reclaim r;
 		u64 v[TDX_PAMT_STAT_NR];
 
@@ -1000,7 +997,7 @@ static void run_tds(int s, struct sresult *sr, unsigned int nr_tds,
 		pamt_sim_set_cpu(0);
 		sr->full_before = tdx_pamt_shrink_count();
 		/* As the kernel asks: do_shrink_slab(), priorities 12 to 0. */
-		pamt_reclaim_init(&r, &sh);
+		pamt_reclaim_init(&r, pamt.shrinker);
 		pamt_direct_reclaim(&r);
 		/* The worker the scan handed other CPUs' magazines to. */
 		if (atomic_long_xchg(&pamt_sim_deferred, 0))

@@ -66,6 +66,14 @@ struct strat_ops {
 
 extern const struct strat_ops strat_ops[S_NR];
 
+/*
+ * Each TD in a memcg of its own, as libvirt and systemd place VMs: its
+ * vCPUs' top-ups charge it (GFP_KERNEL_ACCOUNT, as KVM's do), and the
+ * cache files its ranges on its own idle lists.  Call before a top-up.
+ */
+#define BENCH_MAX_MEMCGS	48
+void strat_enter_td(unsigned int td);
+
 /* Pairs a vCPU keeps topped up before each fault: guest page + S-EPT page. */
 #define BENCH_TOPUP	2
 

@@ -418,14 +418,22 @@ static int mag_arena_init(const struct tdx_pamt_range *range)
 	return core_init(range, 0, true);
 }
 
+/* Static: the harness's memcgs must outlive the process. */
+static struct obj_cgroup strat_td_cg[BENCH_MAX_MEMCGS];
+
+void strat_enter_td(unsigned int td)
+{
+	pamt_sim_objcg = &strat_td_cg[td % BENCH_MAX_MEMCGS];
+}
+
 static int core_topup(struct tdx_pamt_cache *res)
 {
-	return __tdx_topup_pamt_cache(res, BENCH_TOPUP, GFP_KERNEL);
+	return __tdx_topup_pamt_cache(res, BENCH_TOPUP, GFP_KERNEL_ACCOUNT);
 }
 
 static struct page *core_ctl_alloc(void)
 {
-	return __tdx_alloc_control_page(GFP_KERNEL);
+	return __tdx_alloc_control_page(GFP_KERNEL_ACCOUNT);
 }
 
 static unsigned long core_refs(unsigned long pfn)

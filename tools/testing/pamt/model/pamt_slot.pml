@@ -22,8 +22,9 @@
  *    pending counts stay, and become references when INSTALLED is
  *    published (pamt_slot_publish());
  *    tdx_pamt_put() / pamt_slot_put_slow(),
- *    pamt_slot_remove(), tdx_pamt_evict(), the idle index (pamt_idle_push(),
- *    pamt_idle_pop()) and pamt_reclaim_one() / pamt_reclaim_slot() (from
+ *    pamt_slot_remove(), tdx_pamt_evict(), the idle LRU (pamt_lru_add()
+ *    at install and at an idle put, a walk's taking an entry off and
+ *    pamt_lru_dispose() clearing its bit) and pamt_reclaim_slot() (from
  *    the shrinker, and from the idle cap in pamt_shrink_idle_inc());
  *  - PAMT.ADD and PAMT.REMOVE, which may succeed, fail, or answer BUSY; the
  *    C code retries BUSY PAMT_BUSY_RETRIES times, the model once.  A try
@@ -137,8 +138,9 @@ byte pend;			/* ghost: counts in the word that are not
 				 * references: gets' pending counts, and one
 				 * too many, taken back at once */
 short idle;			/* the IDLE_SLOTS gauge, summed */
-bool queued;			/* the QUEUED bit of struct pamt_slot,
-				 * and its entry in the ring */
+bool queued;			/* the QUEUED bit of struct pamt_slot:
+				 * on its idle LRU list, or taken off
+				 * by a walk that has not looked yet */
 byte installed;			/* the INSTALLED gauge, summed */
 
 /* The fake TDX module's view of the range. */
@@ -415,7 +417,9 @@ inline pamt_slot_add(rr)
 			pamt_slot_publish(old | PAMT_SLOT_TRANSIT,
 					  PAMT_SLOT_INSTALLED - PAMT_SLOT_TRANSIT)
 		};
-		p = NO_PAIR	/* the module owns it now */
+		p = NO_PAIR;	/* the module owns it now */
+		/* pamt_shrink_installed(), after the transition: filed */
+		queued = true
 	fi;
 	st = 0
 }
@@ -754,8 +758,8 @@ inline tdx_pamt_get(rr)
 
 /* ---- pamt_shrink.c ------------------------------------------------------ */
 
-/* pamt_idle_push(): test_and_set_bit(), then the entry at the tail. */
-inline pamt_idle_push()
+/* pamt_lru_add(): test_and_set_bit(), then the entry at the tail. */
+inline pamt_lru_add()
 {
 	queued = true
 }
@@ -765,8 +769,8 @@ inline pamt_idle_push()
 			 pamt_slot_refs(w) == 0 && !((w) & PAMT_SLOT_LEAKED))
 
 /*
- * pamt_reclaim_one() with a budget of one entry (pamt_idle_pop(), which
- * takes the entry out and clears the bit), then pamt_reclaim_slot().
+ * A walk that takes one entry off (pamt_lru_isolate()), then
+ * pamt_lru_dispose(), which clears the bit, then pamt_reclaim_slot().
  * rr: 0 freed, EAGAIN nothing attempted, else the REMOVE's error.
  */
 inline pamt_reclaim(rr)
@@ -783,7 +787,7 @@ inline pamt_reclaim(rr)
 			:: state == PAMT_SLOT_REMOVING ->
 				/* evict's REMOVE may stay BUSY: keep it queued */
 #ifndef MUTANT_POP_DROPS_REMOVING
-				pamt_idle_push();
+				pamt_lru_add();
 #endif
 				break
 			:: state != PAMT_SLOT_REMOVING && !reclaimable(sw_old) ->
@@ -796,7 +800,7 @@ inline pamt_reclaim(rr)
 					idle--;
 					pamt_slot_remove(PAMT_PAIR_TO_FREE, rr);
 					if
-					:: rr != 0 -> pamt_idle_push()
+					:: rr != 0 -> pamt_lru_add()
 					:: else
 					fi;
 					break
@@ -967,7 +971,11 @@ inline tdx_pamt_demote(rr)
 						p = NO_PAIR
 					fi;
 					split_owner = false
-				}
+				};
+				if	/* pamt_shrink_installed() */
+				:: rr == 0 -> queued = true
+				:: else
+				fi
 			fi;
 			if
 			:: p != NO_PAIR -> pamt_mag_push(p)
@@ -1167,7 +1175,7 @@ init {
 		/* The idle gauge counts IDLE slots that are not LEAKED. */
 		assert(idle == ((slot & PAMT_SLOT_INSTALLED) &&
 				!(slot & PAMT_SLOT_LEAKED)));
-		/* An IDLE slot that reclaim could take is in the idle index. */
+		/* An IDLE slot that reclaim could take is on the idle LRU. */
 		assert(!reclaimable(slot) || queued);
 		/* No pair lost: each is free, cached or in the module. */
 		for (i : 0 .. NPAIRS - 1) {

@@ -39,6 +39,7 @@ typedef unsigned int gfp_t;
 #define min(a, b)	({ typeof(a) _a = (a); typeof(b) _b = (b); _a < _b ? _a : _b; })
 #define max(a, b)	({ typeof(a) _a = (a); typeof(b) _b = (b); _a > _b ? _a : _b; })
 #define max_t(type, a, b)	max((type)(a), (type)(b))
+#define min3(a, b, c)	min(min(a, b), c)
 #define min_t(t, a, b)	min((t)(a), (t)(b))
 #define swap(a, b)	do { typeof(a) _t = (a); (a) = (b); (b) = _t; } while (0)
 
@@ -276,6 +277,11 @@ struct shrinker {
 				      struct shrink_control *sc);
 	long batch;
 	int seeks;
+	unsigned int flags;
 };
+
+#define SHRINKER_REGISTERED	BIT(0)
+#define SHRINKER_NUMA_AWARE	BIT(2)
+#define SHRINKER_MEMCG_AWARE	BIT(3)
 
 #endif /* _PAMT_SHIM_DUP_H */

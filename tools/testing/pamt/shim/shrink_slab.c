@@ -15,16 +15,14 @@ void pamt_reclaim_init(struct pamt_reclaim *r, struct shrinker *s)
 	*r = (struct pamt_reclaim) { .shrinker = s };
 }
 
-/**
- * pamt_do_shrink_slab() - one call of do_shrink_slab() at @priority
- * @r: the shrinker and its deferred work
- * @priority: DEF_PRIORITY (light pressure) down to 0
- *
- * Return: objects freed, as the scan_objects calls reported them.
- */
-unsigned long pamt_do_shrink_slab(struct pamt_reclaim *r, int priority)
+/* do_shrink_slab() for one node and memcg, with their deferred work. */
+static unsigned long do_shrink_one(struct pamt_reclaim *r, int priority,
+				   int nid, struct mem_cgroup *memcg,
+				   long *deferred)
 {
-	struct shrink_control sc = { .gfp_mask = GFP_KERNEL };
+	struct shrink_control sc = {
+		.gfp_mask = GFP_KERNEL, .nid = nid, .memcg = memcg,
+	};
 	struct shrinker *s = r->shrinker;
 	long batch = s->batch ? s->batch : SHRINK_BATCH;
 	long freeable, nr, total_scan, scanned = 0, next;
@@ -36,8 +34,8 @@ unsigned long pamt_do_shrink_slab(struct pamt_reclaim *r, int priority)
 		return 0;
 
 	/* Take the deferred work, so that concurrent callers do not. */
-	nr = r->nr_deferred;
-	r->nr_deferred = 0;
+	nr = *deferred;
+	*deferred = 0;
 
 	/* New work: freeable / 2^priority, times 4 / seeks. */
 	if (s->seeks)
@@ -66,7 +64,38 @@ unsigned long pamt_do_shrink_slab(struct pamt_reclaim *r, int priority)
 
 	/* Work not done carries over, at most twice the cache. */
 	next = max((long)(nr + delta - scanned), 0L);
-	r->nr_deferred += min(next, 2 * freeable);
+	*deferred += min(next, 2 * freeable);
+	return freed;
+}
+
+/**
+ * pamt_do_shrink_slab() - one call of do_shrink_slab() at @priority
+ * @r: the shrinker and its deferred work
+ * @priority: DEF_PRIORITY (light pressure) down to 0
+ *
+ * Return: objects freed, as the scan_objects calls reported them.
+ */
+unsigned long pamt_do_shrink_slab(struct pamt_reclaim *r, int priority)
+{
+	struct shrinker *s = r->shrinker;
+	struct mem_cgroup *memcg;
+	unsigned long freed = 0;
+	int nid;
+
+	for_each_node_state(nid, N_NORMAL_MEMORY) {
+		if (nid && !(s->flags & SHRINKER_NUMA_AWARE))
+			break;
+		if (!(s->flags & SHRINKER_MEMCG_AWARE)) {
+			freed += do_shrink_one(r, priority, 0, NULL,
+					       &r->nr_deferred[0][0]);
+			continue;
+		}
+		memcg = mem_cgroup_iter(NULL, NULL, NULL);
+		do {
+			freed += do_shrink_one(r, priority, nid, memcg,
+					       &r->nr_deferred[nid][mem_cgroup_private_id(memcg)]);
+		} while ((memcg = mem_cgroup_iter(NULL, memcg, NULL)));
+	}
 	return freed;
 }
 

@@ -5,11 +5,13 @@
  * SHRINK_BATCH, the seeks scaling, nr_deferred and the clamps of
  * total_scan) and a direct-reclaim attempt that makes no progress on the
  * LRUs, so that it goes through every priority from DEF_PRIORITY to 0.
- * One node; a shrinker that is neither NUMA- nor memcg-aware.
+ * A NUMA-aware shrinker is called node by node, a memcg-aware one memcg
+ * by memcg (shrink_node_memcgs()), each with deferred work of its own.
  */
 #ifndef _PAMT_SHIM_SHRINK_SLAB_H
 #define _PAMT_SHIM_SHRINK_SLAB_H
 
+#include <linux/list_lru.h>
 #include <linux/shrinker.h>
 
 #define SHRINK_BATCH	128
@@ -18,7 +20,7 @@
 /**
  * struct pamt_reclaim - one shrinker under replayed reclaim
  * @shrinker: its callbacks, batch and seeks (0: the kernel's defaults)
- * @nr_deferred: the shrinker's deferred work (shrinker->nr_deferred[0])
+ * @nr_deferred: the shrinker's deferred work, per node and memcg id
  * @asked: objects reclaim asked it to scan: total_scan as do_shrink_slab()
  *	computed it, before its loop, summed over the calls
  * @scanned: nr_scanned, as the shrinker reported it, summed
@@ -30,7 +32,7 @@
  */
 struct pamt_reclaim {
 	struct shrinker *shrinker;
-	long nr_deferred;
+	long nr_deferred[PAMT_SIM_MAX_NODES][PAMT_SIM_MAX_MEMCGS + 1];
 	unsigned long asked;
 	unsigned long scanned;
 	unsigned long freed;

@@ -21,16 +21,20 @@ PAMT_TEST(checker_sleep_in_atomic_aborts)
 	EXPECT_EQ(run_in_child(sleep_in_atomic), SIGABRT);
 }
 
+/* A spinlock_t as the cache's own are: list_lru's, the arena's. */
+static spinlock_t test_lock;
+
 static void inverted_lock_order(void)
 {
 	unsigned long flags, lflags;
 
 	pamt_env_up_default();
-	spin_lock_irqsave(&pamt.idle_index.lock, flags);
+	spin_lock_init(&test_lock);
+	spin_lock_irqsave(&test_lock, flags);
 	/* The documented order is the per-CPU lock, then a spinlock. */
 	local_lock_irqsave(&pamt.pcpu->lock, lflags);
 	local_unlock_irqrestore(&pamt.pcpu->lock, lflags);
-	spin_unlock_irqrestore(&pamt.idle_index.lock, flags);
+	spin_unlock_irqrestore(&test_lock, flags);
 }
 
 PAMT_TEST(checker_lock_order_inversion_aborts)
@@ -43,9 +47,10 @@ static void right_lock_order(void)
 	unsigned long flags, lflags;
 
 	pamt_env_up_default();
+	spin_lock_init(&test_lock);
 	local_lock_irqsave(&pamt.pcpu->lock, lflags);
-	spin_lock_irqsave(&pamt.idle_index.lock, flags);
-	spin_unlock_irqrestore(&pamt.idle_index.lock, flags);
+	spin_lock_irqsave(&test_lock, flags);
+	spin_unlock_irqrestore(&test_lock, flags);
 	local_unlock_irqrestore(&pamt.pcpu->lock, lflags);
 }
 
@@ -57,7 +62,8 @@ PAMT_TEST(checker_documented_lock_order_passes)
 static void assert_held_unlocked(void)
 {
 	pamt_env_up_default();
-	lockdep_assert_held(&pamt.idle_index.lock);
+	spin_lock_init(&test_lock);
+	lockdep_assert_held(&test_lock);
 }
 
 PAMT_TEST(checker_assert_held_aborts)
@@ -90,9 +96,10 @@ static void rt_spinlock_preempt_off(void)
 	unsigned long flags;
 
 	pamt_env_up_default();
+	spin_lock_init(&test_lock);
 	preempt_disable();
-	spin_lock_irqsave(&pamt.idle_index.lock, flags);
-	spin_unlock_irqrestore(&pamt.idle_index.lock, flags);
+	spin_lock_irqsave(&test_lock, flags);
+	spin_unlock_irqrestore(&test_lock, flags);
 	preempt_enable();
 }
 
@@ -157,8 +164,9 @@ static void rt_spinlock_outside_raw(void)
 
 	pamt_env_up_default();
 	/* Under a spinlock_t (mmu_lock): allowed on RT, where it sleeps. */
-	spin_lock_irqsave(&pamt.idle_index.lock, flags);
-	spin_unlock_irqrestore(&pamt.idle_index.lock, flags);
+	spin_lock_init(&test_lock);
+	spin_lock_irqsave(&test_lock, flags);
+	spin_unlock_irqrestore(&test_lock, flags);
 	if (!pamt_pair_alloc(&pair, GFP_NOWAIT))
 		pamt_mag_push(&pair);
 }

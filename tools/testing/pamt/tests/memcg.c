@@ -182,6 +182,57 @@ static void uncharge_paths(bool arena)
 	EXPECT_EQ(refs(&cg_a), 0);
 }
 
+/*
+ * A memcg's own reclaim (shrink_control.memcg, as shrink_slab() calls a
+ * SHRINKER_MEMCG_AWARE shrinker) reaches its idle ranges and only them:
+ * their charges go, another VM's stay.  With the arena too: the pairs go
+ * back to their chunks, and the charges with them.
+ */
+static void memcg_reclaim_own(bool arena)
+{
+	struct shrink_control sc = { .gfp_mask = GFP_KERNEL };
+	struct shrinker *s;
+
+	memcg_up(arena);
+	s = pamt.shrinker;
+	idle_ranges(&cg_a, 0, 6);
+	idle_ranges(&cg_b, 10, 4);
+	sc.memcg = obj_cgroup_memcg(&cg_a);
+	EXPECT_EQ(s->count_objects(s, &sc), 6);
+	sc.memcg = obj_cgroup_memcg(&cg_b);
+	EXPECT_EQ(s->count_objects(s, &sc), 4);
+	/* The root's lists hold neither VM's ranges: only free pairs. */
+	sc.memcg = NULL;
+	if (!arena)
+		EXPECT_EQ(s->count_objects(s, &sc),
+			  stat(TDX_PAMT_STAT_CACHED_PAIRS) ?: SHRINK_EMPTY);
+
+	sc.memcg = obj_cgroup_memcg(&cg_a);
+	sc.nr_to_scan = 4;
+	EXPECT_EQ(s->scan_objects(s, &sc), 4);
+	EXPECT_EQ(charged(&cg_a), 2);
+	EXPECT_EQ(charged(&cg_b), 4);
+	sc.nr_to_scan = 128;
+	EXPECT_EQ(s->scan_objects(s, &sc), 2);
+	EXPECT_EQ(charged(&cg_a), 0);
+	EXPECT_EQ(refs(&cg_a), 0);
+	EXPECT_EQ(s->count_objects(s, &sc), SHRINK_EMPTY);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 4);
+	EXPECT_EQ(charged(&cg_b), 4);
+	tdx_pamt_drain();
+	EXPECT_EQ(charged(&cg_b), 0);
+}
+
+PAMT_TEST(memcg_reclaim_takes_its_own_idle_ranges)
+{
+	memcg_reclaim_own(false);
+}
+
+PAMT_TEST(memcg_reclaim_takes_its_own_idle_ranges_arena)
+{
+	memcg_reclaim_own(true);
+}
+
 PAMT_TEST(memcg_uncharge_on_evict_shrink_cap_drain_arena)
 {
 	uncharge_paths(true);

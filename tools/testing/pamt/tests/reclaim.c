@@ -64,11 +64,6 @@ static void reclaim_at(unsigned long nr_slots, struct reclaim_run *run)
 		/* Room for a pair per idle slot, and then some. */
 		.mem_slots = nr_slots / 1024 + 64,
 	};
-	struct shrinker sh = {
-		.count_objects = pamt_shrink_count_objects,
-		.scan_objects = pamt_shrink_scan_objects,
-		.seeks = DEFAULT_SEEKS,
-	};
 	struct pamt_reclaim r;
 	unsigned long s, looks, freed, asked;
 
@@ -79,7 +74,7 @@ static void reclaim_at(unsigned long nr_slots, struct reclaim_run *run)
 		ASSERT(!tdx_pamt_put(slot_pfn(s, 0)));
 	}
 	run->idle = tdx_pamt_shrink_count();
-	pamt_reclaim_init(&r, &sh);
+	pamt_reclaim_init(&r, pamt.shrinker);
 	printf("    %lu GiB covered, %lu idle pairs (%lu in magazines):\n",
 	       nr_slots * 2 / 1024, run->idle,
 	       (unsigned long)stat(TDX_PAMT_STAT_CACHED_PAIRS));

@@ -98,10 +98,10 @@ PAMT_TEST(shrink_scan_objects_keeps_the_contract)
 	unsigned long before, s;
 
 	env_cap(1000, 0);
-	EXPECT_EQ(pamt_shrink_count_objects(NULL, &sc), SHRINK_EMPTY);
+	EXPECT_EQ(pamt.shrinker->count_objects(pamt.shrinker, &sc), SHRINK_EMPTY);
 	sc.nr_to_scan = 4;
 	sc.nr_scanned = 4;
-	EXPECT_EQ(pamt_shrink_scan_objects(NULL, &sc), SHRINK_STOP);
+	EXPECT_EQ(pamt.shrinker->scan_objects(pamt.shrinker, &sc), SHRINK_STOP);
 
 	make_idle(0, 8);
 	/* In use again, their entries queued still: looked at, none freed. */
@@ -110,15 +110,15 @@ PAMT_TEST(shrink_scan_objects_keeps_the_contract)
 	before = reclaim_work();
 	sc.nr_to_scan = 8;
 	sc.nr_scanned = 8;
-	EXPECT_EQ(pamt_shrink_scan_objects(NULL, &sc), 0);
+	EXPECT_EQ(pamt.shrinker->scan_objects(pamt.shrinker, &sc), 0);
 	EXPECT_EQ(sc.nr_scanned, 8);
 	EXPECT_EQ(reclaim_work() - before, 8);
 	for (s = 0; s < 8; s++)
 		EXPECT_EQ(tdx_pamt_put(slot_pfn(s, 0)), 0);
-	EXPECT_EQ(pamt_shrink_count_objects(NULL, &sc), 8);
+	EXPECT_EQ(pamt.shrinker->count_objects(pamt.shrinker, &sc), 8);
 	sc.nr_to_scan = 5;
 	sc.nr_scanned = 5;
-	EXPECT_EQ(pamt_shrink_scan_objects(NULL, &sc), 5);
+	EXPECT_EQ(pamt.shrinker->scan_objects(pamt.shrinker, &sc), 5);
 	EXPECT_EQ(sc.nr_scanned, 5);
 	EXPECT_EQ(reclaim_work() - before, 13);
 
@@ -126,17 +126,17 @@ PAMT_TEST(shrink_scan_objects_keeps_the_contract)
 	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, 0, 1000000);
 	sc.nr_to_scan = 128;
 	sc.nr_scanned = 128;
-	EXPECT_EQ(pamt_shrink_scan_objects(NULL, &sc), SHRINK_STOP);
+	EXPECT_EQ(pamt.shrinker->scan_objects(pamt.shrinker, &sc), SHRINK_STOP);
 	EXPECT(fake_calls(PAMT_FAKE_REMOVE) <= 5 + 8 * PAMT_BUSY_CALLS_MAX);
 	pamt_fake_inject(PAMT_FAKE_REMOVE, 0, 0, 0);
-	EXPECT_EQ(pamt_shrink_count_objects(NULL, &sc), 3);
+	EXPECT_EQ(pamt.shrinker->count_objects(pamt.shrinker, &sc), 3);
 
 	/* Fewer left than asked, some freed: the number, not SHRINK_STOP. */
 	sc.nr_to_scan = 128;
 	sc.nr_scanned = 128;
-	EXPECT_EQ(pamt_shrink_scan_objects(NULL, &sc), 3);
+	EXPECT_EQ(pamt.shrinker->scan_objects(pamt.shrinker, &sc), 3);
 	EXPECT_EQ(sc.nr_scanned, 3);
-	EXPECT_EQ(pamt_shrink_count_objects(NULL, &sc), SHRINK_EMPTY);
+	EXPECT_EQ(pamt.shrinker->count_objects(pamt.shrinker, &sc), SHRINK_EMPTY);
 	EXPECT(pamt_accounting_ok());
 }
 
@@ -163,6 +163,87 @@ PAMT_TEST(shrink_skips_active_slots)
 }
 
 /* The module stays busy: the scan gives up rather than spin. */
+/*
+ * A scan REMOVEs at most what it is asked, and frees some while idle
+ * ranges are on its list: the ranges in use there (filed at install) are
+ * taken off on the way, once each, a few at a time under the list's lock.
+ */
+PAMT_TEST(shrink_scan_is_bounded_by_nr_to_scan)
+{
+	struct shrink_control sc = { .gfp_mask = GFP_KERNEL, .nr_to_scan = 8 };
+	struct pamt_env_opts o = { .idle_cap = 1000, .nr_slots = 256 };
+	unsigned long s, before;
+
+	ASSERT(!pamt_env_up(&o));
+	for (s = 0; s < 64; s++)	/* in use, on the list */
+		ASSERT(!tdx_pamt_get(slot_pfn(s, 0), NULL));
+	make_idle(64, 64);
+	before = reclaim_work();
+	/* Past the 64 in use, taken off on the way, to 8 idle ones. */
+	EXPECT_EQ(pamt.shrinker->scan_objects(pamt.shrinker, &sc), 8);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), 8);
+	EXPECT_EQ(reclaim_work() - before, 64 + 8);
+	EXPECT_EQ(sc.nr_scanned, 8);
+	sc.nr_to_scan = 40;
+	EXPECT_EQ(pamt.shrinker->scan_objects(pamt.shrinker, &sc), 40);
+	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), 48);
+	EXPECT_EQ(reclaim_work() - before, 64 + 48);
+	for (s = 0; s < 64; s++)
+		EXPECT_EQ(tdx_pamt_put(slot_pfn(s, 0)), 0);
+	/* Their idle puts filed them again. */
+	EXPECT_EQ(pamt.shrinker->count_objects(pamt.shrinker, &sc), 64 + 16);
+}
+
+/*
+ * Reclaim aimed at one node (shrink_control.nid) takes the idle ranges
+ * whose pairs are on that node, and no other.  The pairs come from a
+ * reserve the test builds, half of them above the node boundary.
+ */
+PAMT_TEST(shrink_node_reclaim_takes_that_nodes_pairs)
+{
+	struct shrink_control sc = { .gfp_mask = GFP_KERNEL };
+	struct tdx_pamt_pair p[16];
+	struct tdx_pamt_cache c;
+	unsigned long s, on1 = 0;
+	int i, j, below;
+
+	env_cap(1000, 1);
+	tdx_init_pamt_cache(&c);
+	for (i = 0; i < 16; i++)
+		ASSERT(!pamt_pair_alloc(&p[i], GFP_KERNEL));
+	env.held_pairs = 16;
+	/* Node 1 from the 9th pair on, in pfn order. */
+	for (i = 0; i < 16; i++) {
+		for (below = 0, j = 0; j < 16; j++)
+			below += p[j].pfn[0] < p[i].pfn[0];
+		if (below == 8)
+			pamt_sim_node1_pfn = p[i].pfn[0];
+	}
+	for (s = 0; s < 16; s++) {
+		/* The magazine is empty: the get takes the reserve's pair. */
+		c.pairs[0] = p[s];
+		c.nr = 1;
+		ASSERT(!tdx_pamt_get(slot_pfn(s, 0), &c));
+		EXPECT_EQ(c.nr, 0);
+		env.held_pairs--;
+		EXPECT_EQ(pamt.slots[s].nid, p[s].pfn[0] >= pamt_sim_node1_pfn);
+		on1 += pamt.slots[s].nid;
+	}
+	for (s = 0; s < 16; s++)
+		EXPECT_EQ(tdx_pamt_put(slot_pfn(s, 0)), 0);
+	EXPECT_EQ(on1, 8);
+	sc.nid = 1;
+	EXPECT_EQ(pamt.shrinker->count_objects(pamt.shrinker, &sc), on1);
+	sc.nr_to_scan = 64;
+	EXPECT_EQ(pamt.shrinker->scan_objects(pamt.shrinker, &sc), on1);
+	for (s = 0; s < 16; s++)
+		EXPECT_EQ(pamt_slot_state(slot_word(s)),
+			  pamt.slots[s].nid ? PAMT_SLOT_EMPTY : PAMT_SLOT_IDLE);
+	sc.nid = 0;
+	EXPECT_EQ(pamt.shrinker->scan_objects(pamt.shrinker, &sc), 16 - on1);
+	pamt_sim_node1_pfn = ULONG_MAX;
+}
+
 PAMT_TEST(shrink_stops_on_busy)
 {
 	env_cap(1000, 0);
@@ -282,7 +363,7 @@ PAMT_TEST(evict_refuses_slot_in_use)
 }
 
 /*
- * Evict leaves the slot's entry in the idle index.  A drain must get past
+ * Evict leaves the slot's entry on the idle LRU.  A drain must get past
  * more such stale entries than one reschedule budget (32) and still
  * REMOVE the idle slots queued behind them.
  */

@@ -186,9 +186,9 @@ PAMT_TEST(sparse_metadata_is_proportional_to_covered)
 	printf("    slot metadata for 2 GiB covered: one piece %lu bytes, ", d_meta);
 	printf("4 TiB apart %lu, 2^46 pfns apart %lu ", a_meta, f_meta);
 	printf("(allocated in all by init: %lu, %lu, %lu)\n", d, a, f);
-	/* A padded word with its queued bit, a u32 ring entry; 1024 slots. */
+	/* A word with its list node and bits, 32 bytes; 1024 slots. */
 	EXPECT_EQ(sizeof(struct pamt_slot), 32);
-	EXPECT_EQ(d_meta, 1024 * (sizeof(struct pamt_slot) + 4));
+	EXPECT_EQ(d_meta, 1024 * sizeof(struct pamt_slot));
 	/* Apart: the same, plus a far key. */
 	EXPECT_EQ(a_meta, d_meta + 8);
 	EXPECT_EQ(f_meta, a_meta);
@@ -225,11 +225,11 @@ PAMT_TEST(sparse_overflow_changes_nothing)
 }
 
 /*
- * The idle index, the cap and the shrinker over a table of three pieces,
- * two of them far blocks: every idle slot is found, removed at its own
- * base, and the index is sized by what is covered.
+ * The idle LRU, the cap and the shrinker over a table of three pieces,
+ * two of them far blocks: every idle slot is found and removed at its
+ * own base.
  */
-PAMT_TEST(sparse_idle_index_cap_and_shrinker)
+PAMT_TEST(sparse_idle_lru_cap_and_shrinker)
 {
 	const struct tdx_pamt_range r[] = {
 		{ .start_pfn = 0, .end_pfn = 16 * 512 },
@@ -243,7 +243,6 @@ PAMT_TEST(sparse_idle_index_cap_and_shrinker)
 	sparse_up(r, 3, 40);
 	EXPECT_EQ(pamt.nr_flat, 16);
 	EXPECT_EQ(pamt.nr_slots, 16 + 2 * 512);
-	EXPECT_EQ(pamt.idle_index.size, pamt.nr_slots);
 	for (i = 0; i < 3; i++) {
 		for (j = 0; j < 16; j++) {
 			pfn = r[i].start_pfn + j * 512 + j;

@@ -340,6 +340,7 @@ static void fault_one(struct vb_vcpu *vc, unsigned long i)
 	unsigned long pfn;
 
 	fault_work(vc);
+	strat_enter_td(vc->td);
 	if (vb.ops->topup(&vc->res))
 		vc->errors++;
 	if (i % 512 == 0) {
@@ -433,6 +434,7 @@ static void refault(struct vb_vcpu *vc, unsigned long n)
 		unsigned long pfn;
 
 		fault_work(vc);
+		strat_enter_td(vc->td);
 		if (vb.ops->topup(&vc->res))
 			vc->errors++;
 		pfn = guest_page(vc);
@@ -524,6 +526,7 @@ static void storm(struct vb_vcpu *vc)
 	for (i = 0; i < vc->nr_pages; i++)
 		if (!(vc->pages[i] & SEPT_FLAG)) {
 			vt_advance_ns(vb.p->storm_work_ns);
+			strat_enter_td(vc->td);
 			if (vb.ops->topup(&vc->res))
 				vc->errors++;
 			timed_get(vc, vc->pages[i]);

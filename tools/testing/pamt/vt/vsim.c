@@ -63,6 +63,7 @@ struct vt_tls {
 	u64 rng_state;
 	int softirq;
 	struct pamt_sim_span irqoff_span, preemptoff_span;
+	struct obj_cgroup *objcg;
 };
 
 _Static_assert(sizeof(struct vt_tls) <= VT_TLS_BYTES, "VT_TLS_BYTES");
@@ -78,6 +79,7 @@ void vt_tls_save(void *buf)
 	t->irq_depth = pamt_sim_irq_depth;
 	t->irqoff_seamcalls = pamt_sim_irqoff_seamcalls;
 	t->in_seamcall = pamt_sim_in_seamcall;
+	t->objcg = pamt_sim_objcg;
 	memcpy(t->held, held, sizeof(held));
 	t->nr_held = nr_held;
 	t->rng_state = rng_state;
@@ -97,6 +99,7 @@ void vt_tls_restore(const void *buf)
 	pamt_sim_irq_depth = t->irq_depth;
 	pamt_sim_irqoff_seamcalls = t->irqoff_seamcalls;
 	pamt_sim_in_seamcall = t->in_seamcall;
+	pamt_sim_objcg = t->objcg;
 	memcpy(held, t->held, sizeof(held));
 	nr_held = t->nr_held;
 	rng_state = t->rng_state;

@@ -137,8 +137,10 @@ static unsigned long pamt_slots_init(const struct tdx_pamt_range *ranges,
 	pamt.meta_bytes = pamt.nr_slots * sizeof(*pamt.slots) +
 			  n_far * sizeof(*pamt.far_keys);
 
-	for (idx = 0; idx < pamt.nr_slots; idx++)
+	for (idx = 0; idx < pamt.nr_slots; idx++) {
 		atomic_set(&pamt.slots[idx].word, PAMT_SLOT_HOLE);
+		INIT_LIST_HEAD(&pamt.slots[idx].lru);
+	}
 	for (i = 0; i < nr; i++) {
 		for (s = ranges[i].start_pfn; s < ranges[i].end_pfn;
 		     s += TDX_PAMT_PAGES_PER_SLOT, covered++)
@@ -182,12 +184,11 @@ int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
 	raw_spin_lock_init(&pamt.seamcall_lock);
 	pamt.wait_ns = PAMT_WAIT_NS_DEFAULT;
 
-	ret = pamt_shrink_init(pamt.nr_slots);
+	ret = pamt_shrink_init();
 	if (ret) {
 		pamt_slots_free();
 		return ret;
 	}
-	pamt.meta_bytes += pamt.nr_slots * sizeof(*pamt.idle_index.ring);
 	ret = pamt_mag_init();
 	if (ret) {
 		pamt_shrink_exit();

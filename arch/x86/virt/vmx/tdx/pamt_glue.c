@@ -126,13 +126,13 @@ static int pamt_glue_cpu_dead(unsigned int cpu)
 	return 0;
 }
 
-static struct shrinker *pamt_shrinker;
+static bool pamt_shrinker_registered;
 static int pamt_cpuhp_state = -1;
 
-/* For the tests. */
+/* For the tests: the shrinker, once registered. */
 struct shrinker *pamt_glue_shrinker(void)
 {
-	return pamt_shrinker;
+	return pamt_shrinker_registered ? pamt.shrinker : NULL;
 }
 
 /*
@@ -145,13 +145,10 @@ int pamt_glue_register(void)
 	unsigned int cpu;
 	int ret;
 
-	if (pamt_shrinker)
+	if (pamt_shrinker_registered)
 		return -EBUSY;
-	pamt_shrinker = shrinker_alloc(0, "tdx-pamt");
-	if (!pamt_shrinker)
-		return -ENOMEM;
-	pamt_shrinker->count_objects = pamt_shrink_count_objects;
-	pamt_shrinker->scan_objects = pamt_shrink_scan_objects;
+	if (!pamt.enabled)
+		return -ENODEV;
 
 	cpus_read_lock();
 	ret = cpuhp_setup_state_nocalls_cpuslocked(CPUHP_BP_PREPARE_DYN,
@@ -162,22 +159,21 @@ int pamt_glue_register(void)
 			tdx_pamt_drain_cpu(cpu);
 	}
 	cpus_read_unlock();
-	if (ret < 0) {
-		shrinker_free(pamt_shrinker);
-		pamt_shrinker = NULL;
+	if (ret < 0)
 		return ret;
-	}
 	pamt_cpuhp_state = ret;
-	shrinker_register(pamt_shrinker);
+	/* Once: tdx_pamt_exit() frees it, which unregisters it. */
+	if (!(pamt.shrinker->flags & SHRINKER_REGISTERED))
+		shrinker_register(pamt.shrinker);
+	pamt_shrinker_registered = true;
 	return 0;
 }
 
 void pamt_glue_unregister(void)
 {
-	if (!pamt_shrinker)
+	if (!pamt_shrinker_registered)
 		return;
-	shrinker_free(pamt_shrinker);
-	pamt_shrinker = NULL;
+	pamt_shrinker_registered = false;
 	cpuhp_remove_state_nocalls(pamt_cpuhp_state);
 	pamt_cpuhp_state = -1;
 }

@@ -13,6 +13,7 @@
 #include <linux/cache.h>
 #include <linux/limits.h>
 #include <linux/list.h>
+#include <linux/list_lru.h>
 #include <linux/local_lock.h>
 #include <linux/lockdep.h>
 #include <linux/mm.h>
@@ -118,7 +119,6 @@ static inline enum pamt_slot_state pamt_slot_state(unsigned long word)
 /* A get's wait for other CPUs' transitions, in all: about five SEAMCALLs. */
 #define PAMT_WAIT_NS_DEFAULT	(100 * NSEC_PER_USEC)
 #define PAMT_WAIT_NS		READ_ONCE(pamt.wait_ns)
-#define PAMT_IDLE_BATCH		64	/* idle slots a CPU queues per lock */
 #define PAMT_MAG_SIZE		128	/* pairs per magazine */
 #define PAMT_MAG_SIZE_MAX	1024
 
@@ -142,16 +142,6 @@ struct pamt_pcpu {
 	local_lock_t lock;		/* @mag; never in a transition */
 	struct pamt_mag *mag;		/* never NULL */
 	/*
-	 * Next to @idle_lock: a put writes both.  Changed under it with
-	 * WRITE_ONCE(); a flush reads it first without the lock, to skip an
-	 * empty buffer (a stale 0 leaves entries for the next flush, which
-	 * the put that made them also triggers when its buffer fills).
-	 */
-	unsigned int idle_nr;
-	/* Not the local lock: reclaim on another CPU empties @idle_buf. */
-	spinlock_t idle_lock;
-	u32 idle_buf[PAMT_IDLE_BATCH];	/* idle slots not yet in the index */
-	/*
 	 * Written by this CPU only (this_cpu ops); other CPUs read them
 	 * with READ_ONCE() to sum them, as statistics and as the idle cap's
 	 * estimate: a sum of values read at slightly different moments,
@@ -167,25 +157,6 @@ struct pamt_pcpu {
 };
 
 /*
- * The slots that went IDLE, oldest first.  An entry is a hint, checked
- * with a compare-and-exchange once taken out: the slot may have moved on.
- */
-struct pamt_idle_index {
-	spinlock_t lock;		/* irqsave, a leaf */
-	u32 *ring;			/* FIFO of slot indices */
-	unsigned long size;
-	unsigned long head;
-	/*
-	 * Changed under @lock with WRITE_ONCE().  A pop reads @nr without
-	 * the lock first, so that reclaim on an empty index takes no lock
-	 * (it looks again under the lock); the tests read @pops when
-	 * quiescent.
-	 */
-	unsigned long nr;
-	unsigned long pops;		/* entries taken out, for tests */
-};
-
-/*
  * Slots outside the flat window live in blocks of PAMT_BLOCK_SLOTS, one
  * block per 1G-aligned 1G of covered memory, found by a binary search of
  * their sorted keys; see "Slot words and sparse memory" in the
@@ -195,17 +166,27 @@ struct pamt_idle_index {
 #define PAMT_BLOCK_PFN_SHIFT	(9 + 9)	/* pfn -> block key */
 
 /*
- * A slot word, padded: the ranges CPUs fault at once are often neighbours,
- * and with 16 words to a cache line they waited on each other's updates.
- * The put that makes the slot IDLE owns the line when it sets QUEUED.
+ * A slot: its word, and its place on the idle LRU.  32 bytes: the ranges
+ * CPUs fault at once are often neighbours, and with 16 words to a cache
+ * line they waited on each other's updates.
  */
 struct pamt_slot {
 	atomic_t word;
+	/*
+	 * The list @lru goes on: the node of the pair's pages and the
+	 * memcg its range is charged to (mem_cgroup_private_id(), 0 for
+	 * none).  Written with WRITE_ONCE() at install, read with
+	 * READ_ONCE(): a stale value files the slot on another list once,
+	 * which the next walk of that list corrects.
+	 */
+	u16 nid;
+	u16 memcg_id;
 	unsigned long bits;
-	u8 pad[16];			/* 32 bytes: two slots per cache line */
+	struct list_head lru;		/* on pamt.lru: PAMT_QUEUED_BIT */
 };
 
-#define PAMT_QUEUED_BIT	0	/* in the idle index, or on its way */
+/* On a list of pamt.lru, or isolated by a walk that has yet to look at it. */
+#define PAMT_QUEUED_BIT	0
 /* Its pair is an arena fallback pair: set at install, steady while IDLE. */
 #define PAMT_LOOSE_BIT	1
 
@@ -233,7 +214,8 @@ struct pamt_cache {
 	bool enabled;
 	bool arena;
 	atomic_long_t held ____cacheline_aligned_in_smp; /* less unfolded deltas */
-	struct pamt_idle_index idle_index ____cacheline_aligned_in_smp;
+	struct list_lru lru;		/* installed slots: see pamt_shrink.c */
+	struct shrinker *shrinker;	/* registered by pamt_glue_register() */
 	atomic_t deferred ____cacheline_aligned_in_smp; /* the cap's work queued */
 	atomic_long_t defer_drain;	/* pairs to free from other CPUs */
 	atomic_t serializing;		/* CPUs retrying BUSY serialised */
@@ -446,6 +428,9 @@ unsigned long pamt_arena_check(void);
 int pamt_pair_alloc(struct tdx_pamt_pair *pair, gfp_t gfp);
 #endif
 
+struct mem_cgroup;
+struct obj_cgroup;
+
 /* pamt_mag.c */
 int __tdx_topup_pamt_cache(struct tdx_pamt_cache *cache, unsigned int nr,
 			   gfp_t gfp);
@@ -462,12 +447,16 @@ unsigned long pamt_mag_shrink_local(unsigned long nr);
 long pamt_cached_pairs(void);
 unsigned int pamt_mag_take_free(struct tdx_pamt_pair *batch, unsigned int n);
 #ifdef CONFIG_MEMCG
-void pamt_pair_charge(const struct tdx_pamt_pair *pair,
-		      struct tdx_pamt_cache *res);
+struct obj_cgroup *pamt_pair_charge(const struct tdx_pamt_pair *pair,
+				    struct tdx_pamt_cache *res);
 void pamt_pair_uncharge(const struct tdx_pamt_pair *pair);
 #else
-static inline void pamt_pair_charge(const struct tdx_pamt_pair *pair,
-				    struct tdx_pamt_cache *res) { }
+static inline struct obj_cgroup *
+pamt_pair_charge(const struct tdx_pamt_pair *pair, struct tdx_pamt_cache *res)
+{
+	return NULL;
+}
+
 static inline void pamt_pair_uncharge(const struct tdx_pamt_pair *pair) { }
 #endif
 
@@ -478,8 +467,13 @@ unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
 unsigned long tdx_pamt_drain(void);
 void tdx_pamt_drain_cpu(unsigned int cpu);
 unsigned long tdx_pamt_idle_cap(void);
-int pamt_shrink_init(unsigned long nr_slots);
+int pamt_shrink_init(void);
 void pamt_shrink_exit(void);
+void pamt_shrink_installed(unsigned long idx, const struct tdx_pamt_pair *pair,
+			   struct obj_cgroup *objcg);
+#ifdef CONFIG_MEMCG
+int pamt_shrink_prepare(struct mem_cgroup *memcg, gfp_t gfp);
+#endif
 bool pamt_shrink_idle_inc(unsigned long idx, bool loose);
 bool pamt_shrink_over_cap(unsigned long more);
 unsigned long pamt_shrink_refill_share(void);
@@ -488,12 +482,6 @@ void pamt_shrink_unreserve(unsigned long nr);
 unsigned long pamt_shrink_remove_all_idle(void);
 void pamt_shrink_deferred(void);
 int pamt_shrink_reclaim_slot(unsigned long idx);
-struct shrinker;
-struct shrink_control;
-unsigned long pamt_shrink_count_objects(struct shrinker *s,
-					struct shrink_control *sc);
-unsigned long pamt_shrink_scan_objects(struct shrinker *s,
-				       struct shrink_control *sc);
 
 /* pamt_glue.c: in the kernel; the harness's shims in userspace */
 

@@ -217,7 +217,6 @@ int pamt_mag_init(void)
 	for_each_possible_cpu(cpu) {
 		pc = per_cpu_ptr(pamt.pcpu, cpu);
 		local_lock_init(&pc->lock);
-		spin_lock_init(&pc->idle_lock);
 		pc->mag = pamt_mag_new();
 		if (!pc->mag) {
 			pamt_mag_exit();
@@ -271,6 +270,16 @@ static void pamt_cache_uncharge(struct tdx_pamt_cache *res)
 	res->charged = 0;
 }
 
+/* The lists of @objcg's memcg, before a range charged to it is filed. */
+static int pamt_objcg_prepare(struct obj_cgroup *objcg, gfp_t gfp)
+{
+	struct mem_cgroup *memcg = get_mem_cgroup_from_objcg(objcg);
+	int ret = pamt_shrink_prepare(memcg, gfp);
+
+	mem_cgroup_put(memcg);
+	return ret;
+}
+
 /* Before any lock: the charge may reclaim.  A moved task's is redone. */
 static int pamt_cache_charge(struct tdx_pamt_cache *res, unsigned int nr,
 			     gfp_t gfp)
@@ -283,6 +292,8 @@ static int pamt_cache_charge(struct tdx_pamt_cache *res, unsigned int nr,
 	if (objcg && obj_cgroup_is_root(objcg))
 		objcg = NULL;
 	if (objcg != res->objcg) {
+		if (objcg && pamt_objcg_prepare(objcg, gfp))
+			return -ENOMEM;
 		pamt_cache_uncharge(res);
 		if (objcg)
 			obj_cgroup_get(objcg);
@@ -296,16 +307,20 @@ static int pamt_cache_charge(struct tdx_pamt_cache *res, unsigned int nr,
 	return 0;
 }
 
-/* @pair was just installed with @res; outside the transition. */
-void pamt_pair_charge(const struct tdx_pamt_pair *pair,
-		      struct tdx_pamt_cache *res)
+/*
+ * @pair was just installed with @res; outside the transition.
+ * Return: the objcg its range is now charged to, or NULL.
+ */
+struct obj_cgroup *pamt_pair_charge(const struct tdx_pamt_pair *pair,
+				    struct tdx_pamt_cache *res)
 {
 	if (!res || !res->charged)
-		return;
+		return NULL;
 	res->charged--;
 	obj_cgroup_get(res->objcg);
 	set_page_private(pamt_pair_charge_page(pair),
 			 (unsigned long)res->objcg);
+	return res->objcg;
 }
 
 /* The module handed @pair back; outside any transition, never sleeps. */

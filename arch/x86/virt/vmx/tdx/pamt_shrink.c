@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * TDX Dynamic PAMT cache, shrink layer: the idle index, the idle cap, the
+ * TDX Dynamic PAMT cache, shrink layer: the idle LRU, the idle cap, the
  * shrinker and the drains.  See Documentation/arch/x86/tdx-dpamt.rst,
  * "Memory cost and the shrinker".
  */
 #include <linux/bitops.h>
 #include <linux/errno.h>
 #include <linux/limits.h>
+#include <linux/list_lru.h>
+#include <linux/memcontrol.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
+#include <linux/nodemask.h>
 #include <linux/preempt.h>
 #include <linux/sched.h>
 #include <linux/shrinker.h>
@@ -16,10 +19,10 @@
 #include "pamt_internal.h"
 #include "pamt_trace.h"
 
-#define PAMT_CAP_POPS		8	/* index entries a put may look at */
 #define PAMT_SHRINK_MAX_BUSY	8	/* failed removals before a scan stops */
 #define PAMT_RESCHED_POPS	32	/* entries between two cond_resched() */
-#define PAMT_LOOSE_SKIPS	256	/* entries a shrinker's pop may pass over */
+#define PAMT_WALK_FACTOR	4	/* entries a walk passes, per pair asked */
+#define PAMT_WALK_MAX		256	/* entries passed per hold of a list */
 
 /*
  * With the arena, held memory a put must exceed to wake the worker after
@@ -30,138 +33,187 @@
  */
 static unsigned long pamt_cap_mark;
 
-int pamt_shrink_init(unsigned long nr_slots)
-{
-	struct pamt_idle_index *ix = &pamt.idle_index;
+static unsigned long pamt_shrink_count_objects(struct shrinker *s,
+					       struct shrink_control *sc);
+static unsigned long pamt_shrink_scan_objects(struct shrinker *s,
+					      struct shrink_control *sc);
 
-	spin_lock_init(&ix->lock);
-	ix->ring = kvcalloc(nr_slots, sizeof(*ix->ring), GFP_KERNEL);
-	if (!ix->ring)
+static struct lock_class_key pamt_lru_key;
+
+int pamt_shrink_init(void)
+{
+	int ret;
+
+	pamt.shrinker = shrinker_alloc(SHRINKER_MEMCG_AWARE |
+				       SHRINKER_NUMA_AWARE, "tdx-pamt");
+	if (!pamt.shrinker)
 		return -ENOMEM;
-	ix->size = nr_slots;
-	ix->head = 0;
-	ix->nr = 0;
-	ix->pops = 0;
+	pamt.shrinker->count_objects = pamt_shrink_count_objects;
+	pamt.shrinker->scan_objects = pamt_shrink_scan_objects;
+	/* A lock class of its own: an idle put may take it in softirq. */
+	ret = list_lru_init_memcg_key(&pamt.lru, pamt.shrinker, &pamt_lru_key);
+	if (ret) {
+		shrinker_free(pamt.shrinker);
+		pamt.shrinker = NULL;
+		return ret;
+	}
 	pamt_cap_mark = 0;
 	atomic_set(&pamt.deferred, 0);
 	atomic_long_set(&pamt.defer_drain, 0);
 	return 0;
 }
 
+/* After the last user: unregisters the shrinker if it was registered. */
 void pamt_shrink_exit(void)
 {
-	kvfree(pamt.idle_index.ring);
-	pamt.idle_index.ring = NULL;
-	pamt.idle_index.size = 0;
-	pamt.idle_index.nr = 0;
+	shrinker_free(pamt.shrinker);
+	pamt.shrinker = NULL;
+	list_lru_destroy(&pamt.lru);
 }
 
-static void pamt_idle_append(const u32 *batch, unsigned int n)
-{
-	struct pamt_idle_index *ix = &pamt.idle_index;
-	unsigned long flags;
-	unsigned int i;
+/*
+ * The idle LRU: installed slots on a list_lru, a list per node and memcg.
+ * A slot joins the list of its pair's node and of the memcg its range is
+ * charged to when the pair is installed, a path that pays a SEAMCALL, so
+ * that the put that makes it IDLE takes no lock (a lock per idle put,
+ * modelled, made churn's 0<->1 steps miss their targets: BENCHMARKS.md,
+ * "The idle index on list_lru").  A walk takes what it passes off the
+ * list, as the dcache's lazy LRU does: a slot in use stays off until its
+ * next idle put adds it back.  PAMT_QUEUED_BIT: on a list, or taken off
+ * by a walk that has not yet looked at it.  A walk clears the bit, then
+ * reads the word; a put makes the word IDLE, then tests the bit: either
+ * the walk sees IDLE or the put adds the slot.
+ *
+ * The lists are taken with IRQs off: an idle put may come from softirq.
+ */
 
-	spin_lock_irqsave(&ix->lock, flags);
-	pamt_stat_inc(GLOBAL_LOCK);
-	for (i = 0; i < n; i++) {
-		if (WARN_ON_ONCE(ix->nr >= ix->size))
-			break;
-		ix->ring[(ix->head + ix->nr) % ix->size] = batch[i];
-		WRITE_ONCE(ix->nr, ix->nr + 1);
-	}
-	spin_unlock_irqrestore(&ix->lock, flags);
+/* The id a slot records for @memcg: 0 for the root's lists, or none. */
+static unsigned short pamt_lru_memcg_id(struct mem_cgroup *memcg)
+{
+	if (!memcg || mem_cgroup_is_root(memcg))
+		return 0;
+	return mem_cgroup_private_id(memcg);
 }
 
-/* Batched per CPU: the index's lock is taken once per PAMT_IDLE_BATCH. */
-static void pamt_idle_push(unsigned long idx)
+/* The memcg of @id, NULL for the root's or one gone; under RCU. */
+static struct mem_cgroup *pamt_lru_memcg(unsigned short id)
 {
-	struct pamt_pcpu *pc = raw_cpu_ptr(pamt.pcpu);
-	u32 batch[PAMT_IDLE_BATCH];
-	unsigned long flags;
-	unsigned int n = 0;
+	return id ? mem_cgroup_from_private_id(id) : NULL;
+}
 
-	/* Fully ordered: the slot went IDLE before; see pamt_idle_pop(). */
-	if (test_and_set_bit(PAMT_QUEUED_BIT, &pamt.slots[idx].bits))
+/* Put slot @idx on its list, unless it is on one or taken off by a walk. */
+static void pamt_lru_add(unsigned long idx)
+{
+	struct pamt_slot *s = &pamt.slots[idx];
+	struct mem_cgroup *memcg;
+	struct list_lru_one *l;
+	unsigned long flags;
+	int nid;
+
+	/* Fully ordered: after the word went IDLE or INSTALLED. */
+	if (test_and_set_bit(PAMT_QUEUED_BIT, &s->bits))
 		return;
-	spin_lock_irqsave(&pc->idle_lock, flags);
-	pc->idle_buf[pc->idle_nr] = idx;
-	if (pc->idle_nr + 1 < PAMT_IDLE_BATCH) {
-		WRITE_ONCE(pc->idle_nr, pc->idle_nr + 1);
-	} else {
-		n = PAMT_IDLE_BATCH;
-		memcpy(batch, pc->idle_buf, n * sizeof(*batch));
-		WRITE_ONCE(pc->idle_nr, 0);
-	}
-	spin_unlock_irqrestore(&pc->idle_lock, flags);
-	if (n)
-		pamt_idle_append(batch, n);
+	nid = READ_ONCE(s->nid);
+	rcu_read_lock();
+	memcg = pamt_lru_memcg(READ_ONCE(s->memcg_id));
+	l = list_lru_lock_irqsave(&pamt.lru, nid, &memcg, &flags);
+	__list_lru_add(&pamt.lru, l, &s->lru, nid, memcg);
+	list_lru_unlock_irqrestore(l, &flags);
+	if (!pamt_lru_memcg_id(memcg))
+		pamt_stat_inc(GLOBAL_LOCK);	/* every VM's list */
+	rcu_read_unlock();
 }
 
-/* Any possible CPU, running or not. */
-static void pamt_shrink_flush_cpu(unsigned int cpu)
+/**
+ * pamt_shrink_installed() - file a slot whose pair was just installed
+ * @idx: the slot
+ * @pair: its pair
+ * @objcg: what its range was charged to (pamt_pair_charge()), or NULL
+ *
+ * Context: task context, outside any transition.
+ */
+void pamt_shrink_installed(unsigned long idx, const struct tdx_pamt_pair *pair,
+			   struct obj_cgroup *objcg)
 {
-	struct pamt_pcpu *pc = per_cpu_ptr(pamt.pcpu, cpu);
-	u32 batch[PAMT_IDLE_BATCH];
-	unsigned long flags;
-	unsigned int n;
+	struct pamt_slot *s = &pamt.slots[idx];
+	unsigned short id = 0;
 
-	if (!READ_ONCE(pc->idle_nr))
-		return;
-	spin_lock_irqsave(&pc->idle_lock, flags);
-	n = pc->idle_nr;
-	memcpy(batch, pc->idle_buf, n * sizeof(*batch));
-	WRITE_ONCE(pc->idle_nr, 0);
-	spin_unlock_irqrestore(&pc->idle_lock, flags);
-	if (n)
-		pamt_idle_append(batch, n);
+#ifdef CONFIG_MEMCG
+	if (objcg) {
+		rcu_read_lock();
+		id = pamt_lru_memcg_id(obj_cgroup_memcg(objcg));
+		rcu_read_unlock();
+	}
+#endif
+	WRITE_ONCE(s->nid, page_to_nid(pfn_to_page(pair->pfn[0])));
+	WRITE_ONCE(s->memcg_id, id);
+	pamt_lru_add(idx);
 }
 
-static void pamt_idle_flush_all(void)
+#ifdef CONFIG_MEMCG
+/**
+ * pamt_shrink_prepare() - make the lists of @memcg before filing slots there
+ * @memcg: the memcg ranges will be charged to
+ * @gfp: allocation flags
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int pamt_shrink_prepare(struct mem_cgroup *memcg, gfp_t gfp)
 {
-	unsigned int cpu;
-
-	for_each_possible_cpu(cpu)
-		pamt_shrink_flush_cpu(cpu);
+	return memcg_list_lru_alloc(memcg, &pamt.lru, gfp);
 }
+#endif
 
-static bool pamt_idle_pop(unsigned long *idx)
+/**
+ * struct pamt_walk - one walk of one list, and what it took off
+ * @dispose: the slots taken off
+ * @nid: the list's node
+ * @memcg_id: its memcg, as pamt_lru_memcg_id() names it
+ * @budget: IDLE slots still to take off
+ * @passed: entries taken off or rotated
+ * @loose: take off IDLE slots only if they hold a fallback pair
+ */
+struct pamt_walk {
+	struct list_head dispose;
+	int nid;
+	unsigned short memcg_id;
+	unsigned long budget;
+	unsigned long passed;
+	bool loose;
+};
+
+/*
+ * Under the list's lock, IRQs off: a hint, looked at again off the list.
+ * LRU_STOP drops the lock, as the walk expects.
+ */
+static enum lru_status pamt_lru_isolate(struct list_head *item,
+					struct list_lru_one *list, void *arg)
 {
-	struct pamt_idle_index *ix = &pamt.idle_index;
-	unsigned long flags;
-	bool found = false;
+	struct pamt_slot *s = container_of(item, struct pamt_slot, lru);
+	struct pamt_walk *w = arg;
+	int word = atomic_read(&s->word);
 
-	/* The newest entries wait in the CPUs' buffers: one pass per ring. */
-	if (!READ_ONCE(ix->nr)) {
-		pamt_idle_flush_all();
-		if (!READ_ONCE(ix->nr))
-			return false;
+	if (pamt_slot_state(word) == PAMT_SLOT_IDLE && !(word & PAMT_SLOT_LEAKED)) {
+		/* A chunk's pair: the arena's to give back with its chunk. */
+		if (w->loose && !test_bit(PAMT_LOOSE_BIT, &s->bits)) {
+			w->passed++;
+			return LRU_ROTATE;
+		}
+		if (!w->budget) {
+			spin_unlock_irq(&list->lock);
+			return LRU_STOP;
+		}
+		w->budget--;
 	}
-	spin_lock_irqsave(&ix->lock, flags);
-	pamt_stat_inc(GLOBAL_LOCK);
-	if (ix->nr) {
-		*idx = ix->ring[ix->head];
-		ix->head = (ix->head + 1) % ix->size;
-		WRITE_ONCE(ix->nr, ix->nr - 1);
-		WRITE_ONCE(ix->pops, ix->pops + 1);
-		found = true;
-	}
-	spin_unlock_irqrestore(&ix->lock, flags);
-	if (found) {
-		clear_bit(PAMT_QUEUED_BIT, &pamt.slots[*idx].bits);
-		/*
-		 * Clear, then read the slot; a put makes the slot IDLE, then
-		 * tests the bit.  Either we see IDLE or the put queues it.
-		 */
-		smp_mb__after_atomic();
-	}
-	return found;
+	w->passed++;
+	list_lru_isolate_move(list, item, &w->dispose);
+	return LRU_REMOVED;
 }
 
 /*
  * REMOVE slot @idx if IDLE; with @loose only if it holds a fallback pair.
  * Return: 1 if a pair was freed; 0 if it holds a chunk's pair (@loose),
- * queued again; -EAGAIN if no REMOVE was attempted; else the REMOVE
+ * filed again; -EAGAIN if no REMOVE was attempted; else the REMOVE
  * sequence's error.
  */
 static int pamt_reclaim_slot(unsigned long idx, bool loose)
@@ -174,15 +226,15 @@ static int pamt_reclaim_slot(unsigned long idx, bool loose)
 	for (;;) {
 		/* Another CPU's REMOVE may stay BUSY and leave it IDLE. */
 		if (pamt_slot_state(old) == PAMT_SLOT_REMOVING) {
-			pamt_idle_push(idx);
+			pamt_lru_add(idx);
 			return -EAGAIN;
 		}
-		/* In use, empty or LEAKED: its next last put queues it. */
+		/* In use, empty or LEAKED: its next last put files it. */
 		if (pamt_slot_state(old) != PAMT_SLOT_IDLE ||
 		    (old & PAMT_SLOT_LEAKED))
 			return -EAGAIN;
 		if (loose && !test_bit(PAMT_LOOSE_BIT, &pamt.slots[idx].bits)) {
-			pamt_idle_push(idx);
+			pamt_lru_add(idx);
 			return 0;
 		}
 		ret = pamt_slot_remove(slot, idx, &old, &pair);
@@ -198,7 +250,7 @@ static int pamt_reclaim_slot(unsigned long idx, bool loose)
 		return 1;
 	}
 	/* Whatever the word says now: a BUSY REMOVE left it IDLE. */
-	pamt_idle_push(idx);
+	pamt_lru_add(idx);
 	return ret;
 }
 
@@ -209,31 +261,119 @@ int pamt_shrink_reclaim_slot(unsigned long idx)
 }
 
 /*
- * Pop entries until one REMOVE sequence was attempted, at most *@budget
- * entries, not counting those passed over for a chunk's pair: at most
- * PAMT_LOOSE_SKIPS of them.  Return: as pamt_reclaim_slot(), or 0 if the
- * index or a budget ran out first.
+ * Look at what walk @w took off: REMOVE the IDLE slots, file again those
+ * filed on another list.  Return: pairs freed; *@fails counts REMOVE
+ * sequences that failed.
  */
-static int pamt_reclaim_one(unsigned long *budget, bool loose)
+static unsigned long pamt_lru_dispose(struct pamt_walk *w, bool resched,
+				      unsigned long *fails)
 {
-	unsigned long idx = 0;	/* gcc cannot tell pamt_idle_pop() sets it */
-	unsigned int skips = PAMT_LOOSE_SKIPS;
+	struct pamt_slot *s, *next;
+	unsigned long idx, freed = 0;
+	unsigned short id;
 	int ret;
 
-	while (*budget) {
-		if (!pamt_idle_pop(&idx))
-			return 0;
-		ret = pamt_reclaim_slot(idx, loose);
-		if (!ret) {
-			if (!--skips)
-				return 0;
+	list_for_each_entry_safe(s, next, &w->dispose, lru) {
+		list_del_init(&s->lru);
+		idx = s - pamt.slots;
+		/* Off the list before the bit: a put may add it right after. */
+		clear_bit_unlock(PAMT_QUEUED_BIT, &s->bits);
+		/* Clear, then read the word; a put sets IDLE, then tests the bit. */
+		smp_mb__after_atomic();
+		id = READ_ONCE(s->memcg_id);
+		if (id != w->memcg_id) {
+			rcu_read_lock();
+			/* Its memcg is gone: it is this list's now. */
+			if (!pamt_lru_memcg(id))
+				WRITE_ONCE(s->memcg_id, w->memcg_id);
+			rcu_read_unlock();
+		}
+		/* Filed elsewhere, or too many REMOVEs failed: file it. */
+		if (READ_ONCE(s->nid) != w->nid ||
+		    READ_ONCE(s->memcg_id) != w->memcg_id ||
+		    *fails >= PAMT_SHRINK_MAX_BUSY) {
+			ret = atomic_read(&s->word);
+			if (pamt_slot_state(ret) == PAMT_SLOT_IDLE ||
+			    pamt_slot_state(ret) == PAMT_SLOT_REMOVING)
+				pamt_lru_add(idx);
 			continue;
 		}
-		(*budget)--;
-		if (ret != -EAGAIN)
-			return ret;
+		ret = pamt_reclaim_slot(idx, w->loose);
+		if (ret == 1)
+			freed++;
+		else if (ret < 0 && ret != -EAGAIN)
+			(*fails)++;
+		if (resched)
+			cond_resched();
 	}
-	return 0;
+	return freed;
+}
+
+/*
+ * Walk the list of @nid and @memcg: REMOVE up to @nr IDLE slots, taking
+ * the list for at most PAMT_WALK_FACTOR entries per pair still wanted
+ * (PAMT_WALK_MAX) at a time, until @nr, the list's length when called,
+ * or with @once a first walk, is reached.  Slots in use leave the list on the way, so a walk
+ * passes each once.  Return: pairs freed; *@walked: entries passed.
+ */
+static unsigned long pamt_lru_reclaim(int nid, struct mem_cgroup *memcg,
+				      unsigned long nr, bool loose, bool once,
+				      bool resched, unsigned long *walked,
+				      unsigned long *fails)
+{
+	unsigned long left = list_lru_count_one(&pamt.lru, nid, memcg);
+	struct pamt_walk w = {
+		.nid = nid,
+		.memcg_id = pamt_lru_memcg_id(memcg),
+		.loose = loose,
+	};
+	unsigned long freed = 0, to_walk;
+
+	while (freed < nr && left && *fails < PAMT_SHRINK_MAX_BUSY) {
+		INIT_LIST_HEAD(&w.dispose);
+		w.budget = nr - freed;
+		w.passed = 0;
+		to_walk = min3(left, min(w.budget, left) * PAMT_WALK_FACTOR,
+			       (unsigned long)PAMT_WALK_MAX);
+		list_lru_walk_one_irq(&pamt.lru, nid, memcg, pamt_lru_isolate,
+				      &w, &to_walk);
+		*walked += w.passed;
+		left -= min(w.passed, left);
+		freed += pamt_lru_dispose(&w, resched, fails);
+		if (once || !w.passed)
+			break;
+		if (resched)
+			cond_resched();
+	}
+	return freed;
+}
+
+/*
+ * Every list, node by node and memcg by memcg, each once round: REMOVE
+ * up to @nr IDLE slots, until PAMT_SHRINK_MAX_BUSY REMOVE sequences
+ * failed.  Return: pairs freed; *@walked: entries passed.
+ */
+static unsigned long pamt_lru_reclaim_all(unsigned long nr, bool loose,
+					  bool resched, unsigned long *walked,
+					  unsigned long *fails)
+{
+	unsigned long freed = 0;
+	struct mem_cgroup *memcg;
+	int nid;
+
+	for_each_node_state(nid, N_NORMAL_MEMORY) {
+		memcg = mem_cgroup_iter(NULL, NULL, NULL);
+		do {
+			freed += pamt_lru_reclaim(nid, memcg, nr - freed, loose,
+						  false, resched, walked,
+						  fails);
+			if (freed >= nr || *fails >= PAMT_SHRINK_MAX_BUSY) {
+				mem_cgroup_iter_break(NULL, memcg);
+				return freed;
+			}
+		} while ((memcg = mem_cgroup_iter(NULL, memcg, NULL)));
+	}
+	return freed;
 }
 
 /*
@@ -339,31 +479,41 @@ static void pamt_shrink_cap_chunks(void)
 }
 
 /*
- * A put made slot @idx IDLE: queue it, unless still queued from before.
+ * A put made slot @idx IDLE: file it, unless it is on its list already.
  * @loose is its LOOSE bit from before that put.
  * Return: true if it issued a REMOVE.
  */
 bool pamt_shrink_idle_inc(unsigned long idx, bool loose)
 {
-	unsigned long budget = PAMT_CAP_POPS;
+	struct pamt_slot *s = &pamt.slots[idx];
+	unsigned long walked = 0, fails = 0;
+	struct mem_cgroup *memcg;
 	bool removed = false;
-	int ret;
 
 	pamt_idle_count(1, loose);
-	pamt_idle_push(idx);
+	pamt_lru_add(idx);
 	if (likely(!pamt_shrink_over_cap(0))) {
 		pamt_shrink_cap_chunks();
 		return false;
 	}
 	/*
-	 * A free pair, else at most one REMOVE of the oldest idle slot; the
-	 * rest is the worker's, as this put's own slot is the most recent.
+	 * A free pair, else at most one REMOVE of the oldest idle slot of
+	 * this slot's list; the rest is the worker's.  Not with IRQs off:
+	 * the walk takes the list with spin_lock_irq().
 	 */
-	if (!pamt_mag_shrink_local(1)) {
-		ret = pamt_reclaim_one(&budget, false);
-		if (ret == 1)
+	if (!pamt_mag_shrink_local(1) && !irqs_disabled()) {
+		rcu_read_lock();
+		memcg = pamt_lru_memcg(READ_ONCE(s->memcg_id));
+		if (!mem_cgroup_tryget(memcg))
+			memcg = NULL;
+		rcu_read_unlock();
+		removed = pamt_lru_reclaim(READ_ONCE(s->nid), memcg, 1, false,
+					   true, false, &walked, &fails);
+		mem_cgroup_put(memcg);
+		if (removed)
 			pamt_stat_inc(CAP);
-		removed = ret;	/* 0: no REMOVE within the budget */
+		/* A REMOVE was attempted, whatever it did. */
+		removed = removed || fails;
 	}
 	if (pamt_shrink_over_cap(0))
 		pamt_defer_cap();
@@ -406,8 +556,7 @@ static void pamt_shrink_cap_trim_chunks(void)
  */
 static void pamt_shrink_cap_trim(void)
 {
-	unsigned long fails = 0, budget, idle, cap;
-	int ret;
+	unsigned long fails = 0, walked, idle, cap, n;
 
 	might_sleep();
 	if (pamt.arena)
@@ -416,14 +565,13 @@ static void pamt_shrink_cap_trim(void)
 		cond_resched();
 		if (pamt_mag_shrink_local(1))
 			continue;
-		budget = PAMT_RESCHED_POPS;
-		ret = pamt_reclaim_one(&budget, false);
-		if (ret == 1)
-			pamt_stat_inc(CAP);
-		else if (ret < 0)
-			fails++;
-		else if (budget)
-			break;		/* the index is empty */
+		walked = 0;
+		n = pamt_shrink_idle_memory(true) - READ_ONCE(pamt.idle_cap);
+		n = pamt_lru_reclaim_all(min_t(unsigned long, n, PAMT_RESCHED_POPS),
+					 false, true, &walked, &fails);
+		pamt_stat_add(CAP, n);
+		if (!n)
+			break;		/* nothing IDLE on any list */
 	}
 	/* What is left over the cap is in other CPUs' magazines. */
 	idle = pamt_shrink_idle_memory(true);
@@ -452,28 +600,14 @@ void pamt_shrink_deferred(void)
 	pamt_shrink_cap_trim();
 }
 
-/* One pass over the index; a slot that stays BUSY is queued again. */
+/* One round of every list; a slot that stays BUSY is filed again. */
 unsigned long pamt_shrink_remove_all_idle(void)
 {
-	unsigned long n, freed = 0, budget;
-	int ret;
+	unsigned long freed, walked = 0, fails = 0;
 
 	might_sleep();
-	pamt_idle_flush_all();
-	n = READ_ONCE(pamt.idle_index.nr);
-	while (n) {
-		budget = min_t(unsigned long, n, PAMT_RESCHED_POPS);
-		n -= budget;
-		ret = pamt_reclaim_one(&budget, false);
-		if (!ret && budget)
-			break;		/* the index is empty */
-		n += budget;
-		if (ret == 1) {
-			pamt_stat_inc(SHRINK);
-			freed++;
-		}
-		cond_resched();
-	}
+	freed = pamt_lru_reclaim_all(ULONG_MAX, false, true, &walked, &fails);
+	pamt_stat_add(SHRINK, freed);
 	return freed;
 }
 
@@ -488,69 +622,121 @@ unsigned long tdx_pamt_shrink_count(void)
 }
 
 /*
- * Idle slots oldest first, then this CPU's free pairs; other CPUs' go to
- * the worker.  With the arena, chunks first; then idle slots alone only
- * if they hold a fallback pair.
- * *@nr_scanned (index entries and pairs processed) falls short only when
+ * What reclaim of the root's lists of node @nid may also take: the free
+ * pairs and chunks, which are charged to no memcg and are counted on the
+ * first node only.  With @arena, chunks first.  Return: pairs freed;
+ * *@done: pairs looked at.
+ */
+static unsigned long pamt_shrink_free_pairs(int nid, unsigned long nr,
+					    bool arena, unsigned long *done)
+{
+	unsigned long freed = 0, n, m;
+
+	if (nid != first_online_node || !nr)
+		return 0;
+	if (arena)
+		freed = pamt_arena_shrink(nr, false);
+	while (!arena && freed < nr && (n = pamt_mag_shrink_local(nr - freed)))
+		freed += n;
+	*done += freed;
+	/* Other CPUs' free pairs, which with the arena pin their chunks. */
+	m = pamt_cached_pairs();
+	if (freed < nr && m) {
+		atomic_long_add(min(nr - freed, m), &pamt.defer_drain);
+		pamt_platform_defer();
+		*done += min(nr - freed, m);
+	}
+	return freed;
+}
+
+/*
+ * Every list's IDLE slots oldest first, then this CPU's free pairs;
+ * other CPUs' go to the worker.  With the arena, chunks first; then idle
+ * slots alone only if they hold a fallback pair.
+ * *@nr_scanned (list entries and pairs looked at) falls short only when
  * nothing more can be done here.  Never sleeps.
  */
 unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
 				   unsigned long *nr_scanned)
 {
-	unsigned long freed = 0, fails = 0, budget = nr_to_scan, n, m;
-	unsigned long loose = ULONG_MAX;
-	int ret;
+	unsigned long freed = 0, fails = 0, done = 0, n;
 
 	if (!pamt.enabled)
 		goto out;
-	if (pamt.arena) {
-		freed = pamt_arena_shrink(nr_to_scan, false);
-		budget -= min(freed, budget);
-		loose = pamt_shrink_loose_idle();
-	}
-	while (budget && loose && fails < PAMT_SHRINK_MAX_BUSY) {
-		ret = pamt_reclaim_one(&budget, pamt.arena);
-		if (!ret)
-			break;
-		if (ret < 0) {
-			fails++;
-			continue;
-		}
-		pamt_stat_inc(SHRINK);
-		freed++;
-		loose--;
-	}
-	/* With the arena, pamt_arena_shrink() took them into their chunks. */
-	while (!pamt.arena && budget && (n = pamt_mag_shrink_local(budget))) {
+	if (pamt.arena)
+		freed = pamt_shrink_free_pairs(first_online_node, nr_to_scan,
+					       true, &done);
+	if (freed < nr_to_scan) {
+		n = pamt_lru_reclaim_all(nr_to_scan - freed, pamt.arena, false,
+					 &done, &fails);
+		pamt_stat_add(SHRINK, n);
 		freed += n;
-		budget -= n;
 	}
-	m = pamt_cached_pairs();
-	if (budget && m) {
-		atomic_long_add(min(budget, m), &pamt.defer_drain);
-		pamt_platform_defer();
-	}
+	if (!pamt.arena && freed < nr_to_scan)
+		freed += pamt_shrink_free_pairs(first_online_node,
+						nr_to_scan - freed, false,
+						&done);
 	trace_tdx_pamt_shrink(nr_to_scan, freed);
 out:
 	if (nr_scanned)
-		*nr_scanned = nr_to_scan - budget;
+		*nr_scanned = min(done, nr_to_scan);
 	return freed;
 }
 
-unsigned long pamt_shrink_count_objects(struct shrinker *s,
-					struct shrink_control *sc)
+/*
+ * The list of @sc's node and memcg, plus for the root's the free pairs;
+ * with the arena, the root's is what pamt_arena_shrink() and a walk for
+ * fallback pairs could give back: computed, at most 64 chunks looked at.
+ */
+static unsigned long pamt_shrink_count_objects(struct shrinker *s,
+					       struct shrink_control *sc)
 {
-	return tdx_pamt_shrink_count() ?: SHRINK_EMPTY;
+	unsigned long n = 0;
+
+	if (!pamt.enabled)
+		return SHRINK_EMPTY;
+	if (pamt_lru_memcg_id(sc->memcg) || !pamt.arena)
+		n = list_lru_shrink_count(&pamt.lru, sc);
+	if (!pamt_lru_memcg_id(sc->memcg) && sc->nid == first_online_node)
+		n += pamt.arena ? pamt_arena_reclaimable(false) +
+				  pamt_shrink_loose_idle() :
+				  pamt_cached_pairs();
+	return n ?: SHRINK_EMPTY;
 }
 
-unsigned long pamt_shrink_scan_objects(struct shrinker *s,
-				       struct shrink_control *sc)
+/*
+ * At most sc->nr_to_scan REMOVEs, passing at most PAMT_WALK_FACTOR times
+ * as many list entries; a memcg's reclaim REMOVEs any IDLE slot of its
+ * list, which uncharges it even when the pair goes back to its chunk.
+ */
+static unsigned long pamt_shrink_scan_objects(struct shrinker *s,
+					      struct shrink_control *sc)
 {
-	unsigned long freed;
+	bool root = !pamt_lru_memcg_id(sc->memcg);
+	unsigned long nr = sc->nr_to_scan, freed = 0, done = 0, fails = 0;
+	bool arena = root && pamt.arena;
+	unsigned long n;
 
-	freed = tdx_pamt_shrink_scan(sc->nr_to_scan, &sc->nr_scanned);
+	if (!pamt.enabled) {
+		sc->nr_scanned = 0;
+		return SHRINK_STOP;
+	}
+	if (arena)
+		freed = pamt_shrink_free_pairs(sc->nid, nr, true, &done);
+	if (freed < nr) {
+		n = pamt_lru_reclaim(sc->nid, sc->memcg, nr - freed, arena,
+				     false, gfpflags_allow_blocking(sc->gfp_mask),
+				     &done, &fails);
+		pamt_stat_add(SHRINK, n);
+		freed += n;
+	}
+	if (root && !arena && freed < nr)
+		freed += pamt_shrink_free_pairs(sc->nid, nr - freed, false,
+						&done);
+	trace_tdx_pamt_shrink(nr, freed);
+	sc->nr_scanned = min(done, nr);
 	/* Fell short and freed nothing: another call would do the same. */
-	if (!freed && sc->nr_scanned < sc->nr_to_scan)
+	if (!freed && sc->nr_scanned < nr)
 		return SHRINK_STOP;
 	return freed;
 }
@@ -572,10 +758,8 @@ unsigned long tdx_pamt_drain(void)
 /* @cpu is dead and stays so during the call. */
 void tdx_pamt_drain_cpu(unsigned int cpu)
 {
-	if (pamt.enabled) {
-		pamt_shrink_flush_cpu(cpu);
+	if (pamt.enabled)
 		pamt_mag_drain_dead(cpu);
-	}
 }
 
 unsigned long tdx_pamt_idle_cap(void)

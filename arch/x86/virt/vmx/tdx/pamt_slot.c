@@ -467,7 +467,8 @@ again:
 		}
 		if (!ret) {
 			src = PAMT_PAIR_NONE;	/* the module holds it */
-			pamt_pair_charge(&pair, res);
+			pamt_shrink_installed(idx, &pair,
+					      pamt_pair_charge(&pair, res));
 		} else {
 			pamt_stat_inc(ADD_FAILED);
 			w = atomic_read(slot);

@@ -1,12 +1,21 @@
 /*
- * pamt_shrink.c stand-in: no idle index, cap or shrinker; an idle slot
+ * pamt_shrink.c stand-in: no idle LRU, cap or shrinker; an idle slot
  * keeps its pair until tdx_pamt_drain() or tdx_pamt_exit() walk the slots.
  */
 #include <linux/cpumask.h>
 #include <linux/sched.h>
 
-static inline int pamt_shrink_init(unsigned long nr_slots) { return 0; }
+static inline int pamt_shrink_init(void) { return 0; }
 static inline void pamt_shrink_exit(void) { }
+static inline void pamt_shrink_installed(unsigned long idx,
+					 const struct tdx_pamt_pair *pair,
+					 struct obj_cgroup *objcg) { }
+#ifdef CONFIG_MEMCG
+static inline int pamt_shrink_prepare(struct mem_cgroup *memcg, gfp_t gfp)
+{
+	return 0;
+}
+#endif
 
 static inline bool pamt_shrink_idle_inc(unsigned long idx, bool loose)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit: the PAMT cache's shrink layer: the idle index and its order,
+ * KUnit: the PAMT cache's shrink layer: the idle LRU and its order,
  * the shrinker's count and scan, the idle cap, tdx_pamt_drain(),
  * sparse memory at both ends, and a host without Dynamic PAMT.
  */
@@ -207,7 +207,7 @@ static void pk_sparse_far(struct kunit *test)
 	nr = end / TDX_PAMT_PAGES_PER_SLOT + PAMT_BLOCK_SLOTS;
 	KUNIT_EXPECT_EQ(test, pamt.nr_flat, end / TDX_PAMT_PAGES_PER_SLOT);
 	KUNIT_ASSERT_EQ(test, pamt.nr_slots, nr);
-	meta = nr * sizeof(struct pamt_slot) + sizeof(unsigned long) + nr * sizeof(u32);
+	meta = nr * sizeof(struct pamt_slot) + sizeof(unsigned long);
 	KUNIT_EXPECT_EQ(test, pamt.meta_bytes, meta);
 	kunit_info(test, "slot metadata: %lu bytes for %lu covered 2M ranges, 2^46 pfns apart\n",
 		   pamt.meta_bytes, nr);
