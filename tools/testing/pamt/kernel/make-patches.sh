@@ -442,15 +442,18 @@ harness_part "tools/testing/pamt: Add kernel shims for a userspace build of the 
 "Build the cache's own .c files in userspace, as tools/testing/vma does:
 shim headers map the kernel APIs the cache uses onto C11 atomics and
 pthreads, one header per kernel header." \
-	$PT/shim/shim.h $PT/shim/custom.h $PT/shim/dup.h \
-	$PT/shim/stubs.h $(tracked $PT/shim/include)
-harness_part "tools/testing/pamt: Simulate pages, CPUs and reclaim for the PAMT harness" \
+	$PT/shim/shim.h $PT/shim/custom.h $PT/shim/dup.h $PT/shim/stubs.h \
+	$(tracked $PT/shim/include | grep -v '/list_lru\.h$\|/nodemask\.h$')
+harness_part "tools/testing/pamt: Simulate pages and CPUs for the PAMT harness" \
 "A page allocator with failure injection and leak accounting, per-thread
-CPUs with preemption and interrupt state, local locks, work items, and
-the kernel's shrink_slab() loop, so that the shrinker is called as the
-kernel calls it." \
-	$PT/shim/sim.c $PT/shim/sim.h $PT/shim/list_lru.c \
-	$PT/shim/shrink_slab.c $PT/shim/shrink_slab.h
+CPUs with preemption and interrupt state, local locks and work items." \
+	$PT/shim/sim.c $PT/shim/sim.h
+harness_part "tools/testing/pamt: Simulate memcgs, list_lru and reclaim for the PAMT harness" \
+"Memcgs with ids, nodes, a list_lru with a list and a lock per node and
+memcg, and the kernel's shrink_slab() loop, node by node and memcg by
+memcg, so that the shrinker is called as the kernel calls it." \
+	$PT/shim/include/linux/list_lru.h $PT/shim/include/linux/nodemask.h \
+	$PT/shim/list_lru.c $PT/shim/shrink_slab.c $PT/shim/shrink_slab.h
 for f in $(tracked $PT | grep -v '^tools/testing/pamt/\(kernel\|bench\|model\|vt\|tests\)/'); do
 	[ -e "$WORK/$f" ] || copy "$f"
 done

@@ -593,32 +593,6 @@ extern __thread struct obj_cgroup *pamt_sim_objcg;
 #define memcg_kmem_online()	true
 #define current_obj_cgroup()	pamt_sim_objcg
 
-unsigned short mem_cgroup_private_id(struct mem_cgroup *memcg);
-struct mem_cgroup *mem_cgroup_from_private_id(unsigned short id);
-/* NULL first: the root; then every memcg named so far. */
-struct mem_cgroup *mem_cgroup_iter(struct mem_cgroup *root,
-				   struct mem_cgroup *prev, void *reclaim);
-#define mem_cgroup_iter_break(root, prev)	do { } while (0)
-#define mem_cgroup_is_root(memcg)					\
-	(!(memcg) || container_of(memcg, struct obj_cgroup, memcg)->root)
-#define mem_cgroup_tryget(memcg)	true
-#define mem_cgroup_put(memcg)		do { } while (0)
-
-static inline struct mem_cgroup *obj_cgroup_memcg(struct obj_cgroup *objcg)
-{
-	return &objcg->memcg;
-}
-#define get_mem_cgroup_from_objcg(objcg)	obj_cgroup_memcg(objcg)
-
-/* ---- NUMA: node 1 from pamt_sim_node1_pfn on (none by default) ---- */
-#define PAMT_SIM_MAX_NODES	2
-extern unsigned long pamt_sim_node1_pfn;
-#define first_online_node	0
-#define page_to_nid(page)	(page_to_pfn(page) >= pamt_sim_node1_pfn)
-#define for_each_node_state(nid, state)					\
-	for ((nid) = 0; (nid) < (pamt_sim_node1_pfn == ULONG_MAX ? 1 :	\
-				 PAMT_SIM_MAX_NODES); (nid)++)
-
 static inline bool obj_cgroup_is_root(const struct obj_cgroup *objcg)
 {
 	return objcg->root;
@@ -665,10 +639,6 @@ static inline void obj_cgroup_get(struct obj_cgroup *objcg)
 			pamt_sim_fatal("memcg uncharged below zero",	\
 				       __FILE__, __LINE__);		\
 	} while (0)
-
-/* ---- shrinkers (the harness calls the callbacks itself) ---- */
-struct shrinker *shrinker_alloc(unsigned int flags, const char *fmt, ...);
-void shrinker_free(struct shrinker *shrinker);
 
 /* ---- time ---- */
 u64 ktime_get_ns(void);

@@ -143,7 +143,8 @@ static struct list_lru_one *sim_lru_one(struct list_lru *lru, int nid,
 }
 
 struct list_lru_one *list_lru_lock_irqsave(struct list_lru *lru, int nid,
-		struct mem_cgroup **memcg, unsigned long *irq_flags)
+					   struct mem_cgroup **memcg,
+					   unsigned long *irq_flags)
 {
 	struct list_lru_one *l = sim_lru_one(lru, nid, *memcg);
 

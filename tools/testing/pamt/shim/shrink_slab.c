@@ -92,8 +92,9 @@ unsigned long pamt_do_shrink_slab(struct pamt_reclaim *r, int priority)
 		}
 		memcg = mem_cgroup_iter(NULL, NULL, NULL);
 		do {
-			freed += do_shrink_one(r, priority, nid, memcg,
-					       &r->nr_deferred[nid][mem_cgroup_private_id(memcg)]);
+			long *d = &r->nr_deferred[nid][mem_cgroup_private_id(memcg)];
+
+			freed += do_shrink_one(r, priority, nid, memcg, d);
 		} while ((memcg = mem_cgroup_iter(NULL, memcg, NULL)));
 	}
 	return freed;

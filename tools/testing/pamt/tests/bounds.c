@@ -266,6 +266,7 @@ PAMT_TEST(bounds_shrinker_reclaims_magazine_pairs)
 PAMT_TEST(bounds_idle_put_takes_no_lock)
 {
 	struct pamt_env_opts o = { .idle_cap = 100000, .nr_slots = 1024 };
+	struct shrink_control sc = { .gfp_mask = GFP_KERNEL };
 	const unsigned long n = 640;
 	u64 locks, walked;
 	unsigned long s;
@@ -273,8 +274,7 @@ PAMT_TEST(bounds_idle_put_takes_no_lock)
 	ASSERT(!pamt_env_up(&o));
 	for (s = 0; s < n; s++)
 		ASSERT(!tdx_pamt_get(slot_pfn(s, 0), NULL));
-	EXPECT_EQ(pamt.shrinker->count_objects(pamt.shrinker,
-				&(struct shrink_control) { .nr_to_scan = 0 }), n);
+	EXPECT_EQ(pamt.shrinker->count_objects(pamt.shrinker, &sc), n);
 	locks = stat(TDX_PAMT_STAT_GLOBAL_LOCK);
 	walked = reclaim_work();
 	for (s = 0; s < n; s++)

@@ -137,8 +137,7 @@ PAMT_TEST(err_add_busy_transient_succeeds)
 	EXPECT_EQ(tdx_pamt_get(slot_pfn(6, 0), NULL), 0);
 	EXPECT_EQ(fake_calls(PAMT_FAKE_ADD), 4);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_BUSY), 3);
-	/* No serialised call; the install filed the slot on the root's list. */
-	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), 1);	/* the root's list */
 	/* BUSY past the backoff: the serialised retry succeeds. */
 	pamt_fake_inject(PAMT_FAKE_ADD, TDX_PAMT_OPERAND_BUSY,
 			 PAMT_BUSY_RETRIES + 2, 0);

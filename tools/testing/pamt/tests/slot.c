@@ -37,8 +37,7 @@ PAMT_TEST(slot_get_installed_is_fast)
 	EXPECT_EQ(slot_word(3), PAMT_SLOT_INSTALLED | 3);
 	EXPECT_EQ(fake_calls(PAMT_FAKE_ADD), 1);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_GET_FAST), 2);
-	/* The install's, filing the slot on the root memcg's list. */
-	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), 1);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_GLOBAL_LOCK), 1);	/* the root's list */
 	EXPECT_EQ(tdx_pamt_put(slot_pfn(3, 0)), 0);
 	EXPECT_EQ(tdx_pamt_put(slot_pfn(3, 1)), 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_PUT_FAST), 2);

@@ -59,4 +59,5 @@ pamt_pair_charge(const struct tdx_pamt_pair *pair, struct tdx_pamt_cache *res)
 {
 	return NULL;
 }
+
 static inline void pamt_pair_uncharge(const struct tdx_pamt_pair *pair) { }

@@ -12,6 +12,35 @@
 
 #include "../../shim.h"
 
+/* ---- memcgs: what the tests name, numbered (custom.h: struct mem_cgroup) */
+unsigned short mem_cgroup_private_id(struct mem_cgroup *memcg);
+struct mem_cgroup *mem_cgroup_from_private_id(unsigned short id);
+/* NULL first: the root; then every memcg named so far. */
+struct mem_cgroup *mem_cgroup_iter(struct mem_cgroup *root,
+				   struct mem_cgroup *prev, void *reclaim);
+#define mem_cgroup_iter_break(root, prev)	do { } while (0)
+#define mem_cgroup_is_root(memcg)					\
+	(!(memcg) || container_of(memcg, struct obj_cgroup, memcg)->root)
+#define mem_cgroup_tryget(memcg)	true
+#define mem_cgroup_put(memcg)		do { } while (0)
+
+#define obj_cgroup_memcg(objcg)		(&(objcg)->memcg)
+#define get_mem_cgroup_from_objcg(objcg)	obj_cgroup_memcg(objcg)
+
+/* ---- NUMA: node 1 from pamt_sim_node1_pfn on (none by default) ---- */
+#define PAMT_SIM_MAX_NODES	2
+extern unsigned long pamt_sim_node1_pfn;
+#define first_online_node	0
+#define page_to_nid(page)	(page_to_pfn(page) >= pamt_sim_node1_pfn)
+#define for_each_node_state(nid, state)					\
+	for ((nid) = 0; (nid) < (pamt_sim_node1_pfn == ULONG_MAX ? 1 :	\
+				 PAMT_SIM_MAX_NODES); (nid)++)
+
+/* ---- shrinkers (the harness calls the callbacks itself) ---- */
+struct shrinker *shrinker_alloc(unsigned int flags, const char *fmt, ...);
+void shrinker_free(struct shrinker *shrinker);
+
+/* ---- list_lru ---- */
 enum lru_status {
 	LRU_REMOVED,
 	LRU_REMOVED_RETRY,
@@ -24,7 +53,7 @@ enum lru_status {
 struct list_lru_one {
 	struct list_head list;
 	long nr_items;
-	spinlock_t lock;
+	spinlock_t lock;		/* @list and @nr_items */
 };
 
 #define PAMT_SIM_MAX_MEMCGS	64
@@ -38,7 +67,8 @@ struct list_lru {
 };
 
 typedef enum lru_status (*list_lru_walk_cb)(struct list_head *item,
-		struct list_lru_one *list, void *cb_arg);
+					    struct list_lru_one *list,
+					    void *cb_arg);
 
 int __list_lru_init(struct list_lru *lru, bool memcg_aware,
 		    struct shrinker *shrinker);
@@ -51,11 +81,12 @@ void list_lru_destroy(struct list_lru *lru);
 int memcg_list_lru_alloc(struct mem_cgroup *memcg, struct list_lru *lru,
 			 gfp_t gfp);
 struct list_lru_one *list_lru_lock_irqsave(struct list_lru *lru, int nid,
-		struct mem_cgroup **memcg, unsigned long *irq_flags);
+					   struct mem_cgroup **memcg,
+					   unsigned long *irq_flags);
 void list_lru_unlock_irqrestore(struct list_lru_one *l,
-		unsigned long *irq_flags);
+				unsigned long *irq_flags);
 bool __list_lru_add(struct list_lru *lru, struct list_lru_one *l,
-		struct list_head *item, int nid, struct mem_cgroup *memcg);
+		    struct list_head *item, int nid, struct mem_cgroup *memcg);
 unsigned long list_lru_count_one(struct list_lru *lru, int nid,
 				 struct mem_cgroup *memcg);
 void list_lru_isolate_move(struct list_lru_one *list, struct list_head *item,
