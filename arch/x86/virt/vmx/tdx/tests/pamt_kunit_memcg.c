@@ -5,7 +5,8 @@
  * (set_active_memcg() in this kthread), and reads the memcg's "kernel"
  * statistic (MEMCG_KMEM): a top-up charges its reserve, a get under a
  * spinlock moves a charge to the range, freeing the reserve and reclaim
- * give every charge back.  Documentation/arch/x86/tdx-dpamt.rst, "Memory
+ * give every charge back; at memory.max, the memcg's own reclaim takes
+ * its idle ranges back.  Documentation/arch/x86/tdx-dpamt.rst, "Memory
  * accounting".
  */
 #include <linux/cgroup.h>
@@ -14,6 +15,7 @@
 #include <linux/memcontrol.h>
 #include <linux/mount.h>
 #include <linux/namei.h>
+#include <linux/page_counter.h>
 #include <linux/sched/mm.h>
 #include <linux/spinlock.h>
 #include "pamt_kunit.h"
@@ -161,6 +163,102 @@ static void pk_memcg_charge(struct kunit *test)
 	pk_memcg_remove(&m);
 }
 
+/* Write @val to the test cgroup's file @name. */
+static int pk_memcg_write(struct pk_memcg *m, const char *name,
+			  const char *val)
+{
+	char path[64];
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), PK_MEMCG_NAME "/%s", name);
+	f = file_open_root_mnt(m->mnt, path, O_WRONLY, 0);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	n = kernel_write(f, val, strlen(val), &pos);
+	fput(f);
+	return n == strlen(val) ? 0 : n < 0 ? n : -EIO;
+}
+
+#define PK_MAX_RANGES	256	/* idle ranges charged: 2 MiB of pairs */
+#define PK_MAX_ROOM	16	/* pages below memory.max when it starts */
+
+/*
+ * A memcg at memory.max gets its own idle pairs back through its own
+ * reclaim: ranges charged to it go idle, memory.max is set just above
+ * what it uses, then it allocates pages past the limit.  The kernel's
+ * memcg reclaim must reach the cache's shrinker for that memcg: every
+ * allocation and a top-up succeed, and the ranges' charge falls.
+ */
+static void pk_memcg_reclaim_at_max(struct kunit *test)
+{
+	unsigned long i, kmem, got = 0, usage, shrink;
+	struct tdx_pamt_cache res;
+	struct mem_cgroup *old;
+	struct pk_memcg m = { };
+	struct page **pages;
+	char buf[32];
+	int ret;
+
+	pk_up(test);
+	KUNIT_ASSERT_EQ(test, pk_glue(test), 0);
+	pages = kunit_kcalloc(test, PK_MAX_RANGES, sizeof(*pages), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, pages);
+	ret = pk_memcg_make(&m);
+	if (ret) {
+		pk_memcg_remove(&m);
+		KUNIT_FAIL(test, "cannot make a memcg: %d", ret);
+		return;
+	}
+	tdx_init_pamt_cache(&res);
+	old = set_active_memcg(m.memcg);
+	for (i = 0; i < PK_MAX_RANGES; i++) {
+		ret = tdx_topup_pamt_cache(&res, 1);
+		if (!ret) {
+			spin_lock(&pk_lock);
+			ret = tdx_pamt_get(pk_slot_pfn(test, i), &res);
+			spin_unlock(&pk_lock);
+		}
+		KUNIT_EXPECT_EQ(test, ret, 0);
+	}
+	tdx_free_pamt_cache(&res);
+	for (i = 0; i < PK_MAX_RANGES; i++)
+		KUNIT_EXPECT_EQ(test, tdx_pamt_put(pk_slot_pfn(test, i)), 0);
+	kmem = pk_kmem(m.memcg);
+	KUNIT_EXPECT_GE(test, kmem, PK_MAX_RANGES * PK_PAIR_PAGES);
+
+	usage = page_counter_read(&m.memcg->memory);
+	snprintf(buf, sizeof(buf), "%lu", (usage + PK_MAX_ROOM) * PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, pk_memcg_write(&m, "memory.max", buf), 0);
+	shrink = pk_stat(TDX_PAMT_STAT_SHRINK);
+	for (i = 0; i < PK_MAX_RANGES; i++) {
+		pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+		if (!pages[i])
+			break;
+		got++;
+	}
+	ret = tdx_topup_pamt_cache(&res, 4);
+	set_active_memcg(old);
+	shrink = pk_stat(TDX_PAMT_STAT_SHRINK) - shrink;
+	kunit_info(test, "%lu pages allocated past memory.max, %lu idle pairs reclaimed, kmem %lu -> %lu pages\n",
+		   got, shrink, kmem, pk_kmem(m.memcg));
+	KUNIT_EXPECT_EQ(test, got, (unsigned long)PK_MAX_RANGES);
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	/* Room for the pages came from the ranges' charges. */
+	KUNIT_EXPECT_GE(test, shrink * PK_PAIR_PAGES,
+			(unsigned long)PK_MAX_RANGES - PK_MAX_ROOM);
+
+	for (i = 0; i < got; i++)
+		__free_page(pages[i]);
+	tdx_free_pamt_cache(&res);
+	KUNIT_EXPECT_EQ(test, pk_memcg_write(&m, "memory.max", "max"), 0);
+	tdx_pamt_drain();
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_INSTALLED), 0ULL);
+	pk_check_accounting(test, 0);
+	pk_memcg_remove(&m);
+}
+
 static void pk_memcg_charge_arena(struct kunit *test)
 {
 	pk_arena_up(test, 0);
@@ -176,6 +274,7 @@ static void pk_memcg_charge_no_arena(struct kunit *test)
 static struct kunit_case pk_memcg_cases[] = {
 	KUNIT_CASE(pk_memcg_charge_arena),
 	KUNIT_CASE(pk_memcg_charge_no_arena),
+	KUNIT_CASE(pk_memcg_reclaim_at_max),
 	KUNIT_CASE(pk_suite_leak_check),
 	{}
 };
