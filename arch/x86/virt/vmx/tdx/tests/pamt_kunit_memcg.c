@@ -227,8 +227,7 @@ static void pk_memcg_reclaim_at_max(struct kunit *test)
 
 	usage = page_counter_read(&m.memcg->memory);
 	snprintf(buf, sizeof(buf), "%lu", (usage + PK_MAX_ROOM) * PAGE_SIZE);
-	KUNIT_ASSERT_EQ(test, pk_memcg_write(&m, PK_MEMCG_NAME "/memory.max",
-					     buf), 0);
+	KUNIT_ASSERT_EQ(test, pk_memcg_write(&m, PK_MEMCG_NAME "/memory.max", buf), 0);
 	shrink = pk_stat(TDX_PAMT_STAT_SHRINK);
 	for (i = 0; i < PK_MAX_RANGES; i++) {
 		pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
