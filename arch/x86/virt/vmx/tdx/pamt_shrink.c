@@ -97,10 +97,7 @@ static unsigned short pamt_lru_memcg_id(struct mem_cgroup *memcg)
 
 /*
  * The memcg of @id, NULL for the root's or one gone; under RCU.  A slot
- * whose memcg died names it until a walk of the list its entry was moved
- * to (the parent's) corrects it.  If the id is reused before that, the
- * slot is filed with the new memcg; if that one has no lists yet,
- * list_lru files it with the parent, warning under CONFIG_DEBUG_VM.
+ * keeps a dead memcg's id until a walk of its new list corrects it.
  */
 static struct mem_cgroup *pamt_lru_memcg(unsigned short id)
 {
