@@ -207,9 +207,10 @@ commit "x86/virt/tdx: Set the PAMT cache up over the covered memory" \
 platform backend, and allocates one slot word per covered 2M range: a
 flat window over the densest part of memory, which a get reaches with
 one subtraction and one compare, and 1G blocks for ranges far from it,
-found by a binary search of their keys, so that sparse memory costs a
-word per covered 2M range, not per 2M of the span.  A word is padded to
-32 bytes: CPUs often fault neighbouring ranges at once.  tdx_pamt_exit()
+found in an xarray keyed by pfn >> 18, so that sparse memory costs a
+slot per covered 2M range, not per 2M of the span.  A slot is 32 bytes:
+the word, the node and memcg of its idle list, and its list_head.
+tdx_pamt_exit()
 gives everything back but the pairs the module still holds (a REMOVE
 that failed): their pages are not ours to free.
 

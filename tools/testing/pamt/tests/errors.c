@@ -208,19 +208,26 @@ PAMT_TEST(err_alloc_failure_is_enomem)
 	EXPECT_EQ(tdx_pamt_put(slot_pfn(2, 0)), 0);
 }
 
-/* tdx_pamt_init() failing at every allocation leaves nothing behind. */
+/*
+ * tdx_pamt_init() failing at every allocation leaves nothing behind; a
+ * range far from the first brings the far blocks' table in.
+ */
 PAMT_TEST(err_init_enomem_at_every_step)
 {
-	struct tdx_pamt_range r = { PAMT_ENV_BASE_PFN,
-				    PAMT_ENV_BASE_PFN + 16 * 512 };
+	unsigned long far = PAMT_ENV_BASE_PFN + (1UL << 30);
+	struct tdx_pamt_range r[2] = {
+		{ PAMT_ENV_BASE_PFN, PAMT_ENV_BASE_PFN + 16 * 512 },
+		{ far, far + 2 * 512 },
+	};
 	struct tdx_pamt_config cfg = { .ops = &pamt_fake_ops };
+	atomic_t *slot;
 	long step;
 	int ret;
 
 	pamt_sim_set_nr_cpus(4);
 	for (step = 0; step < 100; step++) {
 		pamt_sim_fail_set(&pamt_sim_fail_kmalloc, step, 0);
-		ret = tdx_pamt_init(&r, 1, &cfg);
+		ret = tdx_pamt_init(r, 2, &cfg);
 		if (!ret)
 			break;
 		EXPECT_EQ(ret, -ENOMEM);
@@ -228,8 +235,13 @@ PAMT_TEST(err_init_enomem_at_every_step)
 		EXPECT(!pamt.pcpu);
 	}
 	pamt_sim_fail_set(&pamt_sim_fail_kmalloc, -1, 0);
-	EXPECT(step > 2);
+	EXPECT(step > 3);
 	EXPECT(tdx_pamt_enabled());
+	EXPECT(pamt.nr_slots > pamt.nr_flat);
+	slot = pamt_slot_lookup(far + 512);
+	EXPECT(slot && pamt_slot_base_pfn(pamt_slot_idx(slot)) == far + 512);
+	EXPECT(atomic_read(pamt_slot_lookup(far + 2 * 512)) & PAMT_SLOT_HOLE);
+	EXPECT(!pamt_slot_lookup(far + PAMT_BLOCK_SLOTS * 512));
 	tdx_pamt_exit();
 	/* LeakSanitizer, in the asan build, checks the rest at exit. */
 }

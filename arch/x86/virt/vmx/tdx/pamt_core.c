@@ -100,6 +100,7 @@ static unsigned long pamt_far_blocks(const struct tdx_pamt_range *ranges,
 
 static void pamt_slots_free(void)
 {
+	xa_destroy(&pamt.far);
 	kvfree(pamt.far_keys);
 	kvfree(pamt.slots);
 	pamt.far_keys = NULL;
@@ -116,6 +117,7 @@ static unsigned long pamt_slots_init(const struct tdx_pamt_range *ranges,
 	unsigned long n_far, idx, s, covered = 0;
 	unsigned int first, last, i;
 
+	xa_init(&pamt.far);
 	pamt_pick_window(ranges, nr, &first, &last);
 	n_far = pamt_far_blocks(ranges, nr, first, last, NULL);
 	if (n_far) {
@@ -124,6 +126,13 @@ static unsigned long pamt_slots_init(const struct tdx_pamt_range *ranges,
 		if (!pamt.far_keys)
 			return 0;
 		pamt_far_blocks(ranges, nr, first, last, pamt.far_keys);
+	}
+	for (idx = 0; idx < n_far; idx++) {
+		if (xa_is_err(xa_store(&pamt.far, pamt.far_keys[idx],
+				       xa_mk_value(idx), GFP_KERNEL))) {
+			pamt_slots_free();
+			return 0;
+		}
 	}
 	pamt.base_idx = ranges[first].start_pfn / TDX_PAMT_PAGES_PER_SLOT;
 	pamt.nr_flat = ranges[last].end_pfn / TDX_PAMT_PAGES_PER_SLOT -

@@ -20,6 +20,7 @@
 #include <linux/percpu.h>
 #include <linux/spinlock.h>
 #include <linux/time64.h>
+#include <linux/xarray.h>
 #include <asm/tdx_pamt.h>
 
 /* TDX module statuses (bits 63:32; the low bits name an operand). */
@@ -158,9 +159,8 @@ struct pamt_pcpu {
 
 /*
  * Slots outside the flat window live in blocks of PAMT_BLOCK_SLOTS, one
- * block per 1G-aligned 1G of covered memory, found by a binary search of
- * their sorted keys; see "Slot words and sparse memory" in the
- * Documentation.
+ * block per 1G-aligned 1G of covered memory, found in pamt.far; see
+ * "Slot words and sparse memory" in the Documentation.
  */
 #define PAMT_BLOCK_SLOTS	512
 #define PAMT_BLOCK_PFN_SHIFT	(9 + 9)	/* pfn -> block key */
@@ -199,7 +199,8 @@ struct pamt_cache {
 	unsigned long base_idx;		/* pfn / 512 of slots[0] */
 	unsigned long nr_flat;		/* slots in the flat window */
 	unsigned long nr_slots;
-	unsigned long *far_keys;	/* far block keys, ascending */
+	struct xarray far;		/* far block key -> its number */
+	unsigned long *far_keys;	/* far block number -> key */
 	unsigned long meta_bytes;	/* slot metadata, for the statistics */
 	const struct tdx_pamt_ops *ops;
 	unsigned int mag_size;
@@ -305,19 +306,11 @@ static inline unsigned long pamt_slot_idx(const atomic_t *slot)
  */
 static inline atomic_t *pamt_slot_far(unsigned long nr)
 {
-	unsigned long n = (pamt.nr_slots - pamt.nr_flat) / PAMT_BLOCK_SLOTS;
-	unsigned long key = nr / PAMT_BLOCK_SLOTS, lo = 0, half;
+	void *block = xa_load(&pamt.far, nr / PAMT_BLOCK_SLOTS);
 
-	if (!n)
+	if (!block)
 		return NULL;
-	for (; n > 1; n -= half) {
-		half = n / 2;
-		if (pamt.far_keys[lo + half] <= key)
-			lo += half;
-	}
-	if (pamt.far_keys[lo] != key)
-		return NULL;
-	return &pamt.slots[pamt.nr_flat + lo * PAMT_BLOCK_SLOTS +
+	return &pamt.slots[pamt.nr_flat + xa_to_value(block) * PAMT_BLOCK_SLOTS +
 			   nr % PAMT_BLOCK_SLOTS].word;
 }
 
