@@ -142,6 +142,11 @@ static double per_million(u64 n, u64 ops)
 	return ops ? (double)n * 1e6 / (double)ops : 0;
 }
 
+static double pct(u64 n, u64 of)
+{
+	return of ? 100.0 * (double)n / (double)of : 0;
+}
+
 static void print_counters(const struct bench_result *br)
 {
 	int s;
@@ -177,11 +182,17 @@ static void print_counters(const struct bench_result *br)
 	}
 	printf("  (idle end: pairs held but not mapping a TD page after the last teardown, before tdx_pamt_exit;\n"
 	       "   peak PAMT: pair pages held at once, sampled every 1 ms; slow: ops that took a 0<->1 refcount step)\n");
-}
+	for (s = S_LEAN; s < S_NR; s++) {
+		const struct sresult *r = &br->s[s];
 
-static double pct(u64 n, u64 of)
-{
-	return of ? 100.0 * (double)n / (double)of : 0;
+		if (!r->ran || !r->adds_memcg)
+			continue;
+		printf("  %s: of %llu ADDs, %llu (%.1f%%) installed a pair another TD's task allocated:\n"
+		       "    what charging pair pages at allocation (__GFP_ACCOUNT) would bill to the wrong VM\n",
+		       strat_names[s], (unsigned long long)r->adds_memcg,
+		       (unsigned long long)r->adds_other_memcg,
+		       pct(r->adds_other_memcg, r->adds_memcg));
+	}
 }
 
 static void print_memory(const struct bench_result *br)

@@ -82,6 +82,8 @@ struct sresult {
 	double wall_s;
 	struct bench_mem mem;
 	u64 chunks_after_drain;	/* arena chunks held after tdx_pamt_drain() */
+	/* ADDs in a TD's memcg; of those, with a pair another TD allocated */
+	u64 adds_memcg, adds_other_memcg;
 	/* convert */
 	struct lat slow_get;
 	struct lat quiet_get, quiet_slow_get;

@@ -509,6 +509,8 @@ struct page {
 	int allocated;
 	int accounted;		/* allocated with __GFP_ACCOUNT */
 	unsigned long private;
+	/* The allocating task's objcg: what __GFP_ACCOUNT would charge. */
+	const void *alloc_objcg;
 };
 
 #define page_private(p)		((p)->private)

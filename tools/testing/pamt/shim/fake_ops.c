@@ -13,6 +13,25 @@
  * The fake module behind the shim's SEAMCALL checks: IRQs must be off
  * around each PAMT SEAMCALL, and never across two (custom.h).
  */
+/*
+ * ADDs made in a memcg, and of those, ADDs whose pair some other memcg's
+ * task allocated: what charging pages as they are allocated would bill
+ * to the wrong VM.
+ */
+atomic_long_t pamt_sim_adds_in_memcg, pamt_sim_adds_other_memcg;
+
+static void pamt_env_count_add(const struct tdx_pamt_pair *pair)
+{
+	const void *cg = pamt_sim_objcg;
+
+	if (!cg)
+		return;
+	atomic_long_inc(&pamt_sim_adds_in_memcg);
+	if (pfn_to_page(pair->pfn[0])->alloc_objcg != cg ||
+	    pfn_to_page(pair->pfn[1])->alloc_objcg != cg)
+		atomic_long_inc(&pamt_sim_adds_other_memcg);
+}
+
 static u64 pamt_env_add(unsigned long base, const struct tdx_pamt_pair *pair)
 {
 	u64 status;
@@ -20,6 +39,8 @@ static u64 pamt_env_add(unsigned long base, const struct tdx_pamt_pair *pair)
 	pamt_sim_seamcall_enter();
 	status = pamt_fake_ops.add(base, pair);
 	pamt_sim_seamcall_exit();
+	if (!status)
+		pamt_env_count_add(pair);
 	return status;
 }
 

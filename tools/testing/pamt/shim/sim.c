@@ -738,8 +738,10 @@ struct page *pamt_sim_alloc_pages(gfp_t gfp, unsigned int order,
 			free_list_add(idx + (1UL << o), o);
 		}
 		mark_allocated(idx, order, file, line);
-		for (o = 0; o < 1U << order; o++)
+		for (o = 0; o < 1U << order; o++) {
 			pamt_sim_pages[idx + o].accounted = !!(gfp & __GFP_ACCOUNT);
+			pamt_sim_pages[idx + o].alloc_objcg = pamt_sim_objcg;
+		}
 	}
 	pthread_mutex_unlock(&mem_lock);
 	return idx == NO_PAGE ? NULL : &pamt_sim_pages[idx];
@@ -792,6 +794,7 @@ struct page *pamt_sim_alloc_pfn(unsigned long pfn)
 	}
 	mark_allocated(idx, 0, __FILE__, __LINE__);
 	pamt_sim_pages[idx].accounted = 0;
+	pamt_sim_pages[idx].alloc_objcg = NULL;
 	pthread_mutex_unlock(&mem_lock);
 	return &pamt_sim_pages[idx];
 }
