@@ -25,17 +25,13 @@ struct tdx_pamt_pair {
 /**
  * struct tdx_pamt_cache - pairs set aside for use in atomic context
  * @nr: pairs held
- * @charged: pairs' worth of memory the top-up charged to @objcg; a get
- *	that installs a pair moves one charge to the range
- * @objcg: the memcg the charges are against, with a reference, or NULL
- * @pairs: the pairs; only @pairs[0..@nr) are valid
+ * @pairs: the pairs; only @pairs[0..@nr) are valid.  A top-up with
+ *	__GFP_ACCOUNT charged their pages to the owner's memcg.
  *
  * One owner (KVM: one per vCPU, topped up before mmu_lock).
  */
 struct tdx_pamt_cache {
 	unsigned int nr;
-	unsigned int charged;
-	struct obj_cgroup *objcg;
 	struct tdx_pamt_pair pairs[TDX_PAMT_CACHE_MAX];
 };
 
@@ -82,8 +78,6 @@ extern const char * const tdx_pamt_stat_names[TDX_PAMT_STAT_NR];
 static inline void tdx_init_pamt_cache(struct tdx_pamt_cache *cache)
 {
 	cache->nr = 0;
-	cache->charged = 0;
-	cache->objcg = NULL;
 }
 
 void tdx_pamt_read_stats(u64 *vals);

@@ -252,9 +252,10 @@ There is no depot of full magazines, nor a second magazine per CPU to
 trade with one: with the arena behind the magazine a depot changed no
 figure of the benchmark.  A caller that cannot sleep (KVM under
 mmu_lock) fills a struct tdx_pamt_cache beforehand with
-tdx_topup_pamt_cache(), which charges the caller's memcg for the
-reserve's pairs; a get that installs a pair moves one
-charge to the range, until the module hands the pair back.  Control
+tdx_topup_pamt_cache(), which charges the pages of the reserve's pairs
+to the caller's memcg as kmem pages (memcg_kmem_charge_page()).  A get
+takes the reserve's pairs before the magazine's, so the pair it
+installs keeps that charge until the module hands it back.  Control
 pages are allocated with GFP_KERNEL_ACCOUNT.
 
 This replaces the magazine stand-ins of the first patch.  Until the
@@ -276,8 +277,8 @@ Carve pairs out of order-9, 2M-aligned chunks that hold only pair pages,
 256 pairs each, handed out from the fullest chunk so that sparse ones
 drain; give a chunk back once all its pairs are free.  Where no 2M block
 can be had, a pair is one order-1 page, then two order-0 pages.  Chunks
-serve every TD: their pages are charged to no memcg, the ranges that
-use them are (previous patch).  This replaces the pair stand-ins of the
+serve every TD: a pair's pages are charged only while in a reserve or
+in the module (previous patch).  This replaces the pair stand-ins of the
 first patch.  tests/pamt_arena_check.c, included only in KUnit builds,
 checks the arena's invariants for the tests."
 

@@ -505,10 +505,13 @@ long pamt_sim_add_return(long *p, long n);
 	for ((cpu) = 0; (cpu) < nr_cpu_ids; (cpu)++)
 
 /* ---- memory ---- */
+struct obj_cgroup;
+
 struct page {
 	int allocated;
 	int accounted;		/* allocated with __GFP_ACCOUNT */
 	unsigned long private;
+	struct obj_cgroup *objcg;	/* memcg_kmem_charge_page()'s */
 	/* The allocating task's objcg: what __GFP_ACCOUNT would charge. */
 	const void *alloc_objcg;
 };
@@ -641,6 +644,43 @@ static inline void obj_cgroup_get(struct obj_cgroup *objcg)
 			pamt_sim_fatal("memcg uncharged below zero",	\
 				       __FILE__, __LINE__);		\
 	} while (0)
+
+/*
+ * Pages charged as kmem: the objcg in the page, a reference held, as
+ * page->memcg_data.  An uncharge takes no lock that sleeps on RT: the
+ * kernel's falls back to the page counter when the stock is busy.
+ */
+static inline int memcg_kmem_charge_page(struct page *page, gfp_t gfp,
+					 int order)
+{
+	struct obj_cgroup *objcg = current_obj_cgroup();
+
+	if (!objcg || objcg->root)
+		return 0;
+	if (page->objcg)
+		pamt_sim_fatal("page charged twice", __FILE__, __LINE__);
+	if (obj_cgroup_charge(objcg, gfp, PAGE_SIZE << order))
+		return -ENOMEM;
+	obj_cgroup_get(objcg);
+	page->objcg = objcg;
+	return 0;
+}
+
+static inline void memcg_kmem_uncharge_page(struct page *page, int order)
+{
+	struct obj_cgroup *objcg = page->objcg;
+
+	if (!objcg)
+		return;
+	page->objcg = NULL;
+	if (atomic_long_fetch_add(-(long)(PAGE_SIZE << order), &objcg->charged) <
+	    (long)(PAGE_SIZE << order))
+		pamt_sim_fatal("memcg uncharged below zero", __FILE__, __LINE__);
+	obj_cgroup_put(objcg);
+}
+
+#define page_folio(page)	(page)
+#define page_memcg_check(page)	((page)->objcg ? &(page)->objcg->memcg : NULL)
 
 /* ---- time ---- */
 u64 ktime_get_ns(void);

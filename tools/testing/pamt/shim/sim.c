@@ -824,7 +824,14 @@ void pamt_sim_free_pages(struct page *page, unsigned int order,
 			pamt_sim_fatal("free of a page with page_private() set",
 				       file, line);
 		}
+		if (i > idx && pamt_sim_pages[i].objcg) {
+			pthread_mutex_unlock(&mem_lock);
+			pamt_sim_fatal("free of a tail page still charged",
+				       file, line);
+		}
 	}
+	/* The allocator uncharges the first page, for the whole block. */
+	memcg_kmem_uncharge_page(page, order);
 	free_block(idx, order);
 	pthread_mutex_unlock(&mem_lock);
 }

@@ -3,9 +3,10 @@
  * Memory accounting, as the Documentation states it ("Memory
  * accounting"): a VM's memcg pays for the pairs of its reserve and for
  * each range whose pair a get with that reserve installed, until the
- * module hands the pair back.  The shim's objcg API keeps a byte counter
- * per cgroup (pamt_sim_objcg is the current task's); no pair page is ever
- * charged as a page, with the arena or without it.
+ * module hands the pair back.  Pair pages are charged as kmem pages when
+ * they enter a reserve (memcg_kmem_charge_page()), never allocated with
+ * __GFP_ACCOUNT; the shim keeps a byte counter per cgroup and the objcg
+ * in the page (pamt_sim_objcg is the current task's).
  */
 #include "../harness.h"
 
@@ -91,14 +92,14 @@ static void charge_follows_range(bool arena)
 	EXPECT_EQ(fault(&cg_a, &c, slot_pfn(7, 0)), 0);
 	/* Four charged by the top-up: one moved to the range. */
 	EXPECT_EQ(charged(&cg_a), 3 + 1);
-	EXPECT_EQ(refs(&cg_a), 2);	/* the reserve's and the range's */
+	EXPECT_EQ(refs(&cg_a), 2 * 4);	/* one per page charged */
 
 	/* The next top-up charges the reserve again; a fast get nothing. */
 	EXPECT_EQ(fault(&cg_a, &c, slot_pfn(7, 1)), 0);
 	EXPECT_EQ(charged(&cg_a), 4 + 1);
 	EXPECT_EQ(fault(&cg_a, &c, slot_pfn(8, 0)), 0);
 	EXPECT_EQ(charged(&cg_a), 3 + 2);
-	EXPECT_EQ(refs(&cg_a), 3);
+	EXPECT_EQ(refs(&cg_a), 2 * 5);
 
 	/* VM teardown: the reserve's charges go at once, the ranges' stay. */
 	vm_teardown(&c);
@@ -243,6 +244,31 @@ PAMT_TEST(memcg_uncharge_on_evict_shrink_cap_drain_no_arena)
 	uncharge_paths(false);
 }
 
+/*
+ * A pair the module lost (REMOVE answers NO_PAMT_PAGE_PAIR) keeps its
+ * charge in its pages, which the cache can no longer name; whoever frees
+ * them drops it, as for any kmem page.
+ */
+PAMT_TEST(memcg_lost_pair_charge_leaves_with_its_pages)
+{
+	unsigned long scanned;
+	struct tdx_pamt_pair p;
+
+	memcg_up(false);
+	idle_ranges(&cg_a, 4, 1);
+	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_NO_PAGE_PAIR, 1, 0);
+	tdx_pamt_shrink_scan(1, &scanned);
+	EXPECT_EQ(slot_word(4), 0);
+	EXPECT_EQ(charged(&cg_a), 1);
+	/* The injection left the fake holding the pair: free its pages. */
+	EXPECT_EQ(pamt_fake_ops.remove(slot_pfn(4, 0), &p), 0);
+	__free_page(pfn_to_page(p.pfn[0]));
+	__free_page(pfn_to_page(p.pfn[1]));
+	pamt_stat_add(PAGE_FREE, 2);
+	EXPECT_EQ(charged(&cg_a), 0);
+	EXPECT_EQ(refs(&cg_a), 0);
+}
+
 static u64 split_demote(const struct tdx_pamt_pair *pair, void *arg)
 {
 	return pamt_fake_page_demote(*(unsigned long *)arg, pair);
@@ -276,9 +302,10 @@ PAMT_TEST(memcg_demote_charges_promote_uncharges)
 
 /*
  * What is not charged: a get without a reserve, a reserve topped up
- * without __GFP_ACCOUNT, the root memcg.  A reserve charged to a VM whose
- * task moved is charged again to the new memcg, and over a memcg's limit
- * the top-up fails, taking nothing.
+ * without __GFP_ACCOUNT, the root memcg.  When the task moves, the pairs
+ * its reserve holds keep their charge, as any kmem page does, and new
+ * ones are charged to the new memcg.  Over a memcg's limit the top-up
+ * fails, keeping the pairs it could charge.
  */
 PAMT_TEST(memcg_what_is_not_charged_and_limits)
 {
@@ -293,33 +320,37 @@ PAMT_TEST(memcg_what_is_not_charged_and_limits)
 	env.held_pairs = c.nr;
 	EXPECT_EQ(tdx_pamt_get(slot_pfn(2, 0), &c), 0);
 	EXPECT_EQ(charged(&cg_a), 0);
-	pamt_sim_objcg = &root;
 	EXPECT_EQ(fault(&root, &c, slot_pfn(3, 0)), 0);
 	EXPECT_EQ(refs(&root), 0);
-
-	/* The task moves from A to B: B pays for the reserve. */
-	EXPECT_EQ(fault(&cg_a, &c, slot_pfn(1, 1)), 0);
-	EXPECT_EQ(charged(&cg_a), 4);
-	EXPECT_EQ(fault(&cg_b, &c, slot_pfn(1, 2)), 0);
-	EXPECT_EQ(charged(&cg_a), 0);
-	EXPECT_EQ(charged(&cg_b), 4);
-	EXPECT_EQ(refs(&cg_a), 0);
-
-	/* At B's limit: -ENOMEM, the reserve as it was. */
 	vm_teardown(&c);
+
+	/* The task moves from A to B: the get takes B's pair, last in. */
+	EXPECT_EQ(fault(&cg_a, &c, slot_pfn(4, 0)), 0);
+	EXPECT_EQ(charged(&cg_a), 3 + 1);
+	EXPECT_EQ(fault(&cg_b, &c, slot_pfn(5, 0)), 0);
+	EXPECT_EQ(charged(&cg_a), 3 + 1);
+	EXPECT_EQ(charged(&cg_b), 1);
+	vm_teardown(&c);
+	EXPECT_EQ(charged(&cg_a), 1);
+	EXPECT_EQ(refs(&cg_a), 2);
+
+	/* At B's limit: -ENOMEM; the reserve keeps the two pairs charged. */
 	cg_b.limit = 3 * PAIR_BYTES;
-	EXPECT_EQ(fault(&cg_b, &c, slot_pfn(4, 0)), -ENOMEM);
-	EXPECT_EQ(c.nr, 0);
-	EXPECT_EQ(charged(&cg_b), 0);
-	EXPECT_EQ(stat(TDX_PAMT_STAT_INSTALLED), 3);
+	EXPECT_EQ(fault(&cg_b, &c, slot_pfn(6, 0)), -ENOMEM);
+	EXPECT_EQ(c.nr, 2);
+	EXPECT_EQ(charged(&cg_b), 1 + 2);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_INSTALLED), 5);
 	vm_teardown(&c);
-	EXPECT_EQ(refs(&cg_b), 0);
+	EXPECT_EQ(charged(&cg_b), 1);
 
 	EXPECT_EQ(tdx_pamt_put(slot_pfn(1, 0)), 0);
-	EXPECT_EQ(tdx_pamt_put(slot_pfn(1, 1)), 0);
-	EXPECT_EQ(tdx_pamt_put(slot_pfn(1, 2)), 0);
 	EXPECT_EQ(tdx_pamt_put(slot_pfn(2, 0)), 0);
 	EXPECT_EQ(tdx_pamt_put(slot_pfn(3, 0)), 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(4, 0)), 0);
+	EXPECT_EQ(tdx_pamt_put(slot_pfn(5, 0)), 0);
+	tdx_pamt_drain();
+	EXPECT_EQ(refs(&cg_a), 0);
+	EXPECT_EQ(refs(&cg_b), 0);
 }
 
 /*
@@ -343,7 +374,7 @@ PAMT_TEST(memcg_control_page_charges_page_and_range)
 	EXPECT(pamt_sim_pfn_accounted(page_to_pfn(page)));
 	EXPECT_EQ(pages_accounted(), 0);
 	EXPECT_EQ(charged(&cg_a), 1);
-	EXPECT_EQ(refs(&cg_a), 1);
+	EXPECT_EQ(refs(&cg_a), 2);
 	tdx_free_control_page(page);
 	env.held_pages--;
 	EXPECT_EQ(charged(&cg_a), 1);

@@ -170,8 +170,7 @@ int tdx_pamt_demote(unsigned long pfn, struct tdx_pamt_cache *res,
 	}
 	pamt_transit_end();
 	if (!ret)
-		pamt_shrink_installed(pamt_slot_idx(slot), &pair,
-				      pamt_pair_charge(&pair, res));
+		pamt_shrink_installed(pamt_slot_idx(slot), &pair);
 	else if (!pamt_pair_refused(status, &pair))
 		pamt_slot_pair_put(&pair, src, res);
 	return ret;

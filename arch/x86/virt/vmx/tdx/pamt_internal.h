@@ -421,8 +421,6 @@ unsigned long pamt_arena_check(void);
 int pamt_pair_alloc(struct tdx_pamt_pair *pair, gfp_t gfp);
 #endif
 
-struct mem_cgroup;
-struct obj_cgroup;
 
 /* pamt_mag.c */
 int __tdx_topup_pamt_cache(struct tdx_pamt_cache *cache, unsigned int nr,
@@ -440,16 +438,8 @@ unsigned long pamt_mag_shrink_local(unsigned long nr);
 long pamt_cached_pairs(void);
 unsigned int pamt_mag_take_free(struct tdx_pamt_pair *batch, unsigned int n);
 #ifdef CONFIG_MEMCG
-struct obj_cgroup *pamt_pair_charge(const struct tdx_pamt_pair *pair,
-				    struct tdx_pamt_cache *res);
 void pamt_pair_uncharge(const struct tdx_pamt_pair *pair);
 #else
-static inline struct obj_cgroup *
-pamt_pair_charge(const struct tdx_pamt_pair *pair, struct tdx_pamt_cache *res)
-{
-	return NULL;
-}
-
 static inline void pamt_pair_uncharge(const struct tdx_pamt_pair *pair) { }
 #endif
 
@@ -462,10 +452,9 @@ void tdx_pamt_drain_cpu(unsigned int cpu);
 unsigned long tdx_pamt_idle_cap(void);
 int pamt_shrink_init(void);
 void pamt_shrink_exit(void);
-void pamt_shrink_installed(unsigned long idx, const struct tdx_pamt_pair *pair,
-			   struct obj_cgroup *objcg);
+void pamt_shrink_installed(unsigned long idx, const struct tdx_pamt_pair *pair);
 #ifdef CONFIG_MEMCG
-int pamt_shrink_prepare(struct mem_cgroup *memcg, gfp_t gfp);
+int pamt_shrink_prepare(struct page *page, gfp_t gfp);
 #endif
 bool pamt_shrink_idle_inc(unsigned long idx, bool loose);
 bool pamt_shrink_over_cap(unsigned long more);

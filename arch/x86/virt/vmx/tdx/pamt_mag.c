@@ -247,114 +247,71 @@ void pamt_mag_exit(void)
 }
 
 /*
- * Memory accounting, see the Documentation: a get with a charged reserve
- * that installs a pair moves one charge to the range, naming the memcg in
- * page_private() of the pair's upper page (the arena may tag the lower).
+ * Memory accounting, see the Documentation: the pages of a pair in a
+ * reserve are charged to the reserve owner's memcg as kmem pages, and
+ * keep that charge while the module holds them.
  */
-#define PAMT_PAIR_BYTES		(2 * PAGE_SIZE)
-
 #ifdef CONFIG_MEMCG
-static struct page *pamt_pair_charge_page(const struct tdx_pamt_pair *pair)
+/* Charge @pair's pages to the current task's memcg; may reclaim. */
+static int pamt_pair_charge(const struct tdx_pamt_pair *pair, gfp_t gfp)
 {
-	return pfn_to_page(max(pair->pfn[0], pair->pfn[1]));
-}
+	struct page *lo = pfn_to_page(pair->pfn[0]);
+	int ret;
 
-static void pamt_cache_uncharge(struct tdx_pamt_cache *res)
-{
-	if (!res->objcg)
-		return;
-	if (res->charged)
-		obj_cgroup_uncharge(res->objcg, res->charged * PAMT_PAIR_BYTES);
-	obj_cgroup_put(res->objcg);
-	res->objcg = NULL;
-	res->charged = 0;
-}
-
-/* The lists of @objcg's memcg, before a range charged to it is filed. */
-static int pamt_objcg_prepare(struct obj_cgroup *objcg, gfp_t gfp)
-{
-	struct mem_cgroup *memcg = get_mem_cgroup_from_objcg(objcg);
-	int ret = pamt_shrink_prepare(memcg, gfp);
-
-	mem_cgroup_put(memcg);
+	ret = memcg_kmem_charge_page(lo, gfp, 0);
+	if (ret)
+		return ret;
+	ret = memcg_kmem_charge_page(pfn_to_page(pair->pfn[1]), gfp, 0);
+	if (!ret)
+		ret = pamt_shrink_prepare(lo, gfp);
+	if (ret)
+		pamt_pair_uncharge(pair);
 	return ret;
 }
 
-/* Before any lock: the charge may reclaim.  A moved task's is redone. */
-static int pamt_cache_charge(struct tdx_pamt_cache *res, unsigned int nr,
-			     gfp_t gfp)
-{
-	struct obj_cgroup *objcg;
-
-	if (!(gfp & __GFP_ACCOUNT) || !memcg_kmem_online())
-		return 0;
-	objcg = current_obj_cgroup();
-	if (objcg && obj_cgroup_is_root(objcg))
-		objcg = NULL;
-	if (objcg != res->objcg) {
-		if (objcg && pamt_objcg_prepare(objcg, gfp))
-			return -ENOMEM;
-		pamt_cache_uncharge(res);
-		if (objcg)
-			obj_cgroup_get(objcg);
-		res->objcg = objcg;
-	}
-	if (!objcg || res->charged >= nr)
-		return 0;
-	if (obj_cgroup_charge(objcg, gfp, (nr - res->charged) * PAMT_PAIR_BYTES))
-		return -ENOMEM;
-	res->charged = nr;
-	return 0;
-}
-
-/*
- * @pair was just installed with @res; outside the transition.
- * Return: the objcg its range is now charged to, or NULL.
- */
-struct obj_cgroup *pamt_pair_charge(const struct tdx_pamt_pair *pair,
-				    struct tdx_pamt_cache *res)
-{
-	if (!res || !res->charged)
-		return NULL;
-	res->charged--;
-	obj_cgroup_get(res->objcg);
-	set_page_private(pamt_pair_charge_page(pair),
-			 (unsigned long)res->objcg);
-	return res->objcg;
-}
-
-/* The module handed @pair back; outside any transition, never sleeps. */
+/* Drop whatever charge @pair's pages carry; never sleeps. */
 void pamt_pair_uncharge(const struct tdx_pamt_pair *pair)
 {
-	struct obj_cgroup *objcg;
-	struct page *page;
-
-	if (!memcg_kmem_online())
-		return;
-	page = pamt_pair_charge_page(pair);
-	objcg = (struct obj_cgroup *)page_private(page);
-	if (!objcg)
-		return;
-	set_page_private(page, 0);
-	obj_cgroup_uncharge(objcg, PAMT_PAIR_BYTES);
-	obj_cgroup_put(objcg);
+	memcg_kmem_uncharge_page(pfn_to_page(pair->pfn[0]), 0);
+	memcg_kmem_uncharge_page(pfn_to_page(pair->pfn[1]), 0);
 }
 #else
-static inline void pamt_cache_uncharge(struct tdx_pamt_cache *res) { }
-
-static inline int pamt_cache_charge(struct tdx_pamt_cache *res,
-				    unsigned int nr, gfp_t gfp)
+static inline int pamt_pair_charge(const struct tdx_pamt_pair *pair,
+				   gfp_t gfp)
 {
 	return 0;
 }
 #endif
 
+/*
+ * Charge the @got pairs just put at the end of @res, keep those charged;
+ * the rest go back to this CPU's magazines.  Return: 0 or -ENOMEM.
+ */
+static int pamt_cache_charge(struct tdx_pamt_cache *res, unsigned int got,
+			     gfp_t gfp)
+{
+	unsigned int end = res->nr + got;
+
+	if (!(gfp & __GFP_ACCOUNT) || !memcg_kmem_online()) {
+		res->nr = end;
+		return 0;
+	}
+	for (; res->nr < end; res->nr++)
+		if (pamt_pair_charge(&res->pairs[res->nr], gfp))
+			break;
+	if (res->nr == end)
+		return 0;
+	while (end > res->nr)
+		pamt_mag_push(&res->pairs[--end]);
+	return -ENOMEM;
+}
+
 /**
  * __tdx_topup_pamt_cache() - fill @res up to @nr pairs
  * @res: the caller's reserve
  * @nr: pairs wanted, at most TDX_PAMT_CACHE_MAX
- * @gfp: allocation flags; with __GFP_ACCOUNT the caller's memcg is
- *	charged for @nr pairs
+ * @gfp: allocation flags; with __GFP_ACCOUNT the pages of every pair
+ *	@res takes are charged to the caller's memcg
  *
  * Pairs from the process's home chunk fill @res beyond @nr.
  *
@@ -363,6 +320,7 @@ static inline int pamt_cache_charge(struct tdx_pamt_cache *res,
 int __tdx_topup_pamt_cache(struct tdx_pamt_cache *res, unsigned int nr,
 			   gfp_t gfp)
 {
+	gfp_t alloc_gfp = gfp & ~__GFP_ACCOUNT;
 	unsigned int got;
 
 	might_alloc(gfp);
@@ -370,23 +328,19 @@ int __tdx_topup_pamt_cache(struct tdx_pamt_cache *res, unsigned int nr,
 		return -EINVAL;
 	if (!pamt.enabled)
 		return 0;
-	if (pamt_cache_charge(res, nr, gfp))
-		return -ENOMEM;
-	/* Charged per range above, not as pages. */
-	gfp &= ~__GFP_ACCOUNT;
 	while (res->nr < nr) {
-		if (pamt_mag_pop(&res->pairs[res->nr])) {
-			res->nr++;
-			continue;
-		}
-		got = pamt_arena_take_home(&res->pairs[res->nr],
-					   TDX_PAMT_CACHE_MAX - res->nr, gfp);
+		got = pamt_mag_pop(&res->pairs[res->nr]);
+		if (!got)
+			got = pamt_arena_take_home(&res->pairs[res->nr],
+						   TDX_PAMT_CACHE_MAX - res->nr,
+						   alloc_gfp);
 		if (!got)
 			got = pamt_pair_alloc_bulk(&res->pairs[res->nr],
-						   nr - res->nr, gfp);
+						   nr - res->nr, alloc_gfp);
 		if (!got)
 			return -ENOMEM;
-		res->nr += got;
+		if (pamt_cache_charge(res, got, gfp))
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -410,15 +364,16 @@ EXPORT_SYMBOL_FOR_KVM(tdx_topup_pamt_cache);
 
 /**
  * tdx_free_pamt_cache() - give every pair of @res back to the cache
- * @res: the reserve; empty and uncharged on return
+ * @res: the reserve; empty on return, its pairs uncharged
  */
 void tdx_free_pamt_cache(struct tdx_pamt_cache *res)
 {
-	pamt_cache_uncharge(res);
 	/* A reserve stays empty while the cache is off. */
 	if (WARN_ON_ONCE(!pamt.enabled && res->nr))
 		return;
-	while (res->nr)
-		pamt_mag_push(&res->pairs[--res->nr]);
+	while (res->nr) {
+		pamt_pair_uncharge(&res->pairs[--res->nr]);
+		pamt_mag_push(&res->pairs[res->nr]);
+	}
 }
 EXPORT_SYMBOL_FOR_KVM(tdx_free_pamt_cache);

@@ -130,40 +130,35 @@ static void pamt_lru_add(unsigned long idx)
 /**
  * pamt_shrink_installed() - file a slot whose pair was just installed
  * @idx: the slot
- * @pair: its pair
- * @objcg: what its range was charged to (pamt_pair_charge()), or NULL
+ * @pair: its pair, whose pages name the node and the memcg charged
  *
  * Context: task context, outside any transition.
  */
-void pamt_shrink_installed(unsigned long idx, const struct tdx_pamt_pair *pair,
-			   struct obj_cgroup *objcg)
+void pamt_shrink_installed(unsigned long idx, const struct tdx_pamt_pair *pair)
 {
+	struct page *page = pfn_to_page(pair->pfn[0]);
 	struct pamt_slot *s = &pamt.slots[idx];
-	unsigned short id = 0;
+	unsigned short id;
 
-#ifdef CONFIG_MEMCG
-	if (objcg) {
-		rcu_read_lock();
-		id = pamt_lru_memcg_id(obj_cgroup_memcg(objcg));
-		rcu_read_unlock();
-	}
-#endif
-	WRITE_ONCE(s->nid, page_to_nid(pfn_to_page(pair->pfn[0])));
+	rcu_read_lock();
+	id = pamt_lru_memcg_id(page_memcg_check(page));
+	rcu_read_unlock();
+	WRITE_ONCE(s->nid, page_to_nid(page));
 	WRITE_ONCE(s->memcg_id, id);
 	pamt_lru_add(idx);
 }
 
 #ifdef CONFIG_MEMCG
 /**
- * pamt_shrink_prepare() - make the lists of @memcg before filing slots there
- * @memcg: the memcg ranges will be charged to
+ * pamt_shrink_prepare() - make the lists of @page's memcg, for its slot
+ * @page: a pair page just charged
  * @gfp: allocation flags
  *
  * Return: 0 or -ENOMEM.
  */
-int pamt_shrink_prepare(struct mem_cgroup *memcg, gfp_t gfp)
+int pamt_shrink_prepare(struct page *page, gfp_t gfp)
 {
-	return memcg_list_lru_alloc(memcg, &pamt.lru, gfp);
+	return folio_memcg_list_lru_alloc(page_folio(page), &pamt.lru, gfp);
 }
 #endif
 

@@ -322,16 +322,19 @@ static bool pamt_slot_uncount(atomic_t *slot, int *w)
 #define PAMT_ADD_TURN_NS	1000
 #define PAMT_ADD_TURNS		32UL	/* the turns after the first */
 
-/* A pair for an ADD, taken before the transition: its locks sleep on RT. */
+/*
+ * A pair for an ADD, taken before the transition: its locks sleep on RT.
+ * The caller's reserve first: its pairs are charged to the caller's memcg.
+ */
 enum pamt_pair_src pamt_slot_pair_get(struct tdx_pamt_pair *pair,
 				      struct tdx_pamt_cache *res)
 {
-	if (pamt_mag_pop(pair))
-		return PAMT_PAIR_POOL;
 	if (res && res->nr) {
 		*pair = res->pairs[--res->nr];
 		return PAMT_PAIR_RES;
 	}
+	if (pamt_mag_pop(pair))
+		return PAMT_PAIR_POOL;
 	if (pamt_pair_alloc_bulk(pair, 1, GFP_NOWAIT | __GFP_NOWARN))
 		return PAMT_PAIR_POOL;
 	return PAMT_PAIR_NONE;
@@ -467,8 +470,7 @@ again:
 		}
 		if (!ret) {
 			src = PAMT_PAIR_NONE;	/* the module holds it */
-			pamt_shrink_installed(idx, &pair,
-					      pamt_pair_charge(&pair, res));
+			pamt_shrink_installed(idx, &pair);
 		} else {
 			pamt_stat_inc(ADD_FAILED);
 			w = atomic_read(slot);

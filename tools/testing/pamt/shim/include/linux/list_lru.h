@@ -80,6 +80,10 @@ struct lock_class_key { int unused; };
 void list_lru_destroy(struct list_lru *lru);
 int memcg_list_lru_alloc(struct mem_cgroup *memcg, struct list_lru *lru,
 			 gfp_t gfp);
+/* The lists of the memcg @folio is charged to (custom.h: page_memcg_check()). */
+#define folio_memcg_list_lru_alloc(folio, lru, gfp)			\
+	(page_memcg_check(folio) ?					\
+	 memcg_list_lru_alloc(page_memcg_check(folio), lru, gfp) : 0)
 struct list_lru_one *list_lru_lock_irqsave(struct list_lru *lru, int nid,
 					   struct mem_cgroup **memcg,
 					   unsigned long *irq_flags);
