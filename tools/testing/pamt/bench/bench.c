@@ -847,8 +847,8 @@ static void env_up(int s, unsigned int nr_tds)
 	pamt_sim_set_cpu(0);
 	pamt_sim_seed(bo.seed);
 	atomic_long_set(&pamt_sim_warnings, 0);
-	atomic_long_set(&pamt_sim_adds_in_memcg, 0);
-	atomic_long_set(&pamt_sim_adds_other_memcg, 0);
+	pamt_sim_adds_in_memcg = 0;
+	pamt_sim_adds_other_memcg = 0;
 	if (pamt_sim_mem_init(HOST_BASE_PFN, host_pages()) ||
 	    pamt_fake_init(range.start_pfn, range.end_pfn))
 		pamt_sim_fatal("out of memory", __FILE__, __LINE__);
@@ -928,8 +928,9 @@ static void env_down(struct sresult *sr, int s)
 		sr->check_bad++;
 	sr->violations = atomic64_read(&pamt_fake.violations);
 	sr->warnings = atomic_long_read(&pamt_sim_warnings);
-	sr->adds_memcg = atomic_long_read(&pamt_sim_adds_in_memcg);
-	sr->adds_other_memcg = atomic_long_read(&pamt_sim_adds_other_memcg);
+	sr->adds_memcg = __atomic_load_n(&pamt_sim_adds_in_memcg, __ATOMIC_RELAXED);
+	sr->adds_other_memcg = __atomic_load_n(&pamt_sim_adds_other_memcg,
+					       __ATOMIC_RELAXED);
 	/* Every page but the pool's is back in the allocator. */
 	in_use = (long)pamt_sim_pages_in_use() - (long)pool_nr_pages();
 	sr->leaked_pages = in_use;

@@ -16,9 +16,9 @@
 /*
  * ADDs made in a memcg, and of those, ADDs whose pair some other memcg's
  * task allocated: what charging pages as they are allocated would bill
- * to the wrong VM.
+ * to the wrong VM.  Plain host atomics: virtual time must not see them.
  */
-atomic_long_t pamt_sim_adds_in_memcg, pamt_sim_adds_other_memcg;
+long pamt_sim_adds_in_memcg, pamt_sim_adds_other_memcg;
 
 static void pamt_env_count_add(const struct tdx_pamt_pair *pair)
 {
@@ -26,10 +26,11 @@ static void pamt_env_count_add(const struct tdx_pamt_pair *pair)
 
 	if (!cg)
 		return;
-	atomic_long_inc(&pamt_sim_adds_in_memcg);
+	__atomic_fetch_add(&pamt_sim_adds_in_memcg, 1, __ATOMIC_RELAXED);
 	if (pfn_to_page(pair->pfn[0])->alloc_objcg != cg ||
 	    pfn_to_page(pair->pfn[1])->alloc_objcg != cg)
-		atomic_long_inc(&pamt_sim_adds_other_memcg);
+		__atomic_fetch_add(&pamt_sim_adds_other_memcg, 1,
+				   __ATOMIC_RELAXED);
 }
 
 static u64 pamt_env_add(unsigned long base, const struct tdx_pamt_pair *pair)

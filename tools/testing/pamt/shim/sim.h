@@ -44,7 +44,7 @@ struct page *pamt_sim_alloc_pfn(unsigned long pfn);
 unsigned long pamt_sim_free_blocks(unsigned int order);
 bool pamt_sim_pfn_allocated(unsigned long pfn);
 bool pamt_sim_pfn_accounted(unsigned long pfn);
-extern atomic_long_t pamt_sim_adds_in_memcg, pamt_sim_adds_other_memcg;
+extern long pamt_sim_adds_in_memcg, pamt_sim_adds_other_memcg;
 void pamt_sim_seed(u64 seed);
 /*
  * Called by ndelay() outside a SEAMCALL (a backoff), on the delaying
