@@ -681,6 +681,7 @@ static inline void memcg_kmem_uncharge_page(struct page *page, int order)
 
 #define page_folio(page)	(page)
 #define page_memcg_check(page)	((page)->objcg ? &(page)->objcg->memcg : NULL)
+#define PageMemcgKmem(page)	(!!(page)->objcg)
 
 /* ---- time ---- */
 u64 ktime_get_ns(void);

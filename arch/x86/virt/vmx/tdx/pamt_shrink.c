@@ -151,13 +151,15 @@ void pamt_shrink_installed(unsigned long idx, const struct tdx_pamt_pair *pair)
 #ifdef CONFIG_MEMCG
 /**
  * pamt_shrink_prepare() - make the lists of @page's memcg, for its slot
- * @page: a pair page just charged
+ * @page: a pair page, charged or not (the root's lists always exist)
  * @gfp: allocation flags
  *
  * Return: 0 or -ENOMEM.
  */
 int pamt_shrink_prepare(struct page *page, gfp_t gfp)
 {
+	if (!PageMemcgKmem(page))
+		return 0;
 	return folio_memcg_list_lru_alloc(page_folio(page), &pamt.lru, gfp);
 }
 #endif

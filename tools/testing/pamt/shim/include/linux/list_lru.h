@@ -80,10 +80,14 @@ struct lock_class_key { int unused; };
 void list_lru_destroy(struct list_lru *lru);
 int memcg_list_lru_alloc(struct mem_cgroup *memcg, struct list_lru *lru,
 			 gfp_t gfp);
-/* The lists of the memcg @folio is charged to (custom.h: page_memcg_check()). */
+/* The lists of the memcg @folio is charged to; the kernel's oopses if none. */
 #define folio_memcg_list_lru_alloc(folio, lru, gfp)			\
-	(page_memcg_check(folio) ?					\
-	 memcg_list_lru_alloc(page_memcg_check(folio), lru, gfp) : 0)
+	({								\
+		if (!page_memcg_check(folio))				\
+			pamt_sim_fatal("list_lru heads for an uncharged folio", \
+				       __FILE__, __LINE__);		\
+		memcg_list_lru_alloc(page_memcg_check(folio), lru, gfp); \
+	})
 struct list_lru_one *list_lru_lock_irqsave(struct list_lru *lru, int nid,
 					   struct mem_cgroup **memcg,
 					   unsigned long *irq_flags);
