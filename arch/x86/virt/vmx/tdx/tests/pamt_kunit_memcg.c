@@ -3,9 +3,10 @@
  * KUnit: memory accounting with a real memcg.  The test makes a cgroup
  * with the memory controller on, charges as KVM's vCPU thread would
  * (set_active_memcg() in this kthread), and reads the memcg's "kernel"
- * statistic (MEMCG_KMEM): a top-up charges its reserve, a get under a
- * spinlock moves a charge to the range, freeing the reserve and reclaim
- * give every charge back, at memory.max the memcg's own reclaim too.
+ * statistic (MEMCG_KMEM): a top-up charges its reserve's pages, a get
+ * under a spinlock installs a charged pair, freeing the reserve and
+ * reclaim give every charge back, at memory.max the memcg's own reclaim
+ * too, and a lost pair's pages when they are freed.
  * Documentation/arch/x86/tdx-dpamt.rst, "Memory accounting".
  */
 #include <linux/cgroup.h>
@@ -108,9 +109,9 @@ static unsigned long pk_kmem(struct mem_cgroup *memcg)
 }
 
 /*
- * A VM's fault in @memcg: the top-up charges the reserve; a get under a
- * spinlock (KVM's mmu_lock) installs a pair and moves one charge to the
- * range; a second fault on the range charges nothing more.  Freeing the
+ * A VM's fault in @memcg: the top-up charges the reserve's pages; a get
+ * under a spinlock (KVM's mmu_lock) installs one of its pairs, charge
+ * and all; a second fault on the range charges nothing more.  Freeing the
  * reserve (vCPU teardown) drops its charges; the idle range stays
  * charged until reclaim removes its pair.
  */
@@ -254,6 +255,53 @@ static void pk_memcg_reclaim_at_max(struct kunit *test)
 	pk_memcg_remove(&m);
 }
 
+/*
+ * A pair the module lost (PAMT.REMOVE answers NO_PAMT_PAGE_PAIR) keeps
+ * its charge in its pages, which the cache can no longer name; the page
+ * allocator drops it when whoever holds them frees them.
+ */
+static void pk_memcg_lost_pair(struct kunit *test)
+{
+	struct tdx_pamt_cache res;
+	struct tdx_pamt_pair pair;
+	struct mem_cgroup *old;
+	struct pk_memcg m = { };
+	unsigned long base, pfn;
+	int ret;
+
+	pk_up(test);
+	ret = pk_memcg_make(&m);
+	if (ret) {
+		pk_memcg_remove(&m);
+		KUNIT_FAIL(test, "cannot make a memcg: %d", ret);
+		return;
+	}
+	pfn = pk_slot_pfn(test, 12);
+	tdx_init_pamt_cache(&res);
+	base = pk_kmem(m.memcg);
+	old = set_active_memcg(m.memcg);
+	KUNIT_EXPECT_EQ(test, tdx_topup_pamt_cache(&res, 1), 0);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_get(pfn, &res), 0);
+	set_active_memcg(old);
+	tdx_free_pamt_cache(&res);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_put(pfn), 0);
+	KUNIT_EXPECT_EQ(test, pk_kmem(m.memcg), base + PK_PAIR_PAGES);
+
+	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_NO_PAGE_PAIR, 1, 0);
+	tdx_pamt_drain();
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_INSTALLED), 0ULL);
+	KUNIT_EXPECT_EQ(test, pk_kmem(m.memcg), base + PK_PAIR_PAGES);
+	/* The injection left the fake module holding the pair. */
+	KUNIT_ASSERT_EQ(test, pamt_fake_ops.remove(round_down(pfn, TDX_PAMT_PAGES_PER_SLOT),
+						   &pair), 0ULL);
+	__free_page(pfn_to_page(pair.pfn[0]));
+	__free_page(pfn_to_page(pair.pfn[1]));
+	pamt_stat_add(PAGE_FREE, 2);
+	KUNIT_EXPECT_EQ(test, pk_kmem(m.memcg), base);
+	pk_check_accounting(test, 0);
+	pk_memcg_remove(&m);
+}
+
 static void pk_memcg_charge_arena(struct kunit *test)
 {
 	pk_arena_up(test, 0);
@@ -270,6 +318,7 @@ static struct kunit_case pk_memcg_cases[] = {
 	KUNIT_CASE(pk_memcg_charge_arena),
 	KUNIT_CASE(pk_memcg_charge_no_arena),
 	KUNIT_CASE(pk_memcg_reclaim_at_max),
+	KUNIT_CASE(pk_memcg_lost_pair),
 	KUNIT_CASE(pk_suite_leak_check),
 	{}
 };
