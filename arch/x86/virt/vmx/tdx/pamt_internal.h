@@ -421,7 +421,6 @@ unsigned long pamt_arena_check(void);
 int pamt_pair_alloc(struct tdx_pamt_pair *pair, gfp_t gfp);
 #endif
 
-
 /* pamt_mag.c */
 int __tdx_topup_pamt_cache(struct tdx_pamt_cache *cache, unsigned int nr,
 			   gfp_t gfp);
