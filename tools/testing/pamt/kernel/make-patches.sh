@@ -389,13 +389,22 @@ read-only, and \"drain\" (write 1 to give back every idle and cached
 pair), which a memory-pressure or leak test needs between runs."
 
 copy $TDX/tests/pamt_kunit_enable.c $TDX/tests/pamt_kunit_kvm.c \
-	$TDX/tests/pamt_kunit_memcg.c $TDX/tests/pamt_kunit_integ.c
+	$TDX/tests/pamt_kunit_integ.c
 "$HERE/hooks.sh" "$WORK" kunit 2>/dev/null
 commit "x86/virt/tdx: Add KUnit tests for the PAMT backend, enabling and KVM" \
 "The cache's layers brought their own suites.  Add those of the rest:
 the SEAMCALL backend with made-up register results, the PAMT bitmap
-arithmetic, enabling, debugfs, the per-vCPU cache as KVM uses it, the
-memcg charges of reserves and ranges, and the layers together."
+arithmetic, enabling, debugfs, the per-vCPU cache as KVM uses it, and
+the layers together."
+
+copy $TDX/tests/pamt_kunit_memcg.c
+"$HERE/hooks.sh" "$WORK" kunit 2>/dev/null
+commit "x86/virt/tdx: Add KUnit tests for PAMT memory accounting" \
+"With a real cgroup-v2 memcg: a top-up charges its reserve's pages, a
+get under a spinlock installs one of them, freeing the reserve and
+reclaim uncharge, a memcg at memory.max gets its own idle pairs back
+through its own reclaim, and a pair the module lost is uncharged when
+its pages are freed."
 
 for f in $(tracked $TDX/tests | grep "/pamt_kunit[^/]*\.[ch]$" | grep -v "/pamt_kunit_huge\.c$"); do
 	[ -e "$WORK/$f" ] || copy "$f"
@@ -444,12 +453,18 @@ harness_part "tools/testing/pamt: Add kernel shims for a userspace build of the 
 "Build the cache's own .c files in userspace, as tools/testing/vma does:
 shim headers map the kernel APIs the cache uses onto C11 atomics and
 pthreads, one header per kernel header." \
-	$PT/shim/shim.h $PT/shim/custom.h $PT/shim/dup.h $PT/shim/stubs.h \
-	$(tracked $PT/shim/include | grep -v '/list_lru\.h$\|/nodemask\.h$')
+	$PT/shim/shim.h $PT/shim/custom.h $PT/shim/stubs.h \
+	$(tracked $PT/shim/include | grep -v '/list_lru\.h$\|/nodemask\.h$\|/xarray\.h$')
+harness_part "tools/testing/pamt: Restate kernel definitions for the PAMT shims" \
+"The kernel definitions the shims take as they are (types, list and
+bit helpers), and the part of the xarray API the slot table uses, a
+sorted array behind the same calls." \
+	$PT/shim/dup.h $PT/shim/include/linux/xarray.h
 harness_part "tools/testing/pamt: Simulate pages and CPUs for the PAMT harness" \
 "A page allocator with failure injection and leak accounting, per-thread
-CPUs with preemption and interrupt state, local locks and work items." \
-	$PT/shim/sim.c $PT/shim/sim.h
+CPUs with preemption and interrupt state, local locks and work items,
+and the fake TDX module behind the shim's SEAMCALL checks." \
+	$PT/shim/sim.c $PT/shim/sim.h $PT/shim/fake_ops.c
 harness_part "tools/testing/pamt: Simulate memcgs, list_lru and reclaim for the PAMT harness" \
 "Memcgs with ids, nodes, a list_lru with a list and a lock per node and
 memcg, and the kernel's shrink_slab() loop, node by node and memcg by
@@ -466,8 +481,8 @@ mutant of the slot layer that the fake module must catch.  The tests
 come in the next patches.  Run with: make -C tools/testing/pamt check"
 harness_part "tools/testing/pamt: Test the PAMT slots and their error paths" \
 "Slot transitions, every error a SEAMCALL or an allocation can return,
-the counters, and the KVM call pattern." \
-	$PT/tests/slot.c $PT/tests/errors.c $PT/tests/counters.c $PT/tests/kvm.c
+and the counters." \
+	$PT/tests/slot.c $PT/tests/errors.c $PT/tests/counters.c
 harness_part "tools/testing/pamt: Test the fake TDX module and the PAMT contexts" \
 "The fake module's locking, error codes, injection and latency; the
 harness's own checkers, each made to fire; and how long preemption and
@@ -476,10 +491,14 @@ interrupts stay off, PREEMPT_RT included." \
 harness_part "tools/testing/pamt: Test the PAMT pair arena" \
 "Chunks, fallbacks, chunk-aware reclaim and the arena's bounds." \
 	$PT/tests/arena.c
-harness_part "tools/testing/pamt: Test the PAMT magazines, allocation and memcg" \
-"The magazines, the shim's page allocator that the arena and
-the benchmark rely on, and the memcg charges of reserves and ranges." \
-	$PT/tests/mag.c $PT/tests/alloc.c $PT/tests/memcg.c
+harness_part "tools/testing/pamt: Test the PAMT magazines and allocation" \
+"The magazines, and the shim's page allocator that the arena and the
+benchmark rely on." \
+	$PT/tests/mag.c $PT/tests/alloc.c
+harness_part "tools/testing/pamt: Test PAMT memory accounting and the KVM call pattern" \
+"The memcg charges of reserves and ranges, each way a pair leaves its
+range, a memcg's own reclaim, and the per-vCPU cache as KVM uses it." \
+	$PT/tests/memcg.c $PT/tests/kvm.c
 harness_part "tools/testing/pamt: Test giving PAMT memory back" \
 "The shrinker, the drains and the idle cap, and the memory bounds the
 documentation states." \
