@@ -269,6 +269,28 @@ PAMT_TEST(memcg_lost_pair_charge_leaves_with_its_pages)
 	EXPECT_EQ(refs(&cg_a), 0);
 }
 
+/* A pair taken from a charged reserve for no range leaves its charge. */
+PAMT_TEST(memcg_pair_taken_from_a_reserve_is_uncharged)
+{
+	struct tdx_pamt_cache c;
+	struct tdx_pamt_pair p;
+
+	memcg_up(false);
+	tdx_init_pamt_cache(&c);
+	pamt_sim_objcg = &cg_a;
+	ASSERT(!tdx_topup_pamt_cache(&c, 2));
+	env.held_pairs = c.nr;
+	EXPECT_EQ(charged(&cg_a), 2);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 0);
+	EXPECT_EQ(tdx_pamt_pair_take(&p, &c, GFP_NOWAIT), 0);
+	EXPECT_EQ(c.nr, 1);
+	EXPECT_EQ(charged(&cg_a), 1);
+	tdx_pamt_pair_give(&p);
+	vm_teardown(&c);
+	EXPECT_EQ(charged(&cg_a), 0);
+	EXPECT_EQ(refs(&cg_a), 0);
+}
+
 static u64 split_demote(const struct tdx_pamt_pair *pair, void *arg)
 {
 	return pamt_fake_page_demote(*(unsigned long *)arg, pair);

@@ -33,11 +33,12 @@ int tdx_pamt_pair_take(struct tdx_pamt_pair *pair,
 		return -EOPNOTSUPP;
 	if (pamt_mag_pop(pair))
 		return 0;
+	/* A pair outside any range is charged to no memcg. */
 	if (res && res->nr) {
 		*pair = res->pairs[--res->nr];
+		pamt_pair_uncharge(pair);
 		return 0;
 	}
-	/* A pair outside any range is charged to no memcg. */
 	return pamt_pair_alloc_bulk(pair, 1, gfp & ~__GFP_ACCOUNT) ? 0 : -ENOMEM;
 }
 EXPORT_SYMBOL_FOR_KVM(tdx_pamt_pair_take);
@@ -102,12 +103,12 @@ int tdx_pamt_evict(unsigned long pfn)
 /**
  * tdx_pamt_demote() - give a 2M range its pair as DEMOTE splits its mapping
  * @pfn: any page of the range, which a TD maps at 2M
- * @res: pairs to fall back on when this CPU's magazines are empty, or NULL
+ * @res: pairs to use before this CPU's magazines, or NULL
  * @demote: issues TDH.MEM.PAGE.DEMOTE with the pair in R12/R13
  * @arg: passed to @demote
  *
  * A range mapped at 2M has no pair (tdx_pamt_evict() emptied it), so its
- * slot is EMPTY.  Takes a pair (this CPU's magazines, @res, then the page
+ * slot is EMPTY.  Takes a pair (@res, this CPU's magazines, then the page
  * allocator without sleeping), then the slot: EMPTY -> ADDING, as a get
  * about to ADD does, so that no get, evict or shrinker acts on the range
  * while the module installs the pair.  Calls @demote inside that

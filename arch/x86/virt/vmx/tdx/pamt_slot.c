@@ -513,7 +513,8 @@ static noinline int pamt_slot_get_far(unsigned long idx,
 /**
  * tdx_pamt_get() - take a reference on the PAMT pair of a 4K page's range
  * @pfn: the page
- * @res: pairs to use when this CPU's magazines are empty, or NULL
+ * @res: pairs to use before this CPU's magazines, charged to the
+ *	caller's memcg, or NULL
  *
  * Context: task context, not softirq; never sleeps.  See the rst for RT.
  * Return: 0; -EINVAL if @pfn is not covered; -ENOMEM (never with a
