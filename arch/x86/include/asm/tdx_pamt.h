@@ -10,8 +10,6 @@
 #include <linux/gfp.h>
 #include <linux/types.h>
 
-struct obj_cgroup;
-
 /**
  * struct tdx_pamt_pair - the two 4K pages that hold one 2M range's 4K PAMT
  * @pfn: page frame numbers of the two pages; they need not be contiguous
@@ -35,52 +33,10 @@ struct tdx_pamt_cache {
 	struct tdx_pamt_pair pairs[TDX_PAMT_CACHE_MAX];
 };
 
-/* Counters, folded across CPUs by tdx_pamt_read_stats(). */
-enum tdx_pamt_stat {
-	TDX_PAMT_STAT_GET_FAST,		/* get on an installed slot */
-	TDX_PAMT_STAT_GET_SLOW,		/* get whose PAMT.ADD installed a pair */
-	TDX_PAMT_STAT_GET_WAIT,		/* get that waited on a transition */
-	TDX_PAMT_STAT_PUT_FAST,		/* put that issued no SEAMCALL */
-	TDX_PAMT_STAT_PUT_SLOW,		/* put that issued PAMT.REMOVE itself */
-	TDX_PAMT_STAT_REVIVE,		/* idle slot made active, no SEAMCALL */
-	TDX_PAMT_STAT_ADD,		/* PAMT.ADD calls, retries included */
-	TDX_PAMT_STAT_REMOVE,		/* PAMT.REMOVE calls, retries included */
-	TDX_PAMT_STAT_BUSY,		/* TDX_OPERAND_BUSY retries */
-	TDX_PAMT_STAT_GLOBAL_LOCK,	/* acquisitions of any all-CPU lock */
-	TDX_PAMT_STAT_PAGE_ALLOC,	/* page-allocator allocations */
-	TDX_PAMT_STAT_PAGE_FREE,	/* pages returned to the allocator */
-	TDX_PAMT_STAT_MAG_HIT,		/* pair taken from a per-CPU magazine */
-	TDX_PAMT_STAT_MAG_MISS,		/* magazine empty: arena or allocator */
-	TDX_PAMT_STAT_EVICT,		/* idle slots removed by evict */
-	TDX_PAMT_STAT_SHRINK,		/* idle slots removed by the shrinker */
-	TDX_PAMT_STAT_CAP,		/* idle slots removed by the idle cap */
-	TDX_PAMT_STAT_LEAKED,		/* pairs lost: REMOVE failed, ADD refused */
-	TDX_PAMT_STAT_ADD_FAILED,	/* get whose PAMT.ADD failed */
-	TDX_PAMT_STAT_DEMOTE,		/* tdx_pamt_demote() that installed */
-	TDX_PAMT_STAT_PROMOTE,		/* tdx_pamt_promote() that emptied */
-	TDX_PAMT_STAT_CHUNK_ALLOC,	/* arena chunks (order 9) allocated */
-	TDX_PAMT_STAT_CHUNK_FREE,	/* arena chunks given back */
-	TDX_PAMT_STAT_CHUNK_FAIL,	/* order-9 allocations that failed */
-	TDX_PAMT_STAT_PAIR_ORDER1,	/* arena fallback: one order-1 page */
-	TDX_PAMT_STAT_PAIR_ORDER0,	/* arena fallback: two order-0 pages */
-	TDX_PAMT_STAT_NR_COUNTERS,
-	/* Gauges, not per-CPU counters: */
-	TDX_PAMT_STAT_IDLE_SLOTS = TDX_PAMT_STAT_NR_COUNTERS,
-	TDX_PAMT_STAT_CACHED_PAIRS,	/* free pairs in the magazines */
-	TDX_PAMT_STAT_INSTALLED,	/* slots with a pair in the module */
-	TDX_PAMT_STAT_ARENA_CHUNKS,	/* arena chunks held */
-	TDX_PAMT_STAT_ARENA_FREE,	/* free pairs in arena chunks */
-	TDX_PAMT_STAT_NR,
-};
-
-extern const char * const tdx_pamt_stat_names[TDX_PAMT_STAT_NR];
-
 static inline void tdx_init_pamt_cache(struct tdx_pamt_cache *cache)
 {
 	cache->nr = 0;
 }
-
-void tdx_pamt_read_stats(u64 *vals);
 
 /* What KVM calls (EXPORT_SYMBOL_FOR_KVM). */
 #ifdef CONFIG_INTEL_TDX_PAMT_CACHE

@@ -163,9 +163,9 @@ headers arena mag shrink glue huge
 commit "x86/virt/tdx: Add the Dynamic PAMT cache's API and shared definitions" \
 "asm/tdx_pamt.h declares what KVM calls, with the names of the DPAMT
 series (tdx_pamt_get(), tdx_pamt_put(), struct tdx_pamt_cache and its
-top-up, the control-page helpers), and the statistics a user reads.
+top-up, the control-page helpers), and tdx_pamt_enabled().
 pamt_internal.h holds what the cache's layers share: the slot word and
-its states, the per-CPU state, the idle LRU and the one
+its states, the per-CPU state and statistics, the idle LRU and the one
 struct pamt_cache.  The layers come in the next patches; until each is
 in, pamt_internal.h stands in for it with a minimal static inline
 version, which its own patch replaces.
