@@ -431,8 +431,10 @@ split maps; tdx_pamt_promote() empties the slot and keeps the pair for
 the next ADD.  Both run their SEAMCALL, given as a callback, inside the
 slot's transition.  tdx_pamt_pair_take() and tdx_pamt_pair_give() hand
 out and take back a pair outside any slot; tdx_pamt_evict() REMOVEs the
-pair of an idle range before it is mapped at 2M.  KUnit runs a split and
-a merge against the fake module under a write-held rwlock."
+pair of an idle range before it is mapped at 2M.  Nothing is exported:
+the series that makes KVM call these adds the exports it needs.  KUnit
+runs a split and a merge against the fake module under a write-held
+rwlock."
 kunit_here
 
 # The harness, without our CI scripts, the benchmark, the spin model and

@@ -6,8 +6,6 @@
  */
 #include <linux/bug.h>
 #include <linux/errno.h>
-#include <linux/export.h>
-#include <linux/kvm_types.h>
 #include <linux/gfp.h>
 #include <linux/mm.h>
 #include <linux/preempt.h>
@@ -41,7 +39,6 @@ int tdx_pamt_pair_take(struct tdx_pamt_pair *pair,
 	}
 	return pamt_pair_alloc_bulk(pair, 1, gfp & ~__GFP_ACCOUNT) ? 0 : -ENOMEM;
 }
-EXPORT_SYMBOL_FOR_KVM(tdx_pamt_pair_take);
 
 /**
  * tdx_pamt_pair_give() - give back a pair taken by tdx_pamt_pair_take()
@@ -57,7 +54,6 @@ void tdx_pamt_pair_give(const struct tdx_pamt_pair *pair)
 		return;
 	pamt_mag_push(pair);
 }
-EXPORT_SYMBOL_FOR_KVM(tdx_pamt_pair_give);
 
 /**
  * tdx_pamt_evict() - remove the pair of an idle range, to map it at 2M
@@ -176,7 +172,6 @@ int tdx_pamt_demote(unsigned long pfn, struct tdx_pamt_cache *res,
 		pamt_slot_pair_put(&pair, src, res);
 	return ret;
 }
-EXPORT_SYMBOL_FOR_KVM(tdx_pamt_demote);
 
 /**
  * tdx_pamt_promote() - take a 2M range's pair back as PROMOTE merges it
@@ -253,4 +248,3 @@ int tdx_pamt_promote(unsigned long pfn, tdx_pamt_promote_fn promote,
 		pamt_pair_release(&pair, PAMT_PAIR_TO_MAG);
 	return 0;
 }
-EXPORT_SYMBOL_FOR_KVM(tdx_pamt_promote);
