@@ -417,6 +417,16 @@ sleep-in-atomic check and KASAN fire in this configuration; they run
 only with pamt_kunit.canary=1."
 MAIN_END=$(git -C "$WORK" rev-parse HEAD)
 
+copy Documentation/arch/x86/tdx-dpamt.rst
+"$HERE/hooks.sh" "$WORK" docs 2>/dev/null
+commit "Documentation/x86: Document the TDX Dynamic PAMT cache" \
+"Describe the problem, the design, the slot state machine, the lock order
+(PREEMPT_RT included), memory and its accounting, the knobs, the
+tracepoints, enabling, the KVM call sites, and how to validate the
+series on a TDX host."
+# The base series ends here; what follows is posted apart.
+DOC_END=$(git -C "$WORK" rev-parse HEAD)
+
 # Optional: what only a huge-page series would call.  The harness after it
 # tests it too, as it compiles every layer.
 copy $TDX/pamt_huge.c $TDX/tests/pamt_kunit_huge.c
@@ -436,6 +446,7 @@ the series that makes KVM call these adds the exports it needs.  KUnit
 runs a split and a merge against the fake module under a write-held
 rwlock."
 kunit_here
+HUGE_END=$(git -C "$WORK" rev-parse HEAD)
 
 # The harness, without our CI scripts, the benchmark, the spin model and
 # virtual time, which are this project's tooling rather than something to
@@ -513,14 +524,6 @@ for f in $(tracked $PT | grep -v '^tools/testing/pamt/\(kernel\|bench\|model\|vt
 	[ -e "$WORK/$f" ] || bad "$f is in no commit of the series"
 done
 
-copy Documentation/arch/x86/tdx-dpamt.rst
-"$HERE/hooks.sh" "$WORK" docs 2>/dev/null
-commit "Documentation/x86: Document the TDX Dynamic PAMT cache" \
-"Describe the problem, the design, the slot state machine, the lock order
-(PREEMPT_RT included), memory and its accounting, the knobs, the
-tracepoints, enabling, the KVM call sites, and how to validate the
-series on a TDX host."
-
 # Nothing of ours may be left out of the series.
 for f in arch/x86/include/asm/tdx_pamt.h $(tracked $TDX) Documentation/arch/x86/tdx-dpamt.rst; do
 	git -C "$REPO" show "$REV:$f" | cmp -s - "$WORK/$f" ||
@@ -533,18 +536,22 @@ for p in $(tracked tools/testing/pamt/kernel/edits); do
 	esac
 done
 
-# ---- format-patch and the cover letter ----
+# ---- format-patch and the cover letters ----
+# base/: the cache, its KUnit suites and the documentation, to post;
+# 01-huge/: a follow-up for a future huge-page series; harness/: the
+# userspace harness, a series of its own that is not posted.
 rm -rf "$OUT"
 mkdir -p "$OUT"
-NR=$(git -C "$WORK" rev-list --count "$BASE"..HEAD)
-git -C "$WORK" format-patch -q --cover-letter --thread=shallow -o "$OUT" \
-	--subject-prefix="RFC PATCH" "$BASE"..HEAD || die "format-patch"
-
-# The cover letter: subject on the first line of cover-letter.txt, the
-# blurb below it.  format-patch adds the shortlog and the diffstat.
-git -C "$REPO" show "$REV:tools/testing/pamt/kernel/cover-letter.txt" > "$OUT/.cover" ||
-	die "no cover-letter.txt in $REV"
-python3 - "$OUT/0000-cover-letter.patch" "$OUT/.cover" <<'PY'
+SERIES="base:$BASE..$DOC_END 01-huge:$DOC_END..$HUGE_END harness:$HUGE_END..HEAD"
+for sr in $SERIES; do
+	dir=$OUT/${sr%%:*}
+	git -C "$WORK" format-patch -q --cover-letter --thread=shallow -o "$dir" \
+		--subject-prefix="RFC PATCH" "${sr#*:}" || die "format-patch ${sr%%:*}"
+	# The subject on the first line of cover-<name>.txt, the blurb below
+	# it; format-patch adds the shortlog and the diffstat.
+	git -C "$REPO" show "$REV:tools/testing/pamt/kernel/cover-${sr%%:*}.txt" > "$dir/.cover" ||
+		die "no cover-${sr%%:*}.txt in $REV"
+	python3 - "$dir/0000-cover-letter.patch" "$dir/.cover" <<'PY'
 import sys
 path, cover = sys.argv[1], sys.argv[2]
 lines = open(cover).read().split("\n")
@@ -553,18 +560,20 @@ text = open(path).read()
 text = text.replace("*** SUBJECT HERE ***", subject).replace("*** BLURB HERE ***", blurb)
 open(path, "w").write(text)
 PY
-rm -f "$OUT/.cover"
-echo "   $NR patches and a cover letter in $OUT"
+	rm -f "$dir/.cover"
+	echo "   $(git -C "$WORK" rev-list --count "${sr#*:}") patches and a cover letter in $dir"
+done
+# Every patch, in the order they apply.
+PATCHES=$(for sr in $SERIES; do ls "$OUT/${sr%%:*}"/0*.patch; done | grep -v '/0000-cover-letter\.patch$')
 
 echo "== size: no patch over 1,200 added lines"
-for p in "$OUT"/0*.patch; do
-	case $p in *0000-cover-letter.patch) continue ;; esac
+for p in $PATCHES; do
 	n=$(grep -c '^+' "$p")
 	n=$((n - $(grep -c '^+++ ' "$p")))
 	if [ "$n" -le 1200 ]; then
-		ok "$n added lines: $(basename "$p")"
+		ok "$n added lines: ${p#"$OUT"/}"
 	else
-		bad "$n added lines, over 1,200: $(basename "$p")"
+		bad "$n added lines, over 1,200: ${p#"$OUT"/}"
 	fi
 done
 # The main series' kernel code: every patch before the optional one, less
@@ -574,8 +583,7 @@ core=$(git -C "$WORK" diff --numstat "$BASE" "$MAIN_END" -- . \
 echo "  core kernel code of the main series: $core lines"
 
 echo "== checkpatch"
-for p in "$OUT"/0*.patch; do
-	case $p in *0000-cover-letter.patch) continue ;; esac
+for p in $PATCHES; do
 	# A real posting would add a MAINTAINERS entry; that is not ours to pick.
 	ign=FILE_PATH_CHANGES
 	# The harness's shims restate kernel definitions (typedefs, volatile
@@ -586,9 +594,9 @@ for p in "$OUT"/0*.patch; do
 		ign=$ign,NEW_TYPEDEFS,VOLATILE,MEMORY_BARRIER,AVOID_BUG,EXPORT_SYMBOL,IS_ENABLED_CONFIG,PREFER_DEFINED_ATTRIBUTE_MACRO,MACRO_ARG_REUSE,MACRO_ARG_UNUSED,MACRO_ARG_PRECEDENCE,MACRO_WITH_FLOW_CONTROL
 	if out=$("$PRISTINE/scripts/checkpatch.pl" --strict --no-tree --terse \
 		--ignore "$ign" "$p" 2>&1); then
-		ok "checkpatch $(basename "$p")"
+		ok "checkpatch ${p#"$OUT"/}"
 	else
-		bad "checkpatch $(basename "$p")"
+		bad "checkpatch ${p#"$OUT"/}"
 		echo "$out" | grep -v "^total:\|^$" | head -20 | sed 's/^/      /'
 	fi
 done
@@ -645,9 +653,11 @@ if [ "$CHECK" = 1 ]; then
 	our_warnings() {
 		grep -E "warning:|error:" "$1" | grep -E "pamt|tdx\.c|tdx_pamt" || true
 	}
-	for p in "$OUT"/0*.patch; do
-		case $p in *0000-cover-letter.patch) continue ;; esac
-		name=$(basename "$p")
+	idx=0
+	for p in $PATCHES; do
+		# Its folder and name; idx counts across the folders.
+		name=$(basename "$(dirname "$p")")-$(basename "$p")
+		idx=$((idx + 1))
 		t=$(date +%s)
 		if ! GIT -C "$CHECKT" am -q "$p" >/dev/null 2>&1; then
 			bad "git am $name"
@@ -683,7 +693,7 @@ if [ "$CHECK" = 1 ]; then
 			echo "${w:-$(tail -20 "$log")}" | head -20 | sed 's/^/      /'
 		fi
 		case " $KUNIT_AT " in
-		*" $((10#${name%%-*})) "*) kunit_layer "${name%.patch}" ;;
+		*" $idx "*) kunit_layer "${name%.patch}" ;;
 		esac
 	done
 	t=$(date +%s)
