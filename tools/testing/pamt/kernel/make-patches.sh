@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Turn this repo into a git format-patch series against a pristine Linux
-# 7.3 tree, in out/patches/, the way a TDX maintainer would apply it.
+# Turn this repo into git format-patch series against a pristine Linux
+# 7.3 tree, the way a TDX maintainer would apply them: out/patches/base/,
+# then out/patches/01-huge/, then out/patches/harness/ (not posted).
 #
 # Usage: make-patches.sh [--check] [--each]
 #   (none)   write the series and checkpatch --strict every patch
