@@ -38,7 +38,7 @@ for a in "$@"; do
 	case $a in
 	--check) CHECK=1 ;;
 	--each) EACH=1 ;;
-	*) sed -n '4,21p' "$0"; exit 2 ;;
+	*) sed -n '4,22p' "$0"; exit 2 ;;
 	esac
 done
 
