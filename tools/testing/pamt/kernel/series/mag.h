@@ -54,10 +54,4 @@ static inline void tdx_free_pamt_cache(struct tdx_pamt_cache *res)
 	res->nr = 0;
 }
 
-static inline struct obj_cgroup *
-pamt_pair_charge(const struct tdx_pamt_pair *pair, struct tdx_pamt_cache *res)
-{
-	return NULL;
-}
-
 static inline void pamt_pair_uncharge(const struct tdx_pamt_pair *pair) { }

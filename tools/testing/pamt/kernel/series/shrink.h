@@ -8,10 +8,9 @@
 static inline int pamt_shrink_init(void) { return 0; }
 static inline void pamt_shrink_exit(void) { }
 static inline void pamt_shrink_installed(unsigned long idx,
-					 const struct tdx_pamt_pair *pair,
-					 struct obj_cgroup *objcg) { }
+					 const struct tdx_pamt_pair *pair) { }
 #ifdef CONFIG_MEMCG
-static inline int pamt_shrink_prepare(struct mem_cgroup *memcg, gfp_t gfp)
+static inline int pamt_shrink_prepare(struct page *page, gfp_t gfp)
 {
 	return 0;
 }
