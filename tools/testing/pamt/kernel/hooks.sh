@@ -64,7 +64,7 @@ for hook in "$@"; do
 			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_mag.o' ;;
 	arena)
 		append_once $TDX/Makefile \
-			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_arena.o' ;;
+			'obj-$(CONFIG_INTEL_TDX_PAMT_ARENA) += pamt_arena.o' ;;
 	shrink)
 		append_once $TDX/Makefile \
 			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_shrink.o' ;;

@@ -75,7 +75,7 @@ fi
 # with W=1 and checked by sparse.
 OBJS=$({ grep -o 'pamt_[a-z0-9_]*\.o' "$TREE/$TDX/Makefile"
 	grep -o 'pamt_[a-z0-9_]*\.o' "$TREE/$TDX/tests/Makefile" | sed 's|^|tests/|'; } |
-	sort -u | grep -vx tests/pamt_kunit.o)
+	sort -u | grep -vx 'tests/pamt_kunit.o\|pamt_arena.o')
 [ -n "$OBJS" ] || OBJS="pamt_core.o pamt_slot.o pamt_mag.o pamt_shrink.o pamt_glue.o"
 for o in $OBJS; do rm -f "$B/$TDX/$o"; done
 out=$(make -C "$TREE" O="$B" ARCH=x86_64 -j"$(nproc)" W=1 "${MAKE_CHECK[@]}" "$TDX/" 2>&1)
@@ -98,6 +98,26 @@ fi
 for o in $OBJS; do
 	if [ -f "$B/$TDX/$o" ]; then ok; else bad "no $o"; fi
 done
+
+# The pair arena (CONFIG_INTEL_TDX_PAMT_ARENA, off by default) is built
+# in run-kunit.sh's rt configuration: W=1 and sparse on it there.
+BA=$CACHE/build-rt
+A=$TDX/pamt_arena.o
+if ! grep -qx 'CONFIG_INTEL_TDX_PAMT_ARENA=y' "$BA/.config" 2>/dev/null; then
+	bad "no rt build folder with the arena in $BA: run make kunit first"
+else
+	rm -f "$BA/$A"
+	out=$(make -C "$TREE" O="$BA" ARCH=x86_64 -j"$(nproc)" W=1 "${MAKE_CHECK[@]}" "$A" 2>&1)
+	rc=$?
+	probs=$(echo "$out" | grep -E "warning:|error:|sparse:" | grep -E "pamt_|tdx_pamt")
+	if [ $rc != 0 ] || [ -n "$probs" ] || [ ! -f "$BA/$A" ] ||
+	   ! grep -q "CHECK .*pamt_arena" <<< "$out"; then
+		bad "W=1/sparse build of $A (rc $rc)"
+		echo "${probs:-$out}" | tail -20
+	else
+		ok
+	fi
+fi
 
 # The KVM objects our edits touch (edits/20-*.patch).  Pristine 7.3 builds
 # tdx.o clean with W=1 and sparse, so any finding in it counts.  mmu.o has

@@ -3,7 +3,8 @@
 #
 # Turn this repo into git format-patch series against a pristine Linux
 # 7.3 tree, the way a TDX maintainer would apply them: out/patches/base/,
-# then out/patches/01-huge/, then out/patches/harness/ (not posted).
+# then the follow-ups out/patches/01-arena/ and 02-huge/, then
+# out/patches/harness/ (not posted).
 #
 # Usage: make-patches.sh [--check] [--each]
 #   (none)   write the series and checkpatch --strict every patch
@@ -93,7 +94,9 @@ REV=${PAMT_REV:-HEAD}
 git -C "$REPO" rev-parse -q --verify "$REV^{commit}" >/dev/null || die "no commit $REV"
 tracked() { git -C "$REPO" ls-tree -r --name-only "$REV" -- "$@"; }
 
-# copy PATH...: put committed files into the work tree
+# copy PATH...: put committed files into the work tree; while STRIP=1
+# (the base series), as they are without the arena's follow-up
+STRIP=1
 copy() {
 	local f
 
@@ -101,6 +104,12 @@ copy() {
 		mkdir -p "$WORK/$(dirname "$f")"
 		git -C "$REPO" show "$REV:$f" > "$WORK/$f" 2>/dev/null || die "$f is not in $REV"
 		[ -x "$REPO/$f" ] && chmod +x "$WORK/$f"
+		case $STRIP:$f in
+		1:*.[ch]|1:*/Kconfig)
+			python3 "$STAGE/tools/testing/pamt/kernel/series/stage.py" \
+				--strip "$WORK/$f" > "$WORK/$f.base" &&
+				mv "$WORK/$f.base" "$WORK/$f" || die "stage.py --strip $f" ;;
+		esac
 	done
 }
 
@@ -137,8 +146,8 @@ ours() {
 }
 
 # The cache, one layer per patch: slots (with the core and the KUnit
-# scaffolding), the magazines, the arena, the shrink layer, the
-# glue (shrinker and CPU hotplug).  The layers call each other, so a layer
+# scaffolding), the magazines, the shrink layer, the glue (shrinker and
+# CPU hotplug); the arena comes in a follow-up series.  The layers call each other, so a layer
 # not in the series yet is stood in for: series/stage.py writes
 # pamt_internal.h with its block of prototypes replaced by the minimal
 # static inline implementations in series/<layer>.h, leaves its functions
@@ -264,36 +273,8 @@ arena, pairs are still two order-0 pages; until the shrink layer, no cap
 bounds the magazines and tdx_pamt_drain() empties them."
 kunit_here
 
-copy $TDX/pamt_arena.c $TDX/tests/pamt_arena_check.c
-headers shrink glue huge
-"$HERE/hooks.sh" "$WORK" arena 2>/dev/null
-commit "x86/virt/tdx: Carve PAMT pairs out of 2M chunks of pair pages" \
-"A pair page is marked in the TDX module's PAMT page bitmap, so its 2M
-range cannot be mapped 2M by a TD; every PAMT.ADD shared-locks the 2M
-ranges of its pair pages, so ADD and REMOVE there meet BUSY; and two
-long-lived order-0 pages spoil two 2M blocks.  Pairs taken page by page
-do all three all over TD-usable memory.
-
-Carve pairs out of order-9, 2M-aligned chunks that hold only pair pages,
-256 pairs each, handed out from the fullest chunk so that sparse ones
-drain; give a chunk back once all its pairs are free.  Where no 2M block
-can be had, a pair is one order-1 page, then two order-0 pages.  Chunks
-serve every TD: a pair's pages are charged only while in a reserve or
-in the module (previous patch).  This replaces the pair stand-ins of the
-first patch.  tests/pamt_arena_check.c, included only in KUnit builds,
-checks the arena's invariants for the tests."
-
-copy $TDX/tests/pamt_kunit_arena.c
-"$HERE/hooks.sh" "$WORK" kunit 2>/dev/null
-commit "x86/virt/tdx: Add KUnit tests for the PAMT pair arena" \
-"Chunks carved fullest first, a chunk given back with its last free
-pair, the order-1 and order-0 fallbacks (page allocations failed through
-a KUnit static stub), chunk-aware reclaim, and the invariants after each
-test."
-kunit_here
-
 copy $TDX/pamt_shrink.c $TDX/tests/pamt_kunit_shrink.c
-headers glue huge
+headers arena glue huge
 "$HERE/hooks.sh" "$WORK" shrink kunit 2>/dev/null
 commit "x86/virt/tdx: Give idle PAMT memory back: idle LRU, cap, shrinker and drains" \
 "An idle range keeps its pair installed, and the magazines keep free
@@ -312,7 +293,7 @@ worker the next patch adds."
 kunit_here
 
 copy $TDX/pamt_glue.c $TDX/pamt_glue.h $TDX/tests/pamt_kunit_ctx.c
-headers huge
+headers arena huge
 "$HERE/hooks.sh" "$WORK" glue kunit 2>/dev/null
 commit "x86/virt/tdx: Register the PAMT shrinker and a CPU hotplug callback" \
 "Register the shrink layer's shrinker, a CPU hotplug callback that
@@ -325,13 +306,13 @@ put under spinlocks, with preemption off, from softirq and from an RCU
 callback, calls the shrinker as reclaim does, and takes CPUs down and up
 under load."
 
-copy $TDX/tests/pamt_kunit_release.c $TDX/tests/pamt_kunit_pressure.c
+copy $TDX/tests/pamt_kunit_pressure.c
 "$HERE/hooks.sh" "$WORK" kunit 2>/dev/null
 commit "x86/virt/tdx: Add KUnit tests for giving PAMT memory back" \
-"Check that idle ranges, cached pairs and whole chunks go back to the
-page allocator through the idle cap, the drains and the shrinker, and
-let the kernel's own reclaim call the shrinker under real memory
-pressure: reclaim must leave at least half of what it asked for."
+"Let the kernel's own reclaim call the shrinker under real memory
+pressure: reclaim must get at least half of what it asked for, and every
+page of every pair a REMOVE hands back must reach the page allocator's
+free path."
 kunit_here
 
 copy $(ours $TDX/pamt_seamcall.c $TDX/pamt_seamcall.h)
@@ -407,7 +388,8 @@ reclaim uncharge, a memcg at memory.max gets its own idle pairs back
 through its own reclaim, and a pair the module lost is uncharged when
 its pages are freed."
 
-for f in $(tracked $TDX/tests | grep "/pamt_kunit[^/]*\.[ch]$" | grep -v "/pamt_kunit_huge\.c$"); do
+for f in $(tracked $TDX/tests | grep "/pamt_kunit[^/]*\.[ch]$" |
+	   grep -v "/pamt_kunit_\(huge\|arena\|release\)\.c$"); do
 	[ -e "$WORK/$f" ] || copy "$f"
 done
 "$HERE/hooks.sh" "$WORK" kunit 2>/dev/null
@@ -427,6 +409,51 @@ tracepoints, enabling, the KVM call sites, and how to validate the
 series on a TDX host."
 # The base series ends here; what follows is posted apart.
 DOC_END=$(git -C "$WORK" rev-parse HEAD)
+
+# The arena, behind CONFIG_INTEL_TDX_PAMT_ARENA (off by default).
+STRIP=0
+copy $TDX/pamt_arena.c $TDX/tests/pamt_arena_check.c $TDX/Kconfig $TDX/pamt_mag.c
+headers huge
+"$HERE/hooks.sh" "$WORK" arena 2>/dev/null
+commit "x86/virt/tdx: Carve PAMT pairs out of 2M chunks of pair pages" \
+"Modelled on 256 CPUs booting 32 TDs of 8 vCPUs at once, the longest
+tdx_pamt_get() falls from 12.9 us with pairs taken page by page to 10.7
+us, against a bound of 12.9 (1.25 times the run's longest ADD); without
+the arena that bound is missed at 1 seed of 8 (pamt_vt --scale and
+--seed 1..8 in tools/testing/pamt; costs modelled, no TDX hardware).
+
+A pair page is marked in the TDX module's PAMT page bitmap, and every
+PAMT.ADD shared-locks the 2M ranges of its pair pages, so ADD and
+REMOVE there meet BUSY.  Pairs taken page by page land beside the S-EPT
+pages being added.  Where pair pages sit relative to guest memory is not
+the reason: the page allocator's grouping by migratetype keeps the base
+series' __GFP_RECLAIMABLE pair pages out of the guest's 2M blocks within
+0.4 points of the arena (BENCHMARKS.md, make placement, 7.3 under
+qemu).
+
+Carve pairs out of order-9, 2M-aligned chunks that hold only pair pages,
+256 pairs each, handed out from the fullest chunk so that sparse ones
+drain; give a chunk back once all its pairs are free.  Where no 2M block
+can be had, a pair is one order-1 page, then two order-0 pages.  A
+top-up carves from a chunk of its process's own, so that VMs dying at
+different times do not pin each other's chunks.
+
+What it costs, measured: a global lock per magazine refill (50 all-CPU
+lock takes per million churn operations, against none), and up to 2M
+that one pair in use keeps.  Hence its own option, off by default.
+The shrinker's count stays lock-free: idle memory plus the chunks' free
+pairs, an upper bound, since a pair in use pins its chunk."
+
+copy $TDX/tests/pamt_kunit_arena.c $TDX/tests/pamt_kunit_release.c
+"$HERE/hooks.sh" "$WORK" kunit 2>/dev/null
+commit "x86/virt/tdx: Add KUnit tests for the PAMT pair arena" \
+"Chunks carved fullest first, a chunk given back with its last free
+pair through the shrinker, the drains and the idle cap, the order-1 and
+order-0 fallbacks (page allocations failed through a KUnit static stub),
+chunk-aware reclaim, and the invariants after each test.  The suites
+skip without CONFIG_INTEL_TDX_PAMT_ARENA."
+kunit_here
+ARENA_END=$(git -C "$WORK" rev-parse HEAD)
 
 # Optional: what only a huge-page series would call.  The harness after it
 # tests it too, as it compiles every layer.
@@ -539,11 +566,12 @@ done
 
 # ---- format-patch and the cover letters ----
 # base/: the cache, its KUnit suites and the documentation, to post;
-# 01-huge/: a follow-up for a future huge-page series; harness/: the
+# 01-arena/: the pair arena, behind its own option; 02-huge/: a
+# follow-up for a future huge-page series; harness/: the
 # userspace harness, a series of its own that is not posted.
 rm -rf "$OUT"
 mkdir -p "$OUT"
-SERIES="base:$BASE..$DOC_END 01-huge:$DOC_END..$HUGE_END harness:$HUGE_END..HEAD"
+SERIES="base:$BASE..$DOC_END 01-arena:$DOC_END..$ARENA_END 02-huge:$ARENA_END..$HUGE_END harness:$HUGE_END..HEAD"
 for sr in $SERIES; do
 	dir=$OUT/${sr%%:*}
 	git -C "$WORK" format-patch -q --cover-letter --thread=shallow -o "$dir" \
@@ -609,7 +637,10 @@ if [ "$CHECK" = 1 ]; then
 	SEED=$B/seed.config
 	# The KUnit configuration, as kunit.py makes it for x86_64 qemu, so
 	# that the same build folder serves W=1, KUnit and vmlinux.
+	# The arena's option joins in its follow-up; olddefconfig drops it
+	# before.
 	{ cat "$REPO/$TDX/tests/.kunitconfig"; echo "CONFIG_DEBUG_FS=y"
+	  echo "CONFIG_INTEL_TDX_PAMT_ARENA=y"
 	  echo "CONFIG_SERIAL_8250=y"; echo "CONFIG_SERIAL_8250_CONSOLE=y"; } > "$SEED"
 	# shellcheck source-path=SCRIPTDIR source=kunit-lib.sh
 	. "$HERE/kunit-lib.sh"

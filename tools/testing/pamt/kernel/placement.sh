@@ -77,7 +77,7 @@ KCFG=$LOGS/placement.kunitconfig
 grep -vE '^CONFIG_(PROVE_LOCKING|DEBUG_ATOMIC_SLEEP|DEBUG_PREEMPT)=' \
 	"$TREE/$TDX/tests/.kunitconfig" > "$KCFG"
 printf '%s\n' CONFIG_TRANSPARENT_HUGEPAGE=y CONFIG_COMPACTION=y CONFIG_SHMEM=y \
-	CONFIG_INTEL_TDX_PAMT_PLACEMENT_TEST=y >> "$KCFG"
+	CONFIG_INTEL_TDX_PAMT_PLACEMENT_TEST=y CONFIG_INTEL_TDX_PAMT_ARENA=y >> "$KCFG"
 
 # shellcheck source-path=SCRIPTDIR source=kunit-lib.sh
 . "$HERE/kunit-lib.sh"

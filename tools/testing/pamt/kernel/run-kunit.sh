@@ -5,7 +5,9 @@
 # four configurations, then prove each checker fires with the canaries:
 #   lockdep  PROVE_LOCKING + DEBUG_ATOMIC_SLEEP + PREEMPT
 #   kasan    the same + KASAN (inline) + allocation fault injection
-#   rt       the same + PREEMPT_RT (+ PROVE_RAW_LOCK_NESTING)
+#            + the pair arena (CONFIG_INTEL_TDX_PAMT_ARENA)
+#   rt       the same as lockdep + PREEMPT_RT (+ PROVE_RAW_LOCK_NESTING)
+#            + the pair arena
 #   kcsan    the same as lockdep + KCSAN (the kernel's default rules) +
 #            kmemleak, whose scan the last suite asks for, + allocation
 #            fault injection

@@ -4,8 +4,6 @@
  * chunks of pair pages, fullest chunk first, with order-1 and order-0
  * fallbacks.  Design, lock order and memcg policy: tdx-dpamt.rst.
  */
-#include <kunit/static_stub.h>
-#include <kunit/visibility.h>
 #include <linux/bitmap.h>
 #include <linux/bitops.h>
 #include <linux/gfp.h>
@@ -67,14 +65,6 @@ static struct pamt_arena {
 	struct list_head off;
 	struct pamt_arena_home home[PAMT_ARENA_HOMES];
 } pamt_arena;
-
-/* Every pair page comes from here: the KUnit suites stub it to fail. */
-VISIBLE_IF_KUNIT struct page *pamt_arena_alloc_pages(gfp_t gfp,
-						     unsigned int order)
-{
-	KUNIT_STATIC_STUB_REDIRECT(pamt_arena_alloc_pages, gfp, order);
-	return alloc_pages(gfp, order);
-}
 
 static inline void pamt_arena_lock(unsigned long *flags)
 {
@@ -228,7 +218,7 @@ static struct pamt_arena_chunk *pamt_arena_new_chunk(gfp_t gfp)
 
 	if (!gfpflags_allow_blocking(gfp))
 		chunk_gfp &= ~(__GFP_KSWAPD_RECLAIM | __GFP_HIGH);
-	page = pamt_arena_alloc_pages(chunk_gfp | __GFP_NORETRY | __GFP_NOWARN |
+	page = pamt_pages_alloc(chunk_gfp | __GFP_NORETRY | __GFP_NOWARN |
 				      __GFP_NOMEMALLOC, PAMT_ARENA_ORDER);
 	if (!page) {
 		pamt_stat_inc(CHUNK_FAIL);
@@ -359,38 +349,11 @@ static bool pamt_arena_put(struct pamt_arena_chunk *c, unsigned long lo,
 	return true;
 }
 
-/*
- * Two order-0 pages, charged as @gfp says: the way without the arena.
- * The shrinker frees them, so they are __GFP_RECLAIMABLE: the page
- * allocator then groups them into reclaimable pageblocks, apart from guest
- * memory's 2M blocks ("The pair arena" in the Documentation).
- */
-static int pamt_pair_alloc_pages(struct tdx_pamt_pair *pair, gfp_t gfp)
-{
-	struct page *p0, *p1;
-
-	gfp |= __GFP_RECLAIMABLE;
-	p0 = pamt_arena_alloc_pages(gfp, 0);
-	if (!p0)
-		return -ENOMEM;
-	p1 = pamt_arena_alloc_pages(gfp, 0);
-	if (!p1) {
-		__free_page(p0);
-		pamt_stat_inc(PAGE_ALLOC);
-		pamt_stat_inc(PAGE_FREE);
-		return -ENOMEM;
-	}
-	pamt_stat_add(PAGE_ALLOC, 2);
-	pair->pfn[0] = page_to_pfn(p0);
-	pair->pfn[1] = page_to_pfn(p1);
-	return 0;
-}
-
 static int pamt_arena_fallback(struct tdx_pamt_pair *pair, gfp_t gfp)
 {
 	struct page *page;
 
-	page = pamt_arena_alloc_pages(gfp | __GFP_NORETRY | __GFP_NOWARN, 1);
+	page = pamt_pages_alloc(gfp | __GFP_NORETRY | __GFP_NOWARN, 1);
 	if (page) {
 		set_page_private(page, PAMT_ARENA_ORDER1);
 		pair->pfn[0] = page_to_pfn(page);
@@ -407,9 +370,18 @@ static int pamt_arena_fallback(struct tdx_pamt_pair *pair, gfp_t gfp)
 	return 0;
 }
 
-/* @refill: also fill this CPU's magazines, in the same hold (pamt_mag_refill()). */
-static unsigned int pamt_arena_alloc(struct tdx_pamt_pair *pairs, unsigned int n,
-				     gfp_t gfp, bool refill)
+/**
+ * pamt_arena_alloc() - up to @n pairs from the arena, or one fallback pair
+ * @pairs: filled with the pairs allocated
+ * @n: pairs wanted, 1 to TDX_PAMT_CACHE_MAX
+ * @gfp: allocation flags; __GFP_ACCOUNT is ignored
+ * @refill: also fill this CPU's magazine, in the same lock hold
+ *	(pamt_mag_refill())
+ *
+ * Return: pairs allocated, 0 if none.
+ */
+unsigned int pamt_arena_alloc(struct tdx_pamt_pair *pairs, unsigned int n,
+			      gfp_t gfp, bool refill)
 {
 	struct pamt_arena_chunk *fresh = NULL;
 	struct pamt_pair_run run;
@@ -433,46 +405,22 @@ static unsigned int pamt_arena_alloc(struct tdx_pamt_pair *pairs, unsigned int n
 	return pamt_arena_fallback(pairs, gfp) ? 0 : 1;
 }
 
-/**
- * pamt_pair_alloc_bulk() - up to @n pairs, not from the magazines
- * @pairs: filled with the pairs allocated
- * @n: pairs wanted, at most TDX_PAMT_CACHE_MAX
- * @gfp: allocation flags; with the arena, __GFP_ACCOUNT is ignored
- *
- * With the arena, this CPU's magazines are refilled in the same lock
- * hold; a fallback gives one pair.
- *
- * Return: pairs allocated, 0 if none.
- */
-unsigned int pamt_pair_alloc_bulk(struct tdx_pamt_pair *pairs, unsigned int n,
-				  gfp_t gfp)
-{
-	might_alloc(gfp);
-	n = min_t(unsigned int, n, TDX_PAMT_CACHE_MAX);
-	if (!n)
-		return 0;
-	if (!pamt.arena)
-		return pamt_pair_alloc_pages(pairs, gfp) ? 0 : 1;
-	return pamt_arena_alloc(pairs, n, gfp, true);
-}
-
-static void pamt_pair_free_pages(const struct tdx_pamt_pair *pair,
-				 unsigned long tag)
+static void pamt_arena_free_pages(const struct tdx_pamt_pair *pair,
+				  unsigned long tag)
 {
 	unsigned long lo = min(pair->pfn[0], pair->pfn[1]);
 	unsigned long hi = max(pair->pfn[0], pair->pfn[1]);
 
-	if (tag == PAMT_ARENA_ORDER1) {
-		if (WARN_ONCE(hi != lo + 1,
-			      "tdx-pamt: pair %#lx/%#lx is not an order-1 page\n",
-			      lo, hi))
-			return;
-		set_page_private(pfn_to_page(lo), 0);
-		__free_pages(pfn_to_page(lo), 1);
-	} else {
-		__free_page(pfn_to_page(pair->pfn[0]));
-		__free_page(pfn_to_page(pair->pfn[1]));
+	if (tag != PAMT_ARENA_ORDER1) {
+		pamt_pair_free_pages(pair);
+		return;
 	}
+	if (WARN_ONCE(hi != lo + 1,
+		      "tdx-pamt: pair %#lx/%#lx is not an order-1 page\n",
+		      lo, hi))
+		return;
+	set_page_private(pfn_to_page(lo), 0);
+	__free_pages(pfn_to_page(lo), 1);
 	pamt_stat_add(PAGE_FREE, 2);
 	/* Else direct reclaim sees no progress and fails __GFP_NORETRY. */
 	mm_account_reclaimed_pages(2);
@@ -485,7 +433,7 @@ static unsigned long pamt_pair_tag(const struct tdx_pamt_pair *pair)
 	return page_private(pfn_to_page(min(pair->pfn[0], pair->pfn[1])));
 }
 
-/* Pairs returned per hold of the arena lock by pamt_pair_free_bulk(). */
+/* Pairs returned per hold of the arena lock by pamt_arena_free_bulk(). */
 #define PAMT_ARENA_BULK		64
 
 static unsigned long pamt_pair_free_some(const struct tdx_pamt_pair *pairs,
@@ -506,7 +454,7 @@ static unsigned long pamt_pair_free_some(const struct tdx_pamt_pair *pairs,
 			chunked |= BIT_ULL(k);
 			continue;
 		}
-		pamt_pair_free_pages(&pairs[k], tag);
+		pamt_arena_free_pages(&pairs[k], tag);
 		pages += 2;
 	}
 	if (!chunked)
@@ -529,14 +477,14 @@ static unsigned long pamt_pair_free_some(const struct tdx_pamt_pair *pairs,
 }
 
 /**
- * pamt_pair_free_bulk() - reset pairs and give them back
+ * pamt_arena_free_bulk() - reset pairs and give them back, chunks first
  * @pairs: the pairs; none may be in the module
  * @n: how many
  *
  * Return: pages that went back to the page allocator.
  */
-unsigned long pamt_pair_free_bulk(const struct tdx_pamt_pair *pairs,
-				  unsigned int n)
+unsigned long pamt_arena_free_bulk(const struct tdx_pamt_pair *pairs,
+				   unsigned int n)
 {
 	unsigned long pages = 0;
 	unsigned int m;
@@ -548,12 +496,6 @@ unsigned long pamt_pair_free_bulk(const struct tdx_pamt_pair *pairs,
 		n -= m;
 	}
 	return pages;
-}
-
-/* pamt_pair_free_bulk() for one pair. */
-unsigned long pamt_pair_free(const struct tdx_pamt_pair *pair)
-{
-	return pamt_pair_free_bulk(pair, 1);
 }
 
 /**
@@ -650,7 +592,7 @@ unsigned long pamt_arena_unhome(bool all)
 	return pages;
 }
 
-/* Chunks a reclaim pass or a count looks at, at most. */
+/* Chunks a reclaim pass looks at, at most. */
 #define PAMT_ARENA_SCAN_CHUNKS	64
 /* Failed REMOVE sequences before a reclaim pass stops. */
 #define PAMT_ARENA_MAX_FAILS	8
@@ -797,28 +739,31 @@ unsigned long pamt_arena_shrink(unsigned long nr, bool cap)
 }
 
 /**
- * pamt_arena_reclaimable() - memory pamt_arena_shrink() could give back
- * @all: every chunk, with cond_resched() (process context), not only
- *	PAMT_ARENA_SCAN_CHUNKS
+ * pamt_arena_reclaimable() - whether pamt_arena_shrink() could give a
+ *	chunk back, every chunk looked at
  *
- * Return: pairs' worth of memory (PAMT_ARENA_PAIRS per chunk).
+ * For the idle cap's worker, which drains the magazines only if so.  The
+ * shrinker's count does not call this: it takes the arena lock per chunk.
+ *
+ * Context: process context; sleeps.
  */
-unsigned long pamt_arena_reclaimable(bool all)
+bool pamt_arena_reclaimable(void)
 {
 	long cached = pamt_cached_pairs();
-	unsigned long flags, nr = 0, stamp, budget;
+	unsigned long flags, stamp, budget;
 	struct pamt_arena_home *h;
+	bool found = false;
 
-	stamp = pamt_arena_walk_start(all, &budget);
+	might_sleep();
+	stamp = pamt_arena_walk_start(true, &budget);
 	for (h = pamt_arena.home; h < pamt_arena.home + PAMT_ARENA_HOMES; h++) {
 		pamt_arena_lock(&flags);
-		if (h->chunk && pamt_arena_chunk_idle(h->chunk, &cached))
-			nr += PAMT_ARENA_PAIRS;
+		found = h->chunk && pamt_arena_chunk_idle(h->chunk, &cached);
 		spin_unlock_irqrestore(&pamt_arena.lock, flags);
+		if (found)
+			return true;
 	}
-	while (pamt_arena_walk(stamp, &budget, &cached, all, false))
-		nr += PAMT_ARENA_PAIRS;
-	return nr;
+	return pamt_arena_walk(stamp, &budget, &cached, true, false) != NULL;
 }
 
 /* Free pairs in chunks; racy. */

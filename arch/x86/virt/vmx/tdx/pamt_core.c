@@ -185,7 +185,7 @@ int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
 		return -ENOMEM;
 
 	pamt.ops = cfg->ops;
-	pamt.arena = cfg->arena;
+	pamt.arena = IS_ENABLED(CONFIG_INTEL_TDX_PAMT_ARENA) && cfg->arena;
 	pamt.mag_size = cfg->mag_size ?: PAMT_MAG_SIZE;
 	pamt.idle_cap = cfg->idle_cap ?: max(covered / 4, 1UL);
 	atomic_long_set(&pamt.held, 0);

@@ -102,7 +102,7 @@ struct tdx_pamt_config {
 	unsigned int mag_size;		/* pairs per magazine */
 	unsigned long idle_cap;		/* most idle memory, in pairs */
 	const struct tdx_pamt_ops *ops;	/* must outlive the cache */
-	bool arena;			/* pairs from 2M chunks of pair pages */
+	bool arena;	/* pairs from 2M chunks, if CONFIG_INTEL_TDX_PAMT_ARENA */
 };
 
 /*
@@ -173,13 +173,11 @@ struct pamt_mag {
 
 /*
  * Per-CPU stats: enum tdx_pamt_stat's counters, then this CPU's changes to
- * its gauges (summed modulo 2^64), then idle memory not yet in pamt.held,
- * then this CPU's change to the IDLE slots that hold a fallback pair.
+ * its gauges (summed modulo 2^64), then idle memory not yet in pamt.held.
  */
 #define PAMT_PCPU_CACHED	TDX_PAMT_STAT_CACHED_PAIRS
 #define PAMT_PCPU_HELD		TDX_PAMT_STAT_ARENA_CHUNKS
-#define PAMT_PCPU_LOOSE_IDLE	(PAMT_PCPU_HELD + 1)
-#define PAMT_PCPU_NR_STATS	(PAMT_PCPU_LOOSE_IDLE + 1)
+#define PAMT_PCPU_NR_STATS	(PAMT_PCPU_HELD + 1)
 
 struct pamt_pcpu {
 	local_lock_t lock;		/* @mag; never in a transition */
@@ -310,21 +308,11 @@ static inline void pamt_held_add(long n)
 	preempt_enable();
 }
 
-/* A slot went IDLE (@n = 1) or left IDLE (@n = -1); @loose: its LOOSE bit. */
-static inline void pamt_idle_count(long n, bool loose)
+/* A slot went IDLE (@n = 1) or left IDLE (@n = -1). */
+static inline void pamt_idle_count(long n)
 {
 	pamt_stat_add(IDLE_SLOTS, n);
 	pamt_held_add(n);
-	if (loose)
-		this_cpu_add(pamt.pcpu->stat[PAMT_PCPU_LOOSE_IDLE], n);
-}
-
-/* The same for @slot, whose LOOSE bit cannot change: a count or TRANSIT. */
-static inline void pamt_idle_add(const atomic_t *slot, long n)
-{
-	const struct pamt_slot *s = container_of(slot, struct pamt_slot, word);
-
-	pamt_idle_count(n, test_bit(PAMT_LOOSE_BIT, &s->bits));
 }
 
 static inline unsigned long pamt_slot_base_pfn(unsigned long idx)
@@ -427,6 +415,7 @@ bool pamt_pair_refused(u64 status, const struct tdx_pamt_pair *pair);
 
 struct pamt_arena_chunk;
 
+#ifdef CONFIG_INTEL_TDX_PAMT_ARENA
 /**
  * struct pamt_pair_run - room for pairs, for pamt_arena_take_runs()
  * @pairs: where the pairs go
@@ -439,29 +428,61 @@ struct pamt_pair_run {
 
 unsigned int pamt_arena_take_runs(struct pamt_pair_run *v, unsigned int nv,
 				  struct pamt_arena_chunk **fresh);
-unsigned int pamt_pair_alloc_bulk(struct tdx_pamt_pair *pairs, unsigned int n,
-				  gfp_t gfp);
-unsigned long pamt_pair_free(const struct tdx_pamt_pair *pair);
-unsigned long pamt_pair_free_bulk(const struct tdx_pamt_pair *pairs,
-				  unsigned int n);
+unsigned int pamt_arena_alloc(struct tdx_pamt_pair *pairs, unsigned int n,
+			      gfp_t gfp, bool refill);
+unsigned long pamt_arena_free_bulk(const struct tdx_pamt_pair *pairs,
+				   unsigned int n);
 void pamt_arena_init(void);
 void pamt_arena_exit(void);
 void pamt_arena_read_stats(u64 *vals);
 void pamt_arena_note_owner(const struct tdx_pamt_pair *pair, long idx);
 unsigned long pamt_arena_shrink(unsigned long nr, bool cap);
-unsigned long pamt_arena_reclaimable(bool all);
+bool pamt_arena_reclaimable(void);
 unsigned long pamt_arena_free_pairs(void);
 unsigned int pamt_arena_take_home(struct tdx_pamt_pair *pairs, unsigned int n,
 				  gfp_t gfp);
 unsigned long pamt_arena_unhome(bool all);
-#if IS_ENABLED(CONFIG_KUNIT)
-struct page *pamt_arena_alloc_pages(gfp_t gfp, unsigned int order);
-#endif
 #if IS_ENABLED(CONFIG_INTEL_TDX_PAMT_KUNIT_TEST)
 /* tests/pamt_arena_check.c */
 unsigned long pamt_arena_check(void);
-int pamt_pair_alloc(struct tdx_pamt_pair *pair, gfp_t gfp);
 #endif
+#else /* !CONFIG_INTEL_TDX_PAMT_ARENA: pamt.arena stays false */
+static inline unsigned int pamt_arena_alloc(struct tdx_pamt_pair *pairs,
+					    unsigned int n, gfp_t gfp,
+					    bool refill)
+{
+	return 0;
+}
+
+static inline unsigned long
+pamt_arena_free_bulk(const struct tdx_pamt_pair *pairs, unsigned int n)
+{
+	return 0;
+}
+
+static inline void pamt_arena_init(void) { }
+static inline void pamt_arena_exit(void) { }
+static inline void pamt_arena_read_stats(u64 *vals) { }
+static inline void pamt_arena_note_owner(const struct tdx_pamt_pair *pair,
+					 long idx) { }
+
+static inline unsigned long pamt_arena_shrink(unsigned long nr, bool cap)
+{
+	return 0;
+}
+
+static inline bool pamt_arena_reclaimable(void) { return false; }
+static inline unsigned long pamt_arena_free_pairs(void) { return 0; }
+
+static inline unsigned int pamt_arena_take_home(struct tdx_pamt_pair *pairs,
+						unsigned int n, gfp_t gfp)
+{
+	return 0;
+}
+
+static inline unsigned long pamt_arena_unhome(bool all) { return 0; }
+static inline unsigned long pamt_arena_check(void) { return 0; }
+#endif /* CONFIG_INTEL_TDX_PAMT_ARENA */
 
 /* pamt_mag.c */
 int __tdx_topup_pamt_cache(struct tdx_pamt_cache *cache, unsigned int nr,
@@ -471,13 +492,23 @@ int pamt_mag_init(void);
 void pamt_mag_exit(void);
 bool pamt_mag_pop(struct tdx_pamt_pair *pair);
 void pamt_mag_push(const struct tdx_pamt_pair *pair);
+#ifdef CONFIG_INTEL_TDX_PAMT_ARENA
 unsigned int pamt_mag_refill(struct tdx_pamt_pair *pairs, unsigned int n,
 			     struct pamt_arena_chunk **fresh);
+#endif
 void pamt_mag_drain_local(atomic_long_t *budget);
 void pamt_mag_drain_dead(unsigned int cpu);
 unsigned long pamt_mag_shrink_local(unsigned long nr);
 long pamt_cached_pairs(void);
 unsigned int pamt_mag_take_free(struct tdx_pamt_pair *batch, unsigned int n);
+int pamt_pair_alloc_pages(struct tdx_pamt_pair *pair, gfp_t gfp);
+void pamt_pair_free_pages(const struct tdx_pamt_pair *pair);
+unsigned int pamt_pair_alloc_bulk(struct tdx_pamt_pair *pairs, unsigned int n,
+				  gfp_t gfp);
+unsigned long pamt_pair_free(const struct tdx_pamt_pair *pair);
+unsigned long pamt_pair_free_bulk(const struct tdx_pamt_pair *pairs,
+				  unsigned int n);
+struct page *pamt_pages_alloc(gfp_t gfp, unsigned int order);
 #ifdef CONFIG_MEMCG
 void pamt_pair_uncharge(const struct tdx_pamt_pair *pair);
 #else
@@ -497,7 +528,7 @@ void pamt_shrink_installed(unsigned long idx, const struct tdx_pamt_pair *pair);
 #ifdef CONFIG_MEMCG
 int pamt_shrink_prepare(struct page *page, gfp_t gfp);
 #endif
-bool pamt_shrink_idle_inc(unsigned long idx, bool loose);
+bool pamt_shrink_idle_inc(unsigned long idx);
 bool pamt_shrink_over_cap(unsigned long more);
 unsigned long pamt_shrink_refill_share(void);
 unsigned long pamt_shrink_reserve(unsigned long want);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * TDX Dynamic PAMT cache, magazine layer: a per-CPU magazine of free pairs
- * (Bonwick and Adams, USENIX 2001) in front of the arena, and the callers'
- * reserves.  Contexts and lock order: Documentation/arch/x86/tdx-dpamt.rst.
+ * (Bonwick and Adams, USENIX 2001) in front of the page allocator (or of
+ * the arena), the callers' reserves, and where pair pages come from.  Contexts and lock order: Documentation/arch/x86/tdx-dpamt.rst.
  */
+#include <kunit/static_stub.h>
 #include <linux/export.h>
 #include <linux/kvm_types.h>
 #include <linux/gfp.h>
@@ -14,6 +15,7 @@
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/swap.h>
 #include "pamt_internal.h"
 
 #define PAMT_FREE_BATCH	16	/* pairs a drain frees per local lock hold */
@@ -40,6 +42,103 @@ long pamt_cached_pairs(void)
 	for_each_possible_cpu(cpu)
 		n += READ_ONCE(per_cpu_ptr(pamt.pcpu, cpu)->stat[PAMT_PCPU_CACHED]);
 	return max(n, 0L);
+}
+
+/* Every pair page comes from here: the KUnit suites stub it to fail. */
+struct page *pamt_pages_alloc(gfp_t gfp, unsigned int order)
+{
+	KUNIT_STATIC_STUB_REDIRECT(pamt_pages_alloc, gfp, order);
+	return alloc_pages(gfp, order);
+}
+
+/*
+ * A pair of two order-0 pages.  The shrinker frees them, so they are
+ * __GFP_RECLAIMABLE: the page allocator then groups them into reclaimable
+ * pageblocks, apart from guest memory's 2M blocks ("Where pair pages come
+ * from" in the Documentation).  Return: 0 or -ENOMEM, nothing allocated.
+ */
+int pamt_pair_alloc_pages(struct tdx_pamt_pair *pair, gfp_t gfp)
+{
+	struct page *p0, *p1;
+
+	gfp |= __GFP_RECLAIMABLE;
+	p0 = pamt_pages_alloc(gfp, 0);
+	if (!p0)
+		return -ENOMEM;
+	p1 = pamt_pages_alloc(gfp, 0);
+	if (!p1) {
+		__free_page(p0);
+		pamt_stat_inc(PAGE_ALLOC);
+		pamt_stat_inc(PAGE_FREE);
+		return -ENOMEM;
+	}
+	pamt_stat_add(PAGE_ALLOC, 2);
+	pair->pfn[0] = page_to_pfn(p0);
+	pair->pfn[1] = page_to_pfn(p1);
+	return 0;
+}
+
+/* Free the two order-0 pages of a reset pair. */
+void pamt_pair_free_pages(const struct tdx_pamt_pair *pair)
+{
+	__free_page(pfn_to_page(pair->pfn[0]));
+	__free_page(pfn_to_page(pair->pfn[1]));
+	pamt_stat_add(PAGE_FREE, 2);
+	/* Else direct reclaim sees no progress and fails __GFP_NORETRY. */
+	mm_account_reclaimed_pages(2);
+}
+
+/**
+ * pamt_pair_alloc_bulk() - up to @n pairs, not from the magazines
+ * @pairs: filled with the pairs allocated
+ * @n: pairs wanted, at most TDX_PAMT_CACHE_MAX
+ * @gfp: allocation flags; __GFP_ACCOUNT is ignored: pamt_cache_charge()
+ *	charges a reserve's pairs
+ *
+ * Without the arena, one pair.  With it, this CPU's magazine is refilled
+ * in the same lock hold.
+ *
+ * Return: pairs allocated, 0 if none.
+ */
+unsigned int pamt_pair_alloc_bulk(struct tdx_pamt_pair *pairs, unsigned int n,
+				  gfp_t gfp)
+{
+	might_alloc(gfp);
+	n = min_t(unsigned int, n, TDX_PAMT_CACHE_MAX);
+	if (!n)
+		return 0;
+	gfp &= ~__GFP_ACCOUNT;
+	if (pamt.arena)
+		return pamt_arena_alloc(pairs, n, gfp, true);
+	return pamt_pair_alloc_pages(pairs, gfp) ? 0 : 1;
+}
+
+/**
+ * pamt_pair_free_bulk() - reset pairs and give them back
+ * @pairs: the pairs; none may be in the module
+ * @n: how many
+ *
+ * Return: pages that went back to the page allocator.
+ */
+unsigned long pamt_pair_free_bulk(const struct tdx_pamt_pair *pairs,
+				  unsigned int n)
+{
+	unsigned int k;
+
+	if (pamt.arena)
+		return pamt_arena_free_bulk(pairs, n);
+	for (k = 0; k < n; k++) {
+		pamt.ops->reset_page(pairs[k].pfn[0]);
+		pamt.ops->reset_page(pairs[k].pfn[1]);
+		pamt_pair_free_pages(&pairs[k]);
+	}
+	return 2UL * n;
+}
+
+/* pamt_pair_free_bulk() for one pair. */
+unsigned long pamt_pair_free(const struct tdx_pamt_pair *pair)
+{
+	return pamt_pair_free_bulk(pair, 1);
 }
 
 static struct pamt_mag *pamt_mag_new(void)
@@ -95,6 +194,7 @@ void pamt_mag_push(const struct tdx_pamt_pair *pair)
 		pamt_pair_free(pair);
 }
 
+#ifdef CONFIG_INTEL_TDX_PAMT_ARENA
 /**
  * pamt_mag_refill() - pairs from the arena, and this CPU's magazine filled
  * @pairs: filled with the caller's pairs
@@ -133,6 +233,7 @@ unsigned int pamt_mag_refill(struct tdx_pamt_pair *pairs, unsigned int n,
 	pamt_shrink_unreserve(reserved - v[1].n);
 	return v[0].n;
 }
+#endif
 
 /* On the CPU drained; @budget is shared by all.  Allocates nothing. */
 void pamt_mag_drain_local(atomic_long_t *budget)

@@ -393,17 +393,6 @@ static unsigned long pamt_shrink_idle_memory(bool all)
 	return held > 0 ? held : 0;
 }
 
-/* IDLE slots holding a fallback pair; racy. */
-static unsigned long pamt_shrink_loose_idle(void)
-{
-	unsigned int cpu;
-	long n = 0;
-
-	for_each_possible_cpu(cpu)
-		n += READ_ONCE(per_cpu_ptr(pamt.pcpu, cpu)->stat[PAMT_PCPU_LOOSE_IDLE]);
-	return max(n, 0L);
-}
-
 bool pamt_shrink_over_cap(unsigned long more)
 {
 	return pamt_shrink_idle_memory(false) + more > READ_ONCE(pamt.idle_cap);
@@ -480,17 +469,16 @@ static void pamt_shrink_cap_chunks(void)
 
 /*
  * A put made slot @idx IDLE: file it, unless it is on its list already.
- * @loose is its LOOSE bit from before that put.
  * Return: true if it issued a REMOVE.
  */
-bool pamt_shrink_idle_inc(unsigned long idx, bool loose)
+bool pamt_shrink_idle_inc(unsigned long idx)
 {
 	struct pamt_slot *s = &pamt.slots[idx];
 	unsigned long walked = 0, fails = 0;
 	struct mem_cgroup *memcg;
 	bool removed = false;
 
-	pamt_idle_count(1, loose);
+	pamt_idle_count(1);
 	pamt_lru_add(idx);
 	if (likely(!pamt_shrink_over_cap(0))) {
 		pamt_shrink_cap_chunks();
@@ -542,7 +530,7 @@ static void pamt_shrink_cap_trim_chunks(void)
 		if (pamt_arena_shrink(held - cap, true))
 			continue;
 		if (drained || !pamt_cached_pairs() ||
-		    !pamt_arena_reclaimable(true))
+		    !pamt_arena_reclaimable())
 			break;
 		pamt_platform_drain_cpus(ULONG_MAX);
 		drained = true;
@@ -616,9 +604,7 @@ unsigned long tdx_pamt_shrink_count(void)
 {
 	if (!pamt.enabled)
 		return 0;
-	if (pamt.arena)
-		return pamt_arena_reclaimable(false) + pamt_shrink_loose_idle();
-	return pamt_shrink_idle_memory(true);
+	return pamt_shrink_idle_memory(true) + pamt_arena_free_pairs();
 }
 
 /*
@@ -684,9 +670,11 @@ out:
 }
 
 /*
- * The list of @sc's node and memcg, plus for the root's the free pairs;
- * with the arena, the root's is what pamt_arena_shrink() and a walk for
- * fallback pairs could give back: computed, at most 64 chunks looked at.
+ * The list of @sc's node and memcg, plus for the root's the free pairs.
+ * With the arena, the root's is all idle memory, free pairs in chunks
+ * included: what pamt_arena_shrink() and a walk for fallback pairs could
+ * give back at most.  A pair in use pins its chunk, so a scan may free
+ * less; then it says so.  No lock, one read per CPU.
  */
 static unsigned long pamt_shrink_count_objects(struct shrinker *s,
 					       struct shrink_control *sc)
@@ -698,8 +686,8 @@ static unsigned long pamt_shrink_count_objects(struct shrinker *s,
 	if (pamt_lru_memcg_id(sc->memcg) || !pamt.arena)
 		n = list_lru_shrink_count(&pamt.lru, sc);
 	if (!pamt_lru_memcg_id(sc->memcg) && sc->nid == first_online_node)
-		n += pamt.arena ? pamt_arena_reclaimable(false) +
-				  pamt_shrink_loose_idle() :
+		n += pamt.arena ? pamt_shrink_idle_memory(true) +
+				  pamt_arena_free_pairs() :
 				  pamt_cached_pairs();
 	return n ?: SHRINK_EMPTY;
 }

@@ -132,11 +132,11 @@ static void pamt_slot_publish_idle(atomic_t *slot, int old)
 {
 	int now;
 
-	pamt_idle_add(slot, 1);
+	pamt_idle_count(1);
 	now = pamt_slot_publish(slot, old | PAMT_SLOT_TRANSIT, old);
 	if (!pamt_slot_refs(now))
 		return;
-	pamt_idle_add(slot, -1);
+	pamt_idle_count(-1);
 	pamt_stat_inc(REVIVE);
 }
 
@@ -258,7 +258,7 @@ int pamt_slot_remove(atomic_t *slot, unsigned long idx, int *word,
 		pamt_transit_end();
 		return -EAGAIN;
 	}
-	pamt_idle_add(slot, -1);
+	pamt_idle_count(-1);
 	for (;;) {
 		/* Zeroed: the REMOVE tracepoint reads it even when REMOVE fails. */
 		*pair = (struct tdx_pamt_pair) { };
@@ -276,7 +276,7 @@ int pamt_slot_remove(atomic_t *slot, unsigned long idx, int *word,
 			pamt_slot_busy_end(busy);
 			return -EBUSY;
 		}
-		pamt_idle_add(slot, -1);
+		pamt_idle_count(-1);
 	}
 	ret = pamt_slot_removed(slot, idx, old, status);
 	pamt_transit_end();
@@ -377,7 +377,7 @@ static int pamt_slot_got(atomic_t *slot, int old)
 		return 0;
 	}
 	if (!(old & PAMT_SLOT_LEAKED))
-		pamt_idle_add(slot, -1);
+		pamt_idle_count(-1);
 	pamt_stat_inc(REVIVE);
 	return 0;
 }
@@ -534,8 +534,6 @@ EXPORT_SYMBOL_FOR_KVM(tdx_pamt_get);
 static noinline int pamt_slot_put_slow(atomic_t *slot)
 {
 	unsigned long idx = pamt_slot_idx(slot);
-	/* Before the last put: a REMOVE and an ADD may come right after it. */
-	bool loose = test_bit(PAMT_LOOSE_BIT, &pamt.slots[idx].bits);
 	int old = atomic_read(slot);
 
 	do {
@@ -549,7 +547,7 @@ static noinline int pamt_slot_put_slow(atomic_t *slot)
 	} while (!atomic_try_cmpxchg_release(slot, &old, old - 1));
 	/* The cap made this put issue a REMOVE. */
 	if (pamt_slot_refs(old) == 1 && !(old & PAMT_SLOT_LEAKED) &&
-	    pamt_shrink_idle_inc(idx, loose)) {
+	    pamt_shrink_idle_inc(idx)) {
 		pamt_stat_inc(PUT_SLOW);
 		return 0;
 	}

@@ -1,22 +1,68 @@
 /*
- * pamt_mag.c stand-in: no magazine; a get allocates its pair, and a pair
- * REMOVE hands back is freed at once.
+ * pamt_mag.c stand-in: no magazine; a pair is two order-0 pages, which a
+ * get allocates and a REMOVE hands back to the page allocator at once.
  */
 #include <linux/bug.h>
+#include <linux/mm.h>
 #include <linux/sched/mm.h>
 
 static inline int pamt_mag_init(void)
 {
-	pamt_arena_init();
 	pamt.pcpu = alloc_percpu(struct pamt_pcpu);
 	return pamt.pcpu ? 0 : -ENOMEM;
 }
 
 static inline void pamt_mag_exit(void)
 {
-	pamt_arena_exit();
 	free_percpu(pamt.pcpu);
 	pamt.pcpu = NULL;
+}
+
+static inline int pamt_pair_alloc_pages(struct tdx_pamt_pair *pair, gfp_t gfp)
+{
+	struct page *p0, *p1 = NULL;
+
+	p0 = alloc_page(gfp);
+	if (p0)
+		p1 = alloc_page(gfp);
+	if (!p1) {
+		if (p0)
+			__free_page(p0);
+		return -ENOMEM;
+	}
+	pamt_stat_add(PAGE_ALLOC, 2);
+	pair->pfn[0] = page_to_pfn(p0);
+	pair->pfn[1] = page_to_pfn(p1);
+	return 0;
+}
+
+static inline unsigned int pamt_pair_alloc_bulk(struct tdx_pamt_pair *pairs,
+						unsigned int n, gfp_t gfp)
+{
+	might_alloc(gfp);
+	return n && !pamt_pair_alloc_pages(pairs, gfp);
+}
+
+static inline unsigned long pamt_pair_free(const struct tdx_pamt_pair *pair)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		pamt.ops->reset_page(pair->pfn[i]);
+		__free_page(pfn_to_page(pair->pfn[i]));
+	}
+	pamt_stat_add(PAGE_FREE, 2);
+	return 2;
+}
+
+static inline unsigned long pamt_pair_free_bulk(const struct tdx_pamt_pair *pairs,
+						unsigned int n)
+{
+	unsigned long pages = 0;
+
+	while (n--)
+		pages += pamt_pair_free(pairs++);
+	return pages;
 }
 
 static inline bool pamt_mag_pop(struct tdx_pamt_pair *pair)
@@ -41,7 +87,7 @@ static inline int __tdx_topup_pamt_cache(struct tdx_pamt_cache *res,
 	if (nr > TDX_PAMT_CACHE_MAX)
 		return -EINVAL;
 	for (; pamt.enabled && res->nr < nr; res->nr++)
-		if (pamt_pair_alloc(&res->pairs[res->nr], gfp))
+		if (pamt_pair_alloc_pages(&res->pairs[res->nr], gfp))
 			return -ENOMEM;
 	return 0;
 }

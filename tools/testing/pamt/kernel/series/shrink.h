@@ -16,9 +16,9 @@ static inline int pamt_shrink_prepare(struct page *page, gfp_t gfp)
 }
 #endif
 
-static inline bool pamt_shrink_idle_inc(unsigned long idx, bool loose)
+static inline bool pamt_shrink_idle_inc(unsigned long idx)
 {
-	pamt_idle_count(1, loose);
+	pamt_idle_count(1);
 	return false;
 }
 

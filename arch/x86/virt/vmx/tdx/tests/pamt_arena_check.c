@@ -49,18 +49,3 @@ unsigned long pamt_arena_check(void)
 	spin_unlock_irqrestore(&pamt_arena.lock, flags);
 	return bad;
 }
-
-/**
- * pamt_pair_alloc() - a pair for an ADD, not from the magazines
- * @pair: filled on success
- * @gfp: allocation flags; with the arena, __GFP_ACCOUNT is ignored
- *
- * Return: 0 or -ENOMEM, with nothing allocated.
- */
-int pamt_pair_alloc(struct tdx_pamt_pair *pair, gfp_t gfp)
-{
-	might_alloc(gfp);
-	if (!pamt.arena)
-		return pamt_pair_alloc_pages(pair, gfp);
-	return pamt_arena_alloc(pair, 1, gfp, false) ? 0 : -ENOMEM;
-}

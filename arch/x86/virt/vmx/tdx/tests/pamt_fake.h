@@ -173,4 +173,17 @@ bool pamt_fake_range_mapped_2m(unsigned long pfn);
 bool pamt_fake_range_has_pair(unsigned long pfn);
 unsigned long pamt_fake_check_all(void);
 
+/*
+ * A pair for an ADD, for the tests: not from the magazines, nor refilling
+ * them.  Return: 0 or -ENOMEM, with nothing allocated.
+ */
+static inline int pamt_pair_alloc(struct tdx_pamt_pair *pair, gfp_t gfp)
+{
+	might_alloc(gfp);
+	gfp &= ~__GFP_ACCOUNT;
+	if (!pamt.arena)
+		return pamt_pair_alloc_pages(pair, gfp);
+	return pamt_arena_alloc(pair, 1, gfp, false) ? 0 : -ENOMEM;
+}
+
 #endif /* _X86_VIRT_TDX_PAMT_FAKE_H */

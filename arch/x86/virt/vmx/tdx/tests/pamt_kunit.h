@@ -65,7 +65,6 @@ void pk_unleak(struct kunit *test, unsigned long pfn);
 void pk_expect_warn(struct kunit *test);
 int pk_evict(unsigned long pfn);
 
-/* pamt_kunit_arena.c */
 void pk_arena_up(struct kunit *test, unsigned int mag_size);
 
 /* A large idle cap, so that only the tests of the cap see it act. */

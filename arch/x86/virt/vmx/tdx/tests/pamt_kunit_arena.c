@@ -20,13 +20,6 @@
 
 static DEFINE_SPINLOCK(pk_arena_lock);
 
-/* Set up the cache with the arena. */
-void pk_arena_up(struct kunit *test, unsigned int mag_size)
-{
-	pk(test)->arena = true;
-	KUNIT_ASSERT_EQ(test, pk_setup(test, mag_size, PK_NO_CAP), 0);
-}
-
 /* BIT(order): the arena's allocations of that order fail. */
 static unsigned long pk_fail_orders;
 
@@ -278,7 +271,7 @@ static void pk_arena_fallbacks(struct kunit *test)
 	struct tdx_pamt_pair p[3];
 
 	pk_arena_up(test, 0);
-	kunit_activate_static_stub(test, pamt_arena_alloc_pages,
+	kunit_activate_static_stub(test, pamt_pages_alloc,
 				   pk_arena_alloc_pages);
 	pk_fail_orders = BIT(9);
 	KUNIT_ASSERT_EQ(test, pk_arena_alloc(test, &p[0], 1, GFP_KERNEL), 1);
@@ -296,7 +289,7 @@ static void pk_arena_fallbacks(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pamt_pair_alloc(&p[2], GFP_KERNEL), -ENOMEM);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_get(pk_slot_pfn(test, 3), NULL), -ENOMEM);
 	KUNIT_EXPECT_EQ(test, pk_word(pk_slot_pfn(test, 3)), 0UL);
-	kunit_deactivate_static_stub(test, pamt_arena_alloc_pages);
+	kunit_deactivate_static_stub(test, pamt_pages_alloc);
 
 	pk_arena_free(test, p, 2);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_PAGE_ALLOC), 4ULL);

@@ -248,6 +248,15 @@ int pk_setup(struct kunit *test, unsigned int mag_size,
 	return pk_setup_ranges(test, NULL, 0, mag_size, idle_cap);
 }
 
+/* Set up the cache with the arena; a test that needs it skips without. */
+void pk_arena_up(struct kunit *test, unsigned int mag_size)
+{
+	if (!IS_ENABLED(CONFIG_INTEL_TDX_PAMT_ARENA))
+		kunit_skip(test, "needs CONFIG_INTEL_TDX_PAMT_ARENA");
+	pk(test)->arena = true;
+	KUNIT_ASSERT_EQ(test, pk_setup(test, mag_size, PK_NO_CAP), 0);
+}
+
 int pk_glue(struct kunit *test)
 {
 	int ret = pamt_glue_register();
@@ -287,7 +296,7 @@ static void pk_teardown(struct kunit *test)
 			continue;
 		dirty++;
 		if (!(word & PAMT_SLOT_LEAKED) && !pamt_slot_refs(word))
-			pamt_idle_add(&pamt.slots[idx].word, -1);
+			pamt_idle_count(-1);
 		pk_scrub_slot(idx);
 	}
 	KUNIT_EXPECT_EQ_MSG(test, dirty, 0UL,

@@ -211,11 +211,11 @@ static void pk_arena_shrink_fallback(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, s);
 	for (i = 0; i < 4; i++)
 		pfn[i] = pk_slot_pfn(test, i + 1);
-	kunit_activate_static_stub(test, pamt_arena_alloc_pages,
+	kunit_activate_static_stub(test, pamt_pages_alloc,
 				   pk_release_no_chunk);
 	KUNIT_ASSERT_EQ(test, tdx_pamt_get(pfn[0], NULL), 0);
 	KUNIT_ASSERT_EQ(test, tdx_pamt_get(pfn[1], NULL), 0);
-	kunit_deactivate_static_stub(test, pamt_arena_alloc_pages);
+	kunit_deactivate_static_stub(test, pamt_pages_alloc);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_PAIR_ORDER1), 2ULL);
 	KUNIT_ASSERT_EQ(test, tdx_pamt_get(pfn[2], NULL), 0);
 	KUNIT_ASSERT_EQ(test, tdx_pamt_get(pfn[3], NULL), 0);
