@@ -378,6 +378,7 @@ commit "x86/virt/tdx: Add KUnit tests for the PAMT backend, enabling and KVM" \
 the SEAMCALL backend with made-up register results, the PAMT bitmap
 arithmetic, enabling, debugfs, the per-vCPU cache as KVM uses it, and
 the layers together."
+kunit_here
 
 copy $TDX/tests/pamt_kunit_memcg.c
 "$HERE/hooks.sh" "$WORK" kunit 2>/dev/null
@@ -387,6 +388,7 @@ get under a spinlock installs one of them, freeing the reserve and
 reclaim uncharge, a memcg at memory.max gets its own idle pairs back
 through its own reclaim, and a pair the module lost is uncharged when
 its pages are freed."
+kunit_here
 
 for f in $(tracked $TDX/tests | grep "/pamt_kunit[^/]*\.[ch]$" |
 	   grep -v "/pamt_kunit_\(huge\|arena\|release\)\.c$"); do
@@ -398,6 +400,7 @@ commit "x86/virt/tdx: Add a KUnit stress test and canaries for the PAMT cache" \
 check that caller bugs WARN.  Canaries prove that lockdep, the
 sleep-in-atomic check and KASAN fire in this configuration; they run
 only with pamt_kunit.canary=1."
+kunit_here
 MAIN_END=$(git -C "$WORK" rev-parse HEAD)
 
 copy Documentation/arch/x86/tdx-dpamt.rst
