@@ -763,7 +763,7 @@ bool pamt_arena_reclaimable(void)
 		if (found)
 			return true;
 	}
-	return pamt_arena_walk(stamp, &budget, &cached, true, false) != NULL;
+	return !!pamt_arena_walk(stamp, &budget, &cached, true, false);
 }
 
 /* Free pairs in chunks; racy. */

@@ -2,7 +2,8 @@
 /*
  * TDX Dynamic PAMT cache, magazine layer: a per-CPU magazine of free pairs
  * (Bonwick and Adams, USENIX 2001) in front of the page allocator (or of
- * the arena), the callers' reserves, and where pair pages come from.  Contexts and lock order: Documentation/arch/x86/tdx-dpamt.rst.
+ * the arena), the callers' reserves, and where pair pages come from.
+ * Contexts and lock order: Documentation/arch/x86/tdx-dpamt.rst.
  */
 #include <kunit/static_stub.h>
 #include <linux/export.h>
