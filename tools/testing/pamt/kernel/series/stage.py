@@ -83,7 +83,11 @@ def strip_arena(text):
             out.append(line)
     if stack:
         die("an #if without its #endif")
-    return "\n".join(out)
+    text = "\n".join(out)
+    # A section left out between two blank lines leaves one.
+    while "\n\n\n" in text:
+        text = text.replace("\n\n\n", "\n\n")
+    return text
 
 
 def strip_kconfig(text):
