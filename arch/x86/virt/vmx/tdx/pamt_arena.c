@@ -219,7 +219,7 @@ static struct pamt_arena_chunk *pamt_arena_new_chunk(gfp_t gfp)
 	if (!gfpflags_allow_blocking(gfp))
 		chunk_gfp &= ~(__GFP_KSWAPD_RECLAIM | __GFP_HIGH);
 	page = pamt_pages_alloc(chunk_gfp | __GFP_NORETRY | __GFP_NOWARN |
-				      __GFP_NOMEMALLOC, PAMT_ARENA_ORDER);
+				__GFP_NOMEMALLOC, PAMT_ARENA_ORDER);
 	if (!page) {
 		pamt_stat_inc(CHUNK_FAIL);
 		return NULL;
