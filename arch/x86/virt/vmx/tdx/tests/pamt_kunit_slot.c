@@ -510,7 +510,7 @@ static void pk_enomem(struct kunit *test)
 {
 	struct tdx_pamt_cache res = { .nr = 0 }, res2 = { .nr = 0 };
 	struct pk_hog hog = { .pages = LIST_HEAD_INIT(hog.pages) };
-	unsigned long a, b;
+	unsigned long a, b, pfn;
 	struct page *page;
 	int ret_a, ret_b, ret_topup;
 	unsigned int tries;
@@ -541,10 +541,25 @@ static void pk_enomem(struct kunit *test)
 	spin_lock(&pk_lock);
 	ret_b = tdx_pamt_get(b, &res);
 	spin_unlock(&pk_lock);
-	pk_hog_more(&hog);
-	ret_topup = __tdx_topup_pamt_cache(&res2, 2, __GFP_NOWARN);
-	pk_hog_more(&hog);
-	page = __tdx_alloc_control_page(__GFP_NOWARN);
+	/* The same race, for the top-up and the control page. */
+	for (tries = 0; tries < 8; tries++) {
+		pk_hog_more(&hog);
+		ret_topup = __tdx_topup_pamt_cache(&res2, 2, __GFP_NOWARN);
+		if (ret_topup)
+			break;
+		tdx_free_pamt_cache(&res2);
+	}
+	for (tries = 0; tries < 8; tries++) {
+		pk_hog_more(&hog);
+		page = __tdx_alloc_control_page(__GFP_NOWARN);
+		if (!page)
+			break;
+		pfn = page_to_pfn(page);
+		tdx_free_control_page(page);
+		if (pfn / PTRS_PER_PMD != b / PTRS_PER_PMD)
+			KUNIT_ASSERT_EQ(test, pk_evict(pfn), 0);
+		tdx_pamt_drain();
+	}
 	pk_hog_free(&hog);
 	migrate_enable();
 
