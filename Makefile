@@ -11,7 +11,7 @@
 #   make bench-test  the benchmark's own correctness tests
 #   make vt-test     the virtual-time engine and model (tools/testing/pamt/vt)
 #   make model       spin model of the slot state machine, and its mutants
-#   make kunit       KUnit in qemu: lockdep, lockdep+KASAN, PREEMPT_RT, KCSAN
+#   make kunit       KUnit in qemu, lockdep in each: KASAN, PREEMPT_RT, KCSAN
 #                    with kmemleak, canaries
 #   make soak        the KUnit stress suite, booted again and again for
 #                    SOAK_MIN minutes (default 10) under KASAN and fault

@@ -41,7 +41,8 @@ FAULTS="--kconfig_add CONFIG_FAULT_INJECTION=y --kconfig_add CONFIG_FAILSLAB=y
  --kconfig_add CONFIG_FAIL_PAGE_ALLOC=y --kconfig_add CONFIG_FAULT_INJECTION_DEBUG_FS=y"
 # The pair arena, a follow-up off by default: kasan and rt build it, so
 # that its suites and fallbacks run under KASAN, fault injection and
-# PREEMPT_RT; lockdep and kcsan run the default configuration.
+# PREEMPT_RT; kcsan (and lockdep, when asked for) run the default
+# configuration.
 ARENA="--kconfig_add CONFIG_INTEL_TDX_PAMT_ARENA=y"
 
 cfg_args() {

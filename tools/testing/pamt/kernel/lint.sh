@@ -16,13 +16,14 @@
 # Last line: "N passed, N failed", one check per tool and file.
 #
 # Env: PAMT_CACHE (default /var/cache/tdx-pamt); the W=1/sparse build
-# reuses build-lockdep there (configured by run-kunit.sh or here).
+# reuses run-kunit.sh's build-kcsan there (the default configuration), or
+# configures it as run-kunit.sh would.
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../../../.." && pwd)
 CACHE=${PAMT_CACHE:-/var/cache/tdx-pamt}
-B=$CACHE/build-lockdep
+B=$CACHE/build-kcsan
 TREE=$("$HERE/graft.sh") || { echo "graft failed"; echo "0 passed, 1 failed"; exit 1; }
 SPARSE=$("$HERE/get-source.sh" sparse) || { echo "no sparse"; echo "0 passed, 1 failed"; exit 1; }
 MAKE_CHECK=(C=2 CHECK="$SPARSE")
@@ -65,10 +66,12 @@ done
 
 # W=1 and sparse on our objects: configure the build folder if needed.
 if [ ! -f "$B/.config" ]; then
-	mkdir -p "$B"
-	cp "$TREE/$TDX/tests/.kunitconfig" "$B/.config"
-	cat "$TREE/tools/testing/kunit/qemu_configs/x86_64.py" >/dev/null
-	make -s -C "$TREE" O="$B" ARCH=x86_64 olddefconfig >/dev/null
+	# shellcheck source-path=SCRIPTDIR source=kunit-lib.sh
+	. "$HERE/kunit-lib.sh"
+	# shellcheck disable=SC2046
+	python3 "$TREE/tools/testing/kunit/kunit.py" config --arch=x86_64 \
+		--kunitconfig="$TREE/$TDX/tests/.kunitconfig" --build_dir="$B" \
+		$(cfg_args kcsan) >/dev/null
 fi
 # The objects the Makefile builds (the issue's later files join when the
 # graft script hooks them in); removed first so that they are rebuilt
