@@ -125,7 +125,17 @@ static void pk_press_unprobe(void *data)
 	tracepoint_synchronize_unregister();
 }
 
-/* Fill the idle cap: @cap slots got, then put, then trimmed to the cap. */
+/*
+ * Every PK_PRESS_HOLD-th slot of the fill stays in use: with the arena,
+ * its pair pins its chunk (a chunk holds 256 pairs), and reclaim must
+ * pass over those chunks to empty the others.
+ */
+#define PK_PRESS_HOLD	1024
+
+/*
+ * Fill the idle cap: @cap slots got, then put but for those held, then
+ * trimmed to the cap.  Returns the idle pairs.
+ */
 static unsigned long pk_press_fill(struct kunit *test, unsigned long cap)
 {
 	unsigned long i;
@@ -135,7 +145,8 @@ static unsigned long pk_press_fill(struct kunit *test, unsigned long cap)
 		cond_resched();
 	}
 	for (i = 0; i < cap; i++) {
-		KUNIT_ASSERT_EQ(test, tdx_pamt_put(PK_PRESS_PFN + i * 512), 0);
+		if (i % PK_PRESS_HOLD)
+			KUNIT_ASSERT_EQ(test, tdx_pamt_put(PK_PRESS_PFN + i * 512), 0);
 		cond_resched();
 	}
 	/* The worker trims too: let it finish, so that this trim is exact. */
@@ -197,14 +208,16 @@ static void pk_press_free(struct list_head *pages)
 }
 
 /*
- * The idle cap full (its default, a quarter of 128 GiB of slots), pages
- * allocated until reclaim has taken a quarter of the idle pairs back.
+ * The idle cap full (its default, a quarter of 128 GiB of slots), but
+ * for one slot in PK_PRESS_HOLD kept in use, pages allocated until
+ * reclaim has taken a quarter of the idle pairs back.
  * Every scan must come from reclaim, the first must free pairs, none may
  * free more than twice what it was asked, no allocation may fail first,
- * and reclaim must stop well short of emptying the cache.  Pairs are
- * order-0 pages here (no arena): both pages of every pair a REMOVE hands
- * back must pass the page allocator's free path (mm_page_free) before the
- * test ends, each seen by pfn.
+ * and reclaim must stop well short of emptying the cache.  Both pages of
+ * every pair a REMOVE hands back must pass the page allocator's free path
+ * (mm_page_free) before the test ends, each seen by pfn: at once for
+ * order-0 pairs, with its whole chunk for the arena's, which reclaim
+ * empties a chunk at a time.
  */
 static void pk_pressure_reclaims(struct kunit *test)
 {
@@ -212,22 +225,27 @@ static void pk_pressure_reclaims(struct kunit *test)
 		.start_pfn = PK_PRESS_PFN,
 		.end_pfn = PK_PRESS_PFN + PK_PRESS_PFNS,
 	};
-	unsigned long cap, filled, target, nr, idle0, stalls, *ev;
+	const bool *arena = test->param_value;
+	unsigned long cap, held, filled, target, nr, idle0, stalls, *ev;
 	unsigned long removed, missing = 0, i;
 	struct pk_press *p;
 	LIST_HEAD(pages);
 	bool failed;
 	int calls, j;
 
+	if (*arena && !IS_ENABLED(CONFIG_INTEL_TDX_PAMT_ARENA))
+		kunit_skip(test, "needs CONFIG_INTEL_TDX_PAMT_ARENA");
+	pk(test)->arena = *arena;
 	KUNIT_ASSERT_LT(test, round_up(max_pfn, TDX_PAMT_PAGES_PER_SLOT),
 			PK_PRESS_PFN);
 	KUNIT_ASSERT_EQ(test, pk_setup_ranges(test, &r, 1, 0, 0), 0);
 	KUNIT_ASSERT_EQ(test, pk_glue(test), 0);
 	cap = tdx_pamt_idle_cap();
 	KUNIT_ASSERT_EQ(test, cap, pamt.nr_slots / 4);
+	held = DIV_ROUND_UP(cap, PK_PRESS_HOLD);
 	filled = pk_press_fill(test, cap);
 	idle0 = pk_stat(TDX_PAMT_STAT_IDLE_SLOTS);
-	KUNIT_ASSERT_EQ(test, filled, cap);
+	KUNIT_ASSERT_EQ(test, filled, cap - held);
 	KUNIT_ASSERT_EQ(test, pk_stat(TDX_PAMT_STAT_SHRINK), 0ULL);
 
 	p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
@@ -263,8 +281,8 @@ static void pk_pressure_reclaims(struct kunit *test)
 				   !test_bit(p->removed[i].pfn[j], p->page_freed);
 
 	calls = atomic_read(&p->calls);
-	kunit_info(test, "idle cap %lu: %lu idle pairs, %lu idle slots; %lu pages allocated, %s; %lu pairs left\n",
-		   cap, filled, idle0, nr,
+	kunit_info(test, "idle cap %lu: %lu idle pairs, %lu idle slots, %lu in use; %lu pages allocated, %s; %lu pairs left\n",
+		   cap, filled, idle0, held, nr,
 		   failed ? "then one failed" : "none failed",
 		   tdx_pamt_shrink_count());
 	kunit_info(test, "%d scans (%d kswapd, %d direct): asked %ld, freed %ld; shrink %llu\n",
@@ -307,11 +325,28 @@ static void pk_pressure_reclaims(struct kunit *test)
 	KUNIT_EXPECT_EQ_MSG(test, missing, 0UL,
 			    "%lu pages of %lu REMOVEd pairs never freed", missing,
 			    removed);
+	/* The held slots kept their pairs. */
+	for (i = 0; i < cap; i += PK_PRESS_HOLD) {
+		KUNIT_EXPECT_EQ(test, pk_word(PK_PRESS_PFN + i * 512),
+				W_INST | 1);
+		KUNIT_EXPECT_EQ(test, tdx_pamt_put(PK_PRESS_PFN + i * 512), 0);
+	}
 	pk_check_accounting(test, 0);
 }
 
+/* Where pairs come from: order-0 pages, as the kernel ships, or chunks. */
+static const bool pk_press_arena[] = { false, true };
+
+static void pk_press_desc(const bool *arena, char *desc)
+{
+	strscpy(desc, *arena ? "arena" : "order-0 pairs", KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(pk_press, pk_press_arena, pk_press_desc);
+
 static struct kunit_case pk_pressure_cases[] = {
-	KUNIT_CASE_SLOW(pk_pressure_reclaims),
+	KUNIT_CASE_PARAM_ATTR(pk_pressure_reclaims, pk_press_gen_params,
+			      { .speed = KUNIT_SPEED_SLOW }),
 	KUNIT_CASE(pk_suite_leak_check),
 	{}
 };
