@@ -274,7 +274,7 @@ static void pk_pressure_reclaims(struct kunit *test)
 	fallbacks = pk_stat(TDX_PAMT_STAT_PAIR_ORDER1) +
 		    pk_stat(TDX_PAMT_STAT_PAIR_ORDER0);
 	if (*src == PK_PRESS_FALLBACK) {
-		/* The cap's worker may have REMOVEd idle fallback pairs. */
+		/* The cap's worker REMOVEs some idle pairs as it fills. */
 		KUNIT_ASSERT_GT(test, fallbacks, 0ULL);
 		KUNIT_ASSERT_GE(test, filled, (cap - held) * 9 / 10);
 	} else {
