@@ -105,7 +105,7 @@ int pamt_env_up(const struct pamt_env_opts *o)
 	int ret;
 
 	memset(&env, 0, sizeof(env));
-	pamt_sim_node_stat[NR_KERNEL_MISC_RECLAIMABLE] = 0;
+	memset(pamt_sim_node_stat, 0, sizeof(pamt_sim_node_stat));
 	pamt_sim_set_nr_cpus(o->nr_cpus ? o->nr_cpus : 4);
 	pamt_sim_set_cpu(0);
 	atomic_long_set(&pamt_sim_warnings, 0);
@@ -158,6 +158,7 @@ void pamt_env_down(void)
 {
 	u64 v[TDX_PAMT_STAT_NR];
 	long violations;
+	int nid;
 
 	pamt_sim_objcg = NULL;
 	if (!env.up)
@@ -174,9 +175,11 @@ void pamt_env_down(void)
 		pamt_test_failed(__FILE__, __LINE__, "module pairs != installed slots");
 
 	tdx_pamt_exit();
-	if (pamt_sim_node_stat[NR_KERNEL_MISC_RECLAIMABLE]) {
-		fprintf(stderr, "    KReclaimable %ld pages after exit\n",
-			pamt_sim_node_stat[NR_KERNEL_MISC_RECLAIMABLE]);
+	for (nid = 0; nid < PAMT_SIM_MAX_NODES; nid++) {
+		if (!pamt_sim_node_stat[nid][NR_KERNEL_MISC_RECLAIMABLE])
+			continue;
+		fprintf(stderr, "    KReclaimable %ld pages on node %d after exit\n",
+			pamt_sim_node_stat[nid][NR_KERNEL_MISC_RECLAIMABLE], nid);
 		pamt_test_failed(__FILE__, __LINE__, "meminfo not back to 0");
 	}
 	violations = atomic64_read(&pamt_fake.violations);

@@ -551,12 +551,18 @@ void pamt_sim_split_page(struct page *page, unsigned int order,
 /* No task here is in reclaim: nothing to credit pages to. */
 static inline void mm_account_reclaimed_pages(unsigned long pages) { }
 
-/* Node statistics (vmstat.h), one node; tests read pamt_sim_node_stat[]. */
+/*
+ * Node statistics (vmstat.h), per simulated node (list_lru.h: node 1 from
+ * pamt_sim_node1_pfn on); tests read pamt_sim_node_stat[nid][item].  A
+ * node's "pgdat" is its number.
+ */
+#define PAMT_SIM_MAX_NODES	2
 enum node_stat_item { NR_KERNEL_MISC_RECLAIMABLE, PAMT_SIM_NR_NODE_STAT };
-extern long pamt_sim_node_stat[PAMT_SIM_NR_NODE_STAT];
-#define NODE_DATA(nid)		NULL
-#define mod_node_page_state(pgdat, item, n)	\
-	__atomic_fetch_add(&pamt_sim_node_stat[item], n, __ATOMIC_RELAXED)
+extern long pamt_sim_node_stat[PAMT_SIM_MAX_NODES][PAMT_SIM_NR_NODE_STAT];
+#define NODE_DATA(nid)		(nid)
+#define mod_node_page_state(pgdat, item, n)				\
+	__atomic_fetch_add(&pamt_sim_node_stat[pgdat][item], n,		\
+			   __ATOMIC_RELAXED)
 
 void *pamt_sim_kmalloc(size_t size, gfp_t gfp, bool zero);
 #define kmalloc(size, gfp)	pamt_sim_kmalloc(size, gfp, false)

@@ -409,7 +409,7 @@ void *pamt_sim_kmalloc(size_t size, gfp_t gfp, bool zero)
 	return zero ? calloc(1, size ? size : 1) : malloc(size ? size : 1);
 }
 
-long pamt_sim_node_stat[PAMT_SIM_NR_NODE_STAT];
+long pamt_sim_node_stat[PAMT_SIM_MAX_NODES][PAMT_SIM_NR_NODE_STAT];
 
 /* ---- simulated physical memory ---- */
 /*

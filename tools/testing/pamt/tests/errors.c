@@ -263,7 +263,7 @@ PAMT_TEST(err_fake_catches_double_add)
 	/* Put things back as they really are, for the teardown checks. */
 	slot_set_word(5, PAMT_SLOT_INSTALLED);
 	pamt_stat_inc(INSTALLED);
-	pamt_idle_count(1);
+	pamt_idle_count(5, 1);
 	env.expect_violations = 1;
 	env.expect_warnings = 1;
 }

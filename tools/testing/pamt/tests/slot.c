@@ -277,7 +277,11 @@ struct hog {
 	bool stop;
 };
 
-/* A shrinker whose REMOVE always ends BUSY: it keeps the slot in REMOVING. */
+/*
+ * A shrinker whose REMOVE always ends BUSY: it keeps the slot in REMOVING,
+ * and counts idle memory as pamt_slot_remove() does, so that a get that
+ * came in meanwhile leaves the slot revived, not IDLE.
+ */
 static void *busy_shrinker(void *arg)
 {
 	struct hog *h = arg;
@@ -290,9 +294,13 @@ static void *busy_shrinker(void *arg)
 						PAMT_SLOT_INSTALLED |
 						PAMT_SLOT_TRANSIT))
 			continue;
+		pamt_idle_count(h->slot, -1);
 		ndelay(NSEC_PER_MSEC);
-		atomic_add_return_release(-(int)PAMT_SLOT_TRANSIT,
-					  &pamt.slots[h->slot].word);
+		pamt_idle_count(h->slot, 1);
+		old = atomic_add_return_release(-(int)PAMT_SLOT_TRANSIT,
+						&pamt.slots[h->slot].word);
+		if (pamt_slot_refs(old))
+			pamt_idle_count(h->slot, -1);
 	}
 	return NULL;
 }

@@ -226,10 +226,14 @@ void tdx_pamt_exit(void)
 	pamt_shrink_remove_all_idle();
 	for (idx = 0; idx < pamt.nr_slots; idx++) {
 		word = atomic_read(&pamt.slots[idx].word);
-		if (pamt_slot_refs(word))
+		if (pamt_slot_refs(word)) {
 			in_use++;
-		else if (word & PAMT_SLOT_INSTALLED)
-			stuck++;	/* LEAKED, or REMOVE stayed BUSY */
+		} else if (word & PAMT_SLOT_LEAKED) {
+			stuck++;
+		} else if (word & PAMT_SLOT_INSTALLED) {
+			stuck++;	/* REMOVE stayed BUSY: not reclaimable */
+			pamt_idle_count(idx, -1);
+		}
 	}
 	WARN(in_use, "tdx-pamt: %lu ranges still in use at exit\n", in_use);
 	if (stuck)
@@ -238,8 +242,6 @@ void tdx_pamt_exit(void)
 	pamt.enabled = false;
 	pamt_mag_exit();
 	pamt_shrink_exit();
-	/* What the folds put in meminfo: unfolded deltas never got there. */
-	pamt_meminfo_add(-atomic_long_read(&pamt.held));
 	pamt_slots_free();
 }
 

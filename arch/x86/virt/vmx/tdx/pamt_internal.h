@@ -215,9 +215,11 @@ struct pamt_slot {
 	/*
 	 * The list @lru goes on: the node of the pair's pages and the
 	 * memcg its range is charged to (mem_cgroup_private_id(), 0 for
-	 * none).  Written with WRITE_ONCE() at install, read with
-	 * READ_ONCE(): a stale value files the slot on another list once,
-	 * which the next walk of that list corrects.
+	 * none).  Written with WRITE_ONCE() at install, before the
+	 * installer's reference can go, read with READ_ONCE(): a stale
+	 * value files the slot on another list once, which the next walk
+	 * of that list corrects.  @nid is also where meminfo counts the
+	 * slot while IDLE.
 	 */
 	u16 nid;
 	u16 memcg_id;
@@ -279,20 +281,9 @@ extern struct pamt_cache pamt;
 #define PAMT_HELD_BATCH		8
 
 /*
- * Idle memory, as /proc/meminfo's KReclaimable and MemAvailable count it:
- * all on the first online node, as a pair's node is not known once the
- * module holds it.  Irq-safe, takes no lock.
- */
-static inline void pamt_meminfo_add(long pairs)
-{
-	mod_node_page_state(NODE_DATA(first_online_node),
-			    NR_KERNEL_MISC_RECLAIMABLE, 2 * pairs);
-}
-
-/*
- * Idle memory changed by @n: pamt.held and meminfo are written once per
- * batch.  The fold exchanges, as a softirq's may run between the add and
- * the fold.
+ * Idle memory changed by @n pairs, as the idle cap counts it: pamt.held is
+ * written once per batch.  The fold exchanges, as a softirq's may run
+ * between the add and the fold.
  */
 static inline void pamt_held_add(long n)
 {
@@ -303,16 +294,33 @@ static inline void pamt_held_add(long n)
 	if (d >= PAMT_HELD_BATCH || d <= -PAMT_HELD_BATCH) {
 		d = this_cpu_xchg(pamt.pcpu->stat[PAMT_PCPU_HELD], 0);
 		atomic_long_add(d, &pamt.held);
-		pamt_meminfo_add(d);
 	}
 	preempt_enable();
 }
 
-/* A slot went IDLE (@n = 1) or left IDLE (@n = -1). */
-static inline void pamt_idle_count(long n)
+/*
+ * Idle memory on node @nid changed by @pairs, in /proc/meminfo's
+ * KReclaimable and MemAvailable: 2 pages a pair, both on the node of its
+ * first page, as one allocation gave both.  vmstat batches it per CPU;
+ * irq-safe, takes no lock of ours.
+ */
+static inline void pamt_meminfo_add(int nid, long pairs)
+{
+	mod_node_page_state(NODE_DATA(nid), NR_KERNEL_MISC_RECLAIMABLE,
+			    2 * pairs);
+}
+
+static inline int pamt_pair_nid(const struct tdx_pamt_pair *pair)
+{
+	return page_to_nid(pfn_to_page(pair->pfn[0]));
+}
+
+/* Slot @idx went IDLE (@n = 1) or left IDLE (@n = -1). */
+static inline void pamt_idle_count(unsigned long idx, long n)
 {
 	pamt_stat_add(IDLE_SLOTS, n);
 	pamt_held_add(n);
+	pamt_meminfo_add(READ_ONCE(pamt.slots[idx].nid), n);
 }
 
 static inline unsigned long pamt_slot_base_pfn(unsigned long idx)

@@ -21,11 +21,23 @@
 
 #define PAMT_FREE_BATCH	16	/* pairs a drain frees per local lock hold */
 
-/* Pairs entering (@n > 0) or leaving a magazine. */
-static inline void pamt_free_pairs_add(long n)
+/* Pairs in meminfo: @pairs[0..@nr) entering (@sign 1) or leaving (-1). */
+static void pamt_free_pairs_meminfo(const struct tdx_pamt_pair *pairs,
+				    unsigned int nr, int sign)
 {
-	pamt_held_add(n);
-	pamt_cached_add(n);
+	unsigned int i;
+
+	for (i = 0; i < nr; i++)
+		pamt_meminfo_add(pamt_pair_nid(&pairs[i]), sign);
+}
+
+/* @pairs[0..@nr) entering (@sign 1) or leaving (-1) a magazine. */
+static void pamt_free_pairs_add(const struct tdx_pamt_pair *pairs,
+				unsigned int nr, int sign)
+{
+	pamt_held_add(sign * (long)nr);
+	pamt_cached_add(sign * (long)nr);
+	pamt_free_pairs_meminfo(pairs, nr, sign);
 }
 
 /**
@@ -164,7 +176,7 @@ bool pamt_mag_pop(struct tdx_pamt_pair *pair)
 	found = mag->nr;
 	if (found) {
 		*pair = mag->pairs[--mag->nr];
-		pamt_free_pairs_add(-1);
+		pamt_free_pairs_add(pair, 1, -1);
 	}
 	local_unlock_irqrestore(&pamt.pcpu->lock, flags);
 	if (found)
@@ -187,7 +199,7 @@ void pamt_mag_push(const struct tdx_pamt_pair *pair)
 		pushed = mag->nr < pamt.mag_size;
 		if (pushed) {
 			mag->pairs[mag->nr++] = *pair;
-			pamt_free_pairs_add(1);
+			pamt_free_pairs_add(pair, 1, 1);
 		}
 		local_unlock_irqrestore(&pamt.pcpu->lock, flags);
 	}
@@ -227,9 +239,11 @@ unsigned int pamt_mag_refill(struct tdx_pamt_pair *pairs, unsigned int n,
 		 min_t(unsigned long, fill - mag->nr, reserved) : 0;
 	pamt_arena_take_runs(v, ARRAY_SIZE(v), fresh);
 	mag->nr += v[1].n;
-	/* Reserved, so idle memory counts them already: the gauge only. */
-	if (v[1].n)
+	/* Reserved, so the cap counts them already: the gauges only. */
+	if (v[1].n) {
 		pamt_cached_add(v[1].n);
+		pamt_free_pairs_meminfo(v[1].pairs, v[1].n, 1);
+	}
 	local_unlock_irqrestore(&pamt.pcpu->lock, flags);
 	pamt_shrink_unreserve(reserved - v[1].n);
 	return v[0].n;
@@ -271,7 +285,7 @@ void pamt_mag_drain_dead(unsigned int cpu)
 	struct pamt_mag *mag = per_cpu_ptr(pamt.pcpu, cpu)->mag;
 
 	might_sleep();
-	pamt_free_pairs_add(-(long)mag->nr);
+	pamt_free_pairs_add(mag->pairs, mag->nr, -1);
 	pamt_pair_free_bulk(mag->pairs, mag->nr);
 	mag->nr = 0;
 }
@@ -289,7 +303,7 @@ unsigned int pamt_mag_take_free(struct tdx_pamt_pair *batch, unsigned int n)
 	mag->nr -= got;
 	memcpy(batch, mag->pairs + mag->nr, got * sizeof(*batch));
 	if (got)
-		pamt_free_pairs_add(-(long)got);
+		pamt_free_pairs_add(batch, got, -1);
 	local_unlock_irqrestore(&pamt.pcpu->lock, flags);
 	return got;
 }

@@ -478,7 +478,7 @@ bool pamt_shrink_idle_inc(unsigned long idx)
 	struct mem_cgroup *memcg;
 	bool removed = false;
 
-	pamt_idle_count(1);
+	pamt_idle_count(idx, 1);
 	pamt_lru_add(idx);
 	if (likely(!pamt_shrink_over_cap(0))) {
 		pamt_shrink_cap_chunks();

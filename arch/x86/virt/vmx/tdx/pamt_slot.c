@@ -130,13 +130,14 @@ static void pamt_slot_busy_end(unsigned int tries)
 /* Republish the IDLE word @old after a REMOVE that did not happen. */
 static void pamt_slot_publish_idle(atomic_t *slot, int old)
 {
+	unsigned long idx = pamt_slot_idx(slot);
 	int now;
 
-	pamt_idle_count(1);
+	pamt_idle_count(idx, 1);
 	now = pamt_slot_publish(slot, old | PAMT_SLOT_TRANSIT, old);
 	if (!pamt_slot_refs(now))
 		return;
-	pamt_idle_count(-1);
+	pamt_idle_count(idx, -1);
 	pamt_stat_inc(REVIVE);
 }
 
@@ -258,7 +259,7 @@ int pamt_slot_remove(atomic_t *slot, unsigned long idx, int *word,
 		pamt_transit_end();
 		return -EAGAIN;
 	}
-	pamt_idle_count(-1);
+	pamt_idle_count(idx, -1);
 	for (;;) {
 		/* Zeroed: the REMOVE tracepoint reads it even when REMOVE fails. */
 		*pair = (struct tdx_pamt_pair) { };
@@ -276,7 +277,7 @@ int pamt_slot_remove(atomic_t *slot, unsigned long idx, int *word,
 			pamt_slot_busy_end(busy);
 			return -EBUSY;
 		}
-		pamt_idle_count(-1);
+		pamt_idle_count(idx, -1);
 	}
 	ret = pamt_slot_removed(slot, idx, old, status);
 	pamt_transit_end();
@@ -377,7 +378,7 @@ static int pamt_slot_got(atomic_t *slot, int old)
 		return 0;
 	}
 	if (!(old & PAMT_SLOT_LEAKED))
-		pamt_idle_count(-1);
+		pamt_idle_count(pamt_slot_idx(slot), -1);
 	pamt_stat_inc(REVIVE);
 	return 0;
 }

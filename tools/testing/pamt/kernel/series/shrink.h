@@ -18,7 +18,7 @@ static inline int pamt_shrink_prepare(struct page *page, gfp_t gfp)
 
 static inline bool pamt_shrink_idle_inc(unsigned long idx)
 {
-	pamt_idle_count(1);
+	pamt_idle_count(idx, 1);
 	return false;
 }
 

@@ -296,7 +296,7 @@ static void pk_teardown(struct kunit *test)
 			continue;
 		dirty++;
 		if (!(word & PAMT_SLOT_LEAKED) && !pamt_slot_refs(word))
-			pamt_idle_count(-1);
+			pamt_idle_count(idx, -1);
 		pk_scrub_slot(idx);
 	}
 	KUNIT_EXPECT_EQ_MSG(test, dirty, 0UL,

@@ -28,7 +28,6 @@ struct mem_cgroup *mem_cgroup_iter(struct mem_cgroup *root,
 #define get_mem_cgroup_from_objcg(objcg)	obj_cgroup_memcg(objcg)
 
 /* ---- NUMA: node 1 from pamt_sim_node1_pfn on (none by default) ---- */
-#define PAMT_SIM_MAX_NODES	2
 extern unsigned long pamt_sim_node1_pfn;
 #define first_online_node	0
 #define page_to_nid(page)	(page_to_pfn(page) >= pamt_sim_node1_pfn)
