@@ -541,13 +541,18 @@ static void pk_enomem(struct kunit *test)
 	spin_lock(&pk_lock);
 	ret_b = tdx_pamt_get(b, &res);
 	spin_unlock(&pk_lock);
-	/* The same race, for the top-up and the control page. */
+	/*
+	 * The same race, for the top-up and the control page.  Freed, the
+	 * reserve's pairs go to this CPU's magazine, where the next top-up
+	 * would find them: drain it.
+	 */
 	for (tries = 0; tries < 8; tries++) {
 		pk_hog_more(&hog);
 		ret_topup = __tdx_topup_pamt_cache(&res2, 2, __GFP_NOWARN);
 		if (ret_topup)
 			break;
 		tdx_free_pamt_cache(&res2);
+		tdx_pamt_drain();
 	}
 	for (tries = 0; tries < 8; tries++) {
 		pk_hog_more(&hog);
