@@ -94,6 +94,7 @@ for hook in "$@"; do
 		# every other suite, canary last (its WARN tests must run after
 		# the others).  Run again when suites are added.
 		objs="pamt_fake.o"
+		[ -f "$TREE/$TDX/tests/pamt_fake_td.c" ] && objs="$objs pamt_fake_td.o"
 		[ -f "$TREE/$TDX/tests/pamt_kunit_main.c" ] && objs="$objs pamt_kunit_main.o"
 		for f in "$TREE"/$TDX/tests/pamt_kunit_*.c; do
 			[ -e "$f" ] || continue	# none yet: the fake alone

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The fake TDX module (arch/x86/virt/vmx/tdx/tests/pamt_fake.c, included
- * unchanged) in virtual time.
+ * The fake TDX module (arch/x86/virt/vmx/tdx/tests/pamt_fake.c and
+ * pamt_fake_td.c, included unchanged) in virtual time.
  *
  * - Its latency, an ndelay() inside the call with the range locks held,
  *   elapses in virtual time and is accounted as SEAMCALL time (the longest
@@ -31,6 +31,7 @@ static void vt_fake_delay(int op, unsigned long ns)
 #define ndelay(ns)	vt_fake_delay(op, ns)
 #include "pamt_fake.c"
 #undef ndelay
+#include "pamt_fake_td.c"
 
 /**
  * vt_fake_regions() - classify the fake module's memory for the engine

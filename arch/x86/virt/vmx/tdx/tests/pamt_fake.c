@@ -6,8 +6,9 @@
  * Locking follows the real module: PAMT.ADD and PAMT.REMOVE hold the
  * target 2M range exclusively and the ranges of the two pair pages shared;
  * a conflict is TDX_OPERAND_BUSY, never a wait.  PAGE.AUG/PAGE.REMOVE hold
- * their page's range shared.  Every call checks the invariants it can see
- * and counts and logs any breach in pamt_fake.violations.
+ * their page's range shared (pamt_fake_td.c).  Every call checks the
+ * invariants it can see and counts and logs any breach in
+ * pamt_fake.violations.
  */
 #include <linux/bitops.h>
 #include <linux/delay.h>
@@ -22,11 +23,6 @@ struct pamt_fake pamt_fake;
 
 #define PAMT_FAKE_RANGE_EXCL	(-1)
 
-#define pamt_fake_violation(fmt, ...) do {				\
-	atomic64_inc(&pamt_fake.violations);				\
-	pr_err("tdx-pamt-fake: VIOLATION: " fmt "\n", ##__VA_ARGS__);	\
-} while (0)
-
 /* The piece that covers @pfn, or NULL. */
 static const struct pamt_fake_piece *pamt_fake_piece(unsigned long pfn)
 {
@@ -40,13 +36,13 @@ static const struct pamt_fake_piece *pamt_fake_piece(unsigned long pfn)
 	return NULL;
 }
 
-static bool pamt_fake_covered(unsigned long pfn)
+bool pamt_fake_covered(unsigned long pfn)
 {
 	return pamt_fake_piece(pfn);
 }
 
 /* The bit of a covered @pfn in the bitmaps. */
-static unsigned long pamt_fake_bit(unsigned long pfn)
+unsigned long pamt_fake_bit(unsigned long pfn)
 {
 	const struct pamt_fake_piece *p = pamt_fake_piece(pfn);
 
@@ -65,7 +61,7 @@ static unsigned long pamt_fake_bit_pfn(unsigned long bit)
 	       pamt_fake.pieces[i - 1].first;
 }
 
-static struct pamt_fake_range *pamt_fake_range(unsigned long pfn)
+struct pamt_fake_range *pamt_fake_range(unsigned long pfn)
 {
 	return &pamt_fake.ranges[pamt_fake_bit(pfn) / TDX_PAMT_PAGES_PER_SLOT];
 }
@@ -76,8 +72,8 @@ static struct pamt_fake_range *pamt_fake_range(unsigned long pfn)
  * the slot layer's TRANSIT bit exists to prevent.  The module answers
  * BUSY; the fake also reports it.
  */
-static bool pamt_fake_trylock_excl(struct pamt_fake_range *r,
-				   unsigned long base)
+bool pamt_fake_trylock_excl(struct pamt_fake_range *r,
+			    unsigned long base)
 {
 	int old = atomic_cmpxchg(&r->lock, 0, PAMT_FAKE_RANGE_EXCL);
 
@@ -86,12 +82,12 @@ static bool pamt_fake_trylock_excl(struct pamt_fake_range *r,
 	return old == 0;
 }
 
-static void pamt_fake_unlock_excl(struct pamt_fake_range *r)
+void pamt_fake_unlock_excl(struct pamt_fake_range *r)
 {
 	atomic_set_release(&r->lock, 0);
 }
 
-static bool pamt_fake_trylock_shared(struct pamt_fake_range *r)
+bool pamt_fake_trylock_shared(struct pamt_fake_range *r)
 {
 	int v = atomic_read(&r->lock);
 
@@ -102,7 +98,7 @@ static bool pamt_fake_trylock_shared(struct pamt_fake_range *r)
 	return true;
 }
 
-static void pamt_fake_unlock_shared(struct pamt_fake_range *r)
+void pamt_fake_unlock_shared(struct pamt_fake_range *r)
 {
 	atomic_dec_return_release(&r->lock);
 }
@@ -133,7 +129,7 @@ static u32 pamt_fake_random_below(u32 ceil)
 	return (u32)(((z >> 32) * ceil) >> 32);
 }
 
-static void pamt_fake_delay(enum pamt_fake_op op)
+void pamt_fake_delay(enum pamt_fake_op op)
 {
 	const struct pamt_fake_latency *lat = &pamt_fake.lat[op];
 	u64 ns = lat->min_ns;
@@ -151,7 +147,7 @@ static void pamt_fake_delay(enum pamt_fake_op op)
 }
 
 /* Returns the injected status, or TDX_PAMT_SUCCESS to run the call. */
-static u64 pamt_fake_injected(enum pamt_fake_op op)
+u64 pamt_fake_injected(enum pamt_fake_op op)
 {
 	struct pamt_fake_inject *inj = &pamt_fake.inject[op];
 
@@ -167,8 +163,8 @@ static u64 pamt_fake_injected(enum pamt_fake_op op)
 }
 
 /* Shared locks on the pair pages' ranges, except the exclusive target's. */
-static bool pamt_fake_lock_pair(struct pamt_fake_range *target,
-				const struct tdx_pamt_pair *pair)
+bool pamt_fake_lock_pair(struct pamt_fake_range *target,
+			 const struct tdx_pamt_pair *pair)
 {
 	struct pamt_fake_range *r0 = pamt_fake_range(pair->pfn[0]);
 	struct pamt_fake_range *r1 = pamt_fake_range(pair->pfn[1]);
@@ -183,8 +179,8 @@ static bool pamt_fake_lock_pair(struct pamt_fake_range *target,
 	return true;
 }
 
-static void pamt_fake_unlock_pair(struct pamt_fake_range *target,
-				  const struct tdx_pamt_pair *pair)
+void pamt_fake_unlock_pair(struct pamt_fake_range *target,
+			   const struct tdx_pamt_pair *pair)
 {
 	struct pamt_fake_range *r0 = pamt_fake_range(pair->pfn[0]);
 	struct pamt_fake_range *r1 = pamt_fake_range(pair->pfn[1]);
@@ -195,7 +191,7 @@ static void pamt_fake_unlock_pair(struct pamt_fake_range *target,
 		pamt_fake_unlock_shared(r0);
 }
 
-static u64 pamt_fake_result(enum pamt_fake_op op, u64 status)
+u64 pamt_fake_result(enum pamt_fake_op op, u64 status)
 {
 	if (status == TDX_PAMT_SUCCESS)
 		atomic64_inc(&pamt_fake.ok[op]);
@@ -212,9 +208,9 @@ static u64 pamt_fake_result(enum pamt_fake_op op, u64 status)
  * success *@rp is the target range, locked; otherwise the status to
  * answer, nothing held.
  */
-static u64 pamt_fake_lock_for_pair(enum pamt_fake_op op, unsigned long base,
-				   const struct tdx_pamt_pair *pair,
-				   struct pamt_fake_range **rp)
+u64 pamt_fake_lock_for_pair(enum pamt_fake_op op, unsigned long base,
+			    const struct tdx_pamt_pair *pair,
+			    struct pamt_fake_range **rp)
 {
 	struct pamt_fake_range *r;
 
@@ -237,10 +233,10 @@ static u64 pamt_fake_lock_for_pair(enum pamt_fake_op op, unsigned long base,
  * TD page, no PAMT page) and the two must differ.  Then both become PAMT
  * pages in the bitmap.
  */
-static u64 pamt_fake_install_pair(struct pamt_fake_range *r,
-				  unsigned long base,
-				  const struct tdx_pamt_pair *pair,
-				  const char *what)
+u64 pamt_fake_install_pair(struct pamt_fake_range *r,
+			   unsigned long base,
+			   const struct tdx_pamt_pair *pair,
+			   const char *what)
 {
 	int i;
 
@@ -358,339 +354,6 @@ const struct tdx_pamt_ops pamt_fake_ops = {
 	.remove		= pamt_fake_remove,
 	.reset_page	= pamt_fake_reset_page,
 };
-
-/*
- * A 4K page goes to a TD: PAGE.AUG, PAGE.ADD, or a control page (TDR,
- * TDCS, TDVPR, TDCX).  The module holds the page's 2M entry shared and its
- * 4K entry exclusively; either conflict is BUSY.  A page in the PAMT page
- * bitmap is refused with PAGE_METADATA_INCORRECT: the host handed a TD a
- * page it had lent the module, a violation.
- */
-static u64 pamt_fake_td_page_add(unsigned long pfn, const char *what)
-{
-	struct pamt_fake_range *r;
-	unsigned long bit;
-	u64 status = TDX_PAMT_SUCCESS;
-
-	if (!pamt_fake_covered(pfn))
-		return TDX_PAMT_OPERAND_ADDR_RANGE;
-	r = pamt_fake_range(pfn);
-	bit = pamt_fake_bit(pfn);
-	if (!pamt_fake_trylock_shared(r))
-		return TDX_PAMT_OPERAND_BUSY;
-	if (test_and_set_bit_lock(bit, pamt_fake.lock_map)) {
-		pamt_fake_unlock_shared(r);
-		return TDX_PAMT_OPERAND_BUSY;
-	}
-	/*
-	 * The page's own metadata first: a pair page is refused whether or
-	 * not its range has a pair (an arena chunk's range never has one).
-	 */
-	if (test_bit(bit, pamt_fake.pamt_map)) {
-		pamt_fake_violation("%s of pfn %#lx, a PAMT page in use",
-				    what, pfn);
-		status = TDX_PAMT_PAGE_METADATA_INCORRECT;
-	} else if (!r->has_pair) {
-		pamt_fake_violation("%s of pfn %#lx: range has no pair",
-				    what, pfn);
-		status = TDX_PAMT_MISSING_PAGE_PAIR;
-	} else if (test_and_set_bit(bit, pamt_fake.td_map)) {
-		status = TDX_PAMT_PAGE_NOT_FREE;
-	} else {
-		atomic_inc(&r->td_pages);
-	}
-	clear_bit_unlock(bit, pamt_fake.lock_map);
-	pamt_fake_unlock_shared(r);
-	return status;
-}
-
-/**
- * pamt_fake_page_aug() - a TD starts using a 4K page, as PAGE.AUG would
- * @pfn: the page
- *
- * Return: TDX_PAMT_SUCCESS; MISSING_PAGE_PAIR (a violation) if its range
- * has no pair; PAGE_METADATA_INCORRECT (a violation) if the page is a PAMT
- * page; PAGE_NOT_FREE if the page is in use; OPERAND_BUSY if the range is
- * locked exclusively or the page's 4K entry is locked; OPERAND_ADDR_RANGE
- * if not covered.
- */
-u64 pamt_fake_page_aug(unsigned long pfn)
-{
-	return pamt_fake_td_page_add(pfn, "PAGE.AUG");
-}
-
-/**
- * pamt_fake_page_add() - a TD's initial 4K page, as PAGE.ADD would
- * @pfn: the page
- *
- * Return: as pamt_fake_page_aug().
- */
-u64 pamt_fake_page_add(unsigned long pfn)
-{
-	return pamt_fake_td_page_add(pfn, "PAGE.ADD");
-}
-
-/**
- * pamt_fake_control_add() - a TD control page (TDR, TDCS, TDVPR, TDCX)
- * @pfn: the page
- *
- * The module keeps control pages in the same PAMT entries as TD pages;
- * pamt_fake_page_remove() gives one back.
- *
- * Return: as pamt_fake_page_aug().
- */
-u64 pamt_fake_control_add(unsigned long pfn)
-{
-	return pamt_fake_td_page_add(pfn, "control page");
-}
-
-/**
- * pamt_fake_page_remove() - a TD stops using a 4K page
- * @pfn: the page
- *
- * Locks as pamt_fake_page_aug().
- *
- * Return: TDX_PAMT_SUCCESS; OPERAND_BUSY on a lock conflict; an error if
- * the page was not a TD page.
- */
-u64 pamt_fake_page_remove(unsigned long pfn)
-{
-	struct pamt_fake_range *r;
-	unsigned long bit;
-	u64 status = TDX_PAMT_SUCCESS;
-
-	if (!pamt_fake_covered(pfn))
-		return TDX_PAMT_OPERAND_ADDR_RANGE;
-	r = pamt_fake_range(pfn);
-	bit = pamt_fake_bit(pfn);
-	if (!pamt_fake_trylock_shared(r))
-		return TDX_PAMT_OPERAND_BUSY;
-	if (test_and_set_bit_lock(bit, pamt_fake.lock_map)) {
-		pamt_fake_unlock_shared(r);
-		return TDX_PAMT_OPERAND_BUSY;
-	}
-	if (!test_and_clear_bit(bit, pamt_fake.td_map))
-		status = TDX_PAMT_PAGE_NOT_FREE;
-	else
-		atomic_dec(&r->td_pages);
-	clear_bit_unlock(bit, pamt_fake.lock_map);
-	pamt_fake_unlock_shared(r);
-	return status;
-}
-
-/**
- * pamt_fake_is_pamt_page() - whether @pfn is in the PAMT page bitmap
- * @pfn: the page
- *
- * Return: true if the module holds it as a pair page.
- */
-bool pamt_fake_is_pamt_page(unsigned long pfn)
-{
-	return pamt_fake_covered(pfn) &&
-	       test_bit(pamt_fake_bit(pfn), pamt_fake.pamt_map);
-}
-
-/* Whether any of the 512 pages of @base's range is set in @map. */
-static bool pamt_fake_range_any(const unsigned long *map, unsigned long base)
-{
-	unsigned long bit = pamt_fake_bit(base);
-
-	return find_next_bit(map, bit + TDX_PAMT_PAGES_PER_SLOT, bit) <
-	       bit + TDX_PAMT_PAGES_PER_SLOT;
-}
-
-/**
- * pamt_fake_page_aug_2m() - a TD maps a whole 2M range, as PAGE.AUG at 2M
- * @base: the range's first pfn
- *
- * The module needs the range free of a pair and of PAMT pages (its PAMT
- * page bitmap all zero), and every page unused.  It holds the range
- * exclusively, so an ADD whose pair pages lie in the range (shared lock)
- * makes it BUSY.  Neither refusal is a violation: the host cannot see the
- * bitmap, and evicting the range's idle pair is its part.
- *
- * Return: TDX_PAMT_SUCCESS; HPA_RANGE_NOT_FREE if the range has a pair;
- * PAGE_METADATA_INCORRECT if a page of the range is a PAMT page;
- * PAGE_NOT_FREE if a page is in use; OPERAND_BUSY if the range is locked;
- * OPERAND_ADDR_RANGE if not covered or not 2M aligned.
- */
-u64 pamt_fake_page_aug_2m(unsigned long base)
-{
-	unsigned long bit = pamt_fake_bit(base), i;
-	struct pamt_fake_range *r;
-	u64 status = TDX_PAMT_SUCCESS;
-
-	if (!pamt_fake_covered(base) || base % TDX_PAMT_PAGES_PER_SLOT)
-		return TDX_PAMT_OPERAND_ADDR_RANGE;
-	r = pamt_fake_range(base);
-	if (!pamt_fake_trylock_excl(r, base))
-		return TDX_PAMT_OPERAND_BUSY;
-	if (r->has_pair)
-		status = TDX_PAMT_HPA_RANGE_NOT_FREE;
-	else if (pamt_fake_range_any(pamt_fake.pamt_map, base))
-		status = TDX_PAMT_PAGE_METADATA_INCORRECT;
-	else if (r->mapped_2m || pamt_fake_range_any(pamt_fake.td_map, base))
-		status = TDX_PAMT_PAGE_NOT_FREE;
-	if (!status) {
-		for (i = 0; i < TDX_PAMT_PAGES_PER_SLOT; i++)
-			set_bit(bit + i, pamt_fake.td_map);
-		WRITE_ONCE(r->mapped_2m, true);
-	}
-	pamt_fake_unlock_excl(r);
-	return status;
-}
-
-/**
- * pamt_fake_page_remove_2m() - a TD stops mapping a 2M range
- * @base: the range's first pfn
- *
- * Return: TDX_PAMT_SUCCESS, or an error if the range is not mapped at 2M.
- */
-u64 pamt_fake_page_remove_2m(unsigned long base)
-{
-	unsigned long bit = pamt_fake_bit(base), i;
-	struct pamt_fake_range *r;
-
-	if (!pamt_fake_covered(base) || base % TDX_PAMT_PAGES_PER_SLOT)
-		return TDX_PAMT_OPERAND_ADDR_RANGE;
-	r = pamt_fake_range(base);
-	if (!pamt_fake_trylock_excl(r, base))
-		return TDX_PAMT_OPERAND_BUSY;
-	if (!r->mapped_2m) {
-		pamt_fake_unlock_excl(r);
-		return PAMT_FAKE_NOT_MAPPED_2M;
-	}
-	for (i = 0; i < TDX_PAMT_PAGES_PER_SLOT; i++)
-		clear_bit(bit + i, pamt_fake.td_map);
-	WRITE_ONCE(r->mapped_2m, false);
-	pamt_fake_unlock_excl(r);
-	return TDX_PAMT_SUCCESS;
-}
-
-/**
- * pamt_fake_page_demote() - TDH.MEM.PAGE.DEMOTE of a range mapped at 2M
- * @base: the range's first pfn
- * @pair: the pair the host passes in R12/R13
- *
- * Locks as PAMT.ADD does: the range exclusively, the pair pages' ranges
- * shared.  On success the range holds @pair and its 512 pages are mapped
- * at 4K.
- *
- * Return: TDX_PAMT_SUCCESS; MISSING_PAGE_PAIR without a pair;
- * PAMT_FAKE_NOT_MAPPED_2M if the range is not mapped at 2M; PAGE_NOT_FREE
- * (a violation) if a pair page is in use; HPA_RANGE_NOT_FREE (a violation)
- * if the range has a pair; OPERAND_BUSY on a lock conflict;
- * OPERAND_ADDR_RANGE if not covered.
- */
-u64 pamt_fake_page_demote(unsigned long base, const struct tdx_pamt_pair *pair)
-{
-	struct pamt_fake_range *r;
-	u64 status;
-
-	atomic64_inc(&pamt_fake.calls[PAMT_FAKE_DEMOTE]);
-	status = pamt_fake_injected(PAMT_FAKE_DEMOTE);
-	if (status)
-		return status;
-	if (!pair)
-		return pamt_fake_result(PAMT_FAKE_DEMOTE,
-					TDX_PAMT_MISSING_PAGE_PAIR);
-	status = pamt_fake_lock_for_pair(PAMT_FAKE_DEMOTE, base, pair, &r);
-	if (status)
-		return pamt_fake_result(PAMT_FAKE_DEMOTE, status);
-
-	pamt_fake_delay(PAMT_FAKE_DEMOTE);
-
-	if (r->has_pair) {
-		pamt_fake_violation("DEMOTE on pfn %#lx, which has a pair", base);
-		status = TDX_PAMT_HPA_RANGE_NOT_FREE;
-		goto out;
-	}
-	if (!r->mapped_2m) {
-		status = PAMT_FAKE_NOT_MAPPED_2M;
-		goto out;
-	}
-	status = pamt_fake_install_pair(r, base, pair, "DEMOTE");
-	if (status)
-		goto out;
-	WRITE_ONCE(r->mapped_2m, false);
-	atomic_set(&r->td_pages, TDX_PAMT_PAGES_PER_SLOT);
-out:
-	pamt_fake_unlock_pair(r, pair);
-	pamt_fake_unlock_excl(r);
-	return pamt_fake_result(PAMT_FAKE_DEMOTE, status);
-}
-
-/**
- * pamt_fake_page_promote() - TDH.MEM.PAGE.PROMOTE of 512 4K pages to 2M
- * @base: the range's first pfn
- * @pair: filled with the pair the module hands back
- *
- * Return: TDX_PAMT_SUCCESS; MISSING_PAGE_PAIR (a violation: only a range
- * with 4K pages can be promoted, and those need the pair) if the range
- * has no pair; PAMT_FAKE_PROMOTE_REFUSED unless all 512 pages are mapped
- * at 4K; OPERAND_BUSY on a lock conflict; OPERAND_ADDR_RANGE if not
- * covered.
- */
-u64 pamt_fake_page_promote(unsigned long base, struct tdx_pamt_pair *pair)
-{
-	struct pamt_fake_range *r;
-	struct tdx_pamt_pair held;
-	u64 status;
-
-	atomic64_inc(&pamt_fake.calls[PAMT_FAKE_PROMOTE]);
-	status = pamt_fake_injected(PAMT_FAKE_PROMOTE);
-	if (status)
-		return status;
-	if (!pamt_fake_covered(base) || base % TDX_PAMT_PAGES_PER_SLOT)
-		return pamt_fake_result(PAMT_FAKE_PROMOTE,
-					TDX_PAMT_OPERAND_ADDR_RANGE);
-
-	r = pamt_fake_range(base);
-	if (!pamt_fake_trylock_excl(r, base))
-		return pamt_fake_result(PAMT_FAKE_PROMOTE, TDX_PAMT_OPERAND_BUSY);
-	if (!r->has_pair) {
-		pamt_fake_unlock_excl(r);
-		pamt_fake_violation("PROMOTE on pfn %#lx, which has no pair", base);
-		return pamt_fake_result(PAMT_FAKE_PROMOTE,
-					TDX_PAMT_MISSING_PAGE_PAIR);
-	}
-	held = r->pair;
-	if (!pamt_fake_lock_pair(r, &held)) {
-		pamt_fake_unlock_excl(r);
-		return pamt_fake_result(PAMT_FAKE_PROMOTE, TDX_PAMT_OPERAND_BUSY);
-	}
-
-	pamt_fake_delay(PAMT_FAKE_PROMOTE);
-
-	if (atomic_read(&r->td_pages) != TDX_PAMT_PAGES_PER_SLOT) {
-		status = PAMT_FAKE_PROMOTE_REFUSED;
-		goto out;
-	}
-	clear_bit(pamt_fake_bit(held.pfn[0]), pamt_fake.pamt_map);
-	clear_bit(pamt_fake_bit(held.pfn[1]), pamt_fake.pamt_map);
-	WRITE_ONCE(r->has_pair, false);
-	atomic_set(&r->td_pages, 0);
-	WRITE_ONCE(r->mapped_2m, true);
-	atomic64_dec(&pamt_fake.pairs);
-	*pair = held;
-	status = TDX_PAMT_SUCCESS;
-out:
-	pamt_fake_unlock_pair(r, &held);
-	pamt_fake_unlock_excl(r);
-	return pamt_fake_result(PAMT_FAKE_PROMOTE, status);
-}
-
-/**
- * pamt_fake_range_mapped_2m() - whether a TD maps @pfn's range at 2M
- * @pfn: any page of the range
- *
- * Return: true if it does; false if not or not covered.
- */
-bool pamt_fake_range_mapped_2m(unsigned long pfn)
-{
-	return pamt_fake_covered(pfn) &&
-	       READ_ONCE(pamt_fake_range(pfn)->mapped_2m);
-}
 
 /**
  * pamt_fake_range_has_pair() - whether the module holds a pair for @pfn

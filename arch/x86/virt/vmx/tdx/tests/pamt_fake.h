@@ -173,6 +173,32 @@ bool pamt_fake_range_mapped_2m(unsigned long pfn);
 bool pamt_fake_range_has_pair(unsigned long pfn);
 unsigned long pamt_fake_check_all(void);
 
+/* Between pamt_fake.c and pamt_fake_td.c: see pamt_fake.c. */
+#define pamt_fake_violation(fmt, ...) do {				\
+	atomic64_inc(&pamt_fake.violations);				\
+	pr_err("tdx-pamt-fake: VIOLATION: " fmt "\n", ##__VA_ARGS__);	\
+} while (0)
+
+bool pamt_fake_covered(unsigned long pfn);
+unsigned long pamt_fake_bit(unsigned long pfn);
+struct pamt_fake_range *pamt_fake_range(unsigned long pfn);
+bool pamt_fake_trylock_excl(struct pamt_fake_range *r, unsigned long base);
+void pamt_fake_unlock_excl(struct pamt_fake_range *r);
+bool pamt_fake_trylock_shared(struct pamt_fake_range *r);
+void pamt_fake_unlock_shared(struct pamt_fake_range *r);
+void pamt_fake_delay(enum pamt_fake_op op);
+u64 pamt_fake_injected(enum pamt_fake_op op);
+bool pamt_fake_lock_pair(struct pamt_fake_range *target,
+			 const struct tdx_pamt_pair *pair);
+void pamt_fake_unlock_pair(struct pamt_fake_range *target,
+			   const struct tdx_pamt_pair *pair);
+u64 pamt_fake_result(enum pamt_fake_op op, u64 status);
+u64 pamt_fake_lock_for_pair(enum pamt_fake_op op, unsigned long base,
+			    const struct tdx_pamt_pair *pair,
+			    struct pamt_fake_range **rp);
+u64 pamt_fake_install_pair(struct pamt_fake_range *r, unsigned long base,
+			   const struct tdx_pamt_pair *pair, const char *what);
+
 /*
  * A pair for an ADD, for the tests: not from the magazines, nor refilling
  * them.  Return: 0 or -ENOMEM, with nothing allocated.
