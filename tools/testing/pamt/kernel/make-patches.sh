@@ -432,24 +432,27 @@ through its own reclaim, and a pair the module lost is uncharged when
 its pages are freed."
 kunit_here
 
-copy $TDX/tests/pamt_kunit_stress.c
+copy $TDX/tests/pamt_kunit_canary.c
+"$HERE/hooks.sh" "$WORK" kunit 2>/dev/null
+commit "x86/virt/tdx: Add KUnit canaries and WARN tests for the PAMT cache" \
+"Check that caller bugs WARN.  Canaries prove that lockdep, the
+sleep-in-atomic check and KASAN fire in this configuration; they run
+only with pamt_kunit.canary=1.  Also the helpers that read and write
+debugfs files from a test, which the stress test's fault injection uses
+next."
+kunit_here
+
+# What is left: the stress test (it uses the canaries' debugfs helpers).
+for f in $(tracked $TDX/tests | grep "/pamt_kunit[^/]*\.[ch]$" |
+	   grep -v "/pamt_kunit_\(huge\|arena\|release\)\.c$"); do
+	[ -e "$WORK/$f" ] || copy "$f"
+done
 "$HERE/hooks.sh" "$WORK" kunit 2>/dev/null
 commit "x86/virt/tdx: Add a KUnit stress test for the PAMT cache" \
 "Run gets, puts, evicts, shrinks and reserves on every CPU over a few
 shared slots, with the kernel's fault injection failing the workers'
 allocations and the fake module failing ADDs and REMOVEs, then account
 for every pair exactly."
-kunit_here
-
-for f in $(tracked $TDX/tests | grep "/pamt_kunit[^/]*\.[ch]$" |
-	   grep -v "/pamt_kunit_\(huge\|arena\|release\)\.c$"); do
-	[ -e "$WORK/$f" ] || copy "$f"
-done
-"$HERE/hooks.sh" "$WORK" kunit 2>/dev/null
-commit "x86/virt/tdx: Add KUnit canaries and WARN tests for the PAMT cache" \
-"Check that caller bugs WARN.  Canaries prove that lockdep, the
-sleep-in-atomic check and KASAN fire in this configuration; they run
-only with pamt_kunit.canary=1."
 kunit_here
 MAIN_END=$(git -C "$WORK" rev-parse HEAD)
 
