@@ -105,7 +105,7 @@ int pamt_env_up(const struct pamt_env_opts *o)
 	int ret;
 
 	memset(&env, 0, sizeof(env));
-	memset(pamt_sim_node_stat, 0, sizeof(pamt_sim_node_stat));
+	memset(pamt_sim_node_stats, 0, sizeof(pamt_sim_node_stats));
 	pamt_sim_set_nr_cpus(o->nr_cpus ? o->nr_cpus : 4);
 	pamt_sim_set_cpu(0);
 	atomic_long_set(&pamt_sim_warnings, 0);
@@ -157,7 +157,7 @@ void pamt_env_up_default(void)
 void pamt_env_down(void)
 {
 	u64 v[TDX_PAMT_STAT_NR];
-	long violations;
+	long violations, pages;
 	int nid;
 
 	pamt_sim_objcg = NULL;
@@ -176,10 +176,11 @@ void pamt_env_down(void)
 
 	tdx_pamt_exit();
 	for (nid = 0; nid < PAMT_SIM_MAX_NODES; nid++) {
-		if (!pamt_sim_node_stat[nid][NR_KERNEL_MISC_RECLAIMABLE])
+		pages = pamt_sim_node_stat(nid, NR_KERNEL_MISC_RECLAIMABLE);
+		if (!pages)
 			continue;
 		fprintf(stderr, "    KReclaimable %ld pages on node %d after exit\n",
-			pamt_sim_node_stat[nid][NR_KERNEL_MISC_RECLAIMABLE], nid);
+			pages, nid);
 		pamt_test_failed(__FILE__, __LINE__, "meminfo not back to 0");
 	}
 	violations = atomic64_read(&pamt_fake.violations);

@@ -553,16 +553,22 @@ static inline void mm_account_reclaimed_pages(unsigned long pages) { }
 
 /*
  * Node statistics (vmstat.h), per simulated node (list_lru.h: node 1 from
- * pamt_sim_node1_pfn on); tests read pamt_sim_node_stat[nid][item].  A
- * node's "pgdat" is its number.
+ * pamt_sim_node1_pfn on) and, as the kernel's per-CPU diffs are, per
+ * simulated CPU, each on its own cache line: no line shared between CPUs,
+ * and not charged in virtual time.  pamt_sim_node_stat() sums the CPUs.
+ * A node's "pgdat" is its number.
  */
 #define PAMT_SIM_MAX_NODES	2
 enum node_stat_item { NR_KERNEL_MISC_RECLAIMABLE, PAMT_SIM_NR_NODE_STAT };
-extern long pamt_sim_node_stat[PAMT_SIM_MAX_NODES][PAMT_SIM_NR_NODE_STAT];
+struct pamt_sim_node_stats {
+	long v[PAMT_SIM_MAX_NODES][PAMT_SIM_NR_NODE_STAT];
+} __attribute__((aligned(64)));
+extern struct pamt_sim_node_stats pamt_sim_node_stats[PAMT_SIM_MAX_CPUS];
+long pamt_sim_node_stat(int nid, enum node_stat_item item);
 #define NODE_DATA(nid)		(nid)
 #define mod_node_page_state(pgdat, item, n)				\
-	__atomic_fetch_add(&pamt_sim_node_stat[pgdat][item], n,		\
-			   __ATOMIC_RELAXED)
+	__atomic_fetch_add(&pamt_sim_node_stats[pamt_sim_cpu].v[pgdat][item], \
+			   n, __ATOMIC_RELAXED)
 
 void *pamt_sim_kmalloc(size_t size, gfp_t gfp, bool zero);
 #define kmalloc(size, gfp)	pamt_sim_kmalloc(size, gfp, false)

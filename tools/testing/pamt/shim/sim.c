@@ -409,7 +409,18 @@ void *pamt_sim_kmalloc(size_t size, gfp_t gfp, bool zero)
 	return zero ? calloc(1, size ? size : 1) : malloc(size ? size : 1);
 }
 
-long pamt_sim_node_stat[PAMT_SIM_MAX_NODES][PAMT_SIM_NR_NODE_STAT];
+struct pamt_sim_node_stats pamt_sim_node_stats[PAMT_SIM_MAX_CPUS];
+
+long pamt_sim_node_stat(int nid, enum node_stat_item item)
+{
+	long sum = 0;
+	int cpu;
+
+	for (cpu = 0; cpu < PAMT_SIM_MAX_CPUS; cpu++)
+		sum += __atomic_load_n(&pamt_sim_node_stats[cpu].v[nid][item],
+				       __ATOMIC_RELAXED);
+	return sum;
+}
 
 /* ---- simulated physical memory ---- */
 /*

@@ -154,10 +154,20 @@ PAMT_TEST(counters_meminfo_follows_idle_memory)
 	}
 	pairs = stat(TDX_PAMT_STAT_IDLE_SLOTS) + stat(TDX_PAMT_STAT_CACHED_PAIRS);
 	EXPECT(pairs >= 12);
-	EXPECT_EQ(pamt_sim_node_stat[0][NR_KERNEL_MISC_RECLAIMABLE], 2 * pairs);
+	EXPECT_EQ(pamt_sim_node_stat(0, NR_KERNEL_MISC_RECLAIMABLE), 2 * pairs);
 	tdx_pamt_drain();
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS) + stat(TDX_PAMT_STAT_CACHED_PAIRS), 0);
-	EXPECT_EQ(pamt_sim_node_stat[0][NR_KERNEL_MISC_RECLAIMABLE], 0);
+	EXPECT_EQ(pamt_sim_node_stat(0, NR_KERNEL_MISC_RECLAIMABLE), 0);
+}
+
+static long node0(void)
+{
+	return pamt_sim_node_stat(0, NR_KERNEL_MISC_RECLAIMABLE);
+}
+
+static long node1(void)
+{
+	return pamt_sim_node_stat(1, NR_KERNEL_MISC_RECLAIMABLE);
 }
 
 /*
@@ -168,8 +178,6 @@ PAMT_TEST(counters_meminfo_follows_idle_memory)
 PAMT_TEST(counters_meminfo_per_node)
 {
 	struct pamt_env_opts o = { .idle_cap = 1000, .mag_size = 16 };
-	long *node0 = &pamt_sim_node_stat[0][NR_KERNEL_MISC_RECLAIMABLE];
-	long *node1 = &pamt_sim_node_stat[1][NR_KERNEL_MISC_RECLAIMABLE];
 	struct tdx_pamt_pair p[16], got;
 	int i, j, below;
 
@@ -185,26 +193,26 @@ PAMT_TEST(counters_meminfo_per_node)
 	for (i = 0; i < 16; i++)
 		pamt_mag_push(&p[i]);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 16);
-	EXPECT_EQ(*node0, 2 * 8);
-	EXPECT_EQ(*node1, 2 * 8);
+	EXPECT_EQ(node0(), 2 * 8);
+	EXPECT_EQ(node1(), 2 * 8);
 	/* Popped: out of meminfo, whatever node. */
 	ASSERT(pamt_mag_pop(&got));
-	EXPECT_EQ(*node0 + *node1, 2 * 15);
-	EXPECT_EQ(got.pfn[0] >= pamt_sim_node1_pfn ? *node1 : *node0, 2 * 7);
+	EXPECT_EQ(node0() + node1(), 2 * 15);
+	EXPECT_EQ(got.pfn[0] >= pamt_sim_node1_pfn ? node1() : node0(), 2 * 7);
 	pamt_mag_push(&got);
 	/* Each get takes a magazine pair; the puts leave its slot IDLE. */
 	for (i = 0; i < 16; i++)
 		ASSERT(!tdx_pamt_get(slot_pfn(i, 0), NULL));
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 0);
-	EXPECT_EQ(*node0 + *node1, 0);
+	EXPECT_EQ(node0() + node1(), 0);
 	for (i = 0; i < 16; i++)
 		EXPECT_EQ(tdx_pamt_put(slot_pfn(i, 0)), 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 16);
-	EXPECT_EQ(*node0, 2 * 8);
-	EXPECT_EQ(*node1, 2 * 8);
+	EXPECT_EQ(node0(), 2 * 8);
+	EXPECT_EQ(node1(), 2 * 8);
 	tdx_pamt_drain();
-	EXPECT_EQ(*node0, 0);
-	EXPECT_EQ(*node1, 0);
+	EXPECT_EQ(node0(), 0);
+	EXPECT_EQ(node1(), 0);
 	pamt_sim_node1_pfn = ULONG_MAX;
 }
 
