@@ -12,9 +12,36 @@
 #include "pamt_fake.h"
 
 /*
+ * A 4K page's locks, as the module takes them for PAGE.AUG, PAGE.ADD and
+ * PAGE.REMOVE: its range's 2M entry shared, its own 4K entry exclusively;
+ * either conflict is BUSY.  Return: TDX_PAMT_SUCCESS with both held, or
+ * the status to answer.
+ */
+static u64 pamt_fake_lock_4k(unsigned long pfn, struct pamt_fake_range **r,
+			     unsigned long *bit)
+{
+	if (!pamt_fake_covered(pfn))
+		return TDX_PAMT_OPERAND_ADDR_RANGE;
+	*r = pamt_fake_range(pfn);
+	*bit = pamt_fake_bit(pfn);
+	if (!pamt_fake_trylock_shared(*r))
+		return TDX_PAMT_OPERAND_BUSY;
+	if (test_and_set_bit_lock(*bit, pamt_fake.lock_map)) {
+		pamt_fake_unlock_shared(*r);
+		return TDX_PAMT_OPERAND_BUSY;
+	}
+	return TDX_PAMT_SUCCESS;
+}
+
+static void pamt_fake_unlock_4k(struct pamt_fake_range *r, unsigned long bit)
+{
+	clear_bit_unlock(bit, pamt_fake.lock_map);
+	pamt_fake_unlock_shared(r);
+}
+
+/*
  * A 4K page goes to a TD: PAGE.AUG, PAGE.ADD, or a control page (TDR,
- * TDCS, TDVPR, TDCX).  The module holds the page's 2M entry shared and its
- * 4K entry exclusively; either conflict is BUSY.  A page in the PAMT page
+ * TDCS, TDVPR, TDCX), under pamt_fake_lock_4k().  A page in the PAMT page
  * bitmap is refused with PAGE_METADATA_INCORRECT: the host handed a TD a
  * page it had lent the module, a violation.
  */
@@ -22,18 +49,11 @@ static u64 pamt_fake_td_page_add(unsigned long pfn, const char *what)
 {
 	struct pamt_fake_range *r;
 	unsigned long bit;
-	u64 status = TDX_PAMT_SUCCESS;
+	u64 status;
 
-	if (!pamt_fake_covered(pfn))
-		return TDX_PAMT_OPERAND_ADDR_RANGE;
-	r = pamt_fake_range(pfn);
-	bit = pamt_fake_bit(pfn);
-	if (!pamt_fake_trylock_shared(r))
-		return TDX_PAMT_OPERAND_BUSY;
-	if (test_and_set_bit_lock(bit, pamt_fake.lock_map)) {
-		pamt_fake_unlock_shared(r);
-		return TDX_PAMT_OPERAND_BUSY;
-	}
+	status = pamt_fake_lock_4k(pfn, &r, &bit);
+	if (status != TDX_PAMT_SUCCESS)
+		return status;
 	/*
 	 * The page's own metadata first: a pair page is refused whether or
 	 * not its range has a pair (an arena chunk's range never has one).
@@ -51,8 +71,7 @@ static u64 pamt_fake_td_page_add(unsigned long pfn, const char *what)
 	} else {
 		atomic_inc(&r->td_pages);
 	}
-	clear_bit_unlock(bit, pamt_fake.lock_map);
-	pamt_fake_unlock_shared(r);
+	pamt_fake_unlock_4k(r, bit);
 	return status;
 }
 
@@ -109,24 +128,16 @@ u64 pamt_fake_page_remove(unsigned long pfn)
 {
 	struct pamt_fake_range *r;
 	unsigned long bit;
-	u64 status = TDX_PAMT_SUCCESS;
+	u64 status;
 
-	if (!pamt_fake_covered(pfn))
-		return TDX_PAMT_OPERAND_ADDR_RANGE;
-	r = pamt_fake_range(pfn);
-	bit = pamt_fake_bit(pfn);
-	if (!pamt_fake_trylock_shared(r))
-		return TDX_PAMT_OPERAND_BUSY;
-	if (test_and_set_bit_lock(bit, pamt_fake.lock_map)) {
-		pamt_fake_unlock_shared(r);
-		return TDX_PAMT_OPERAND_BUSY;
-	}
+	status = pamt_fake_lock_4k(pfn, &r, &bit);
+	if (status != TDX_PAMT_SUCCESS)
+		return status;
 	if (!test_and_clear_bit(bit, pamt_fake.td_map))
 		status = TDX_PAMT_PAGE_NOT_FREE;
 	else
 		atomic_dec(&r->td_pages);
-	clear_bit_unlock(bit, pamt_fake.lock_map);
-	pamt_fake_unlock_shared(r);
+	pamt_fake_unlock_4k(r, bit);
 	return status;
 }
 
