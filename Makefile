@@ -22,11 +22,9 @@
 #                    tables and plots in bench-results/vt, and in shared
 #                    memory (BUSY, poisoned 2M) in bench-results/vt-shared
 #   make patches     format-patch series against pristine 7.3: out/patches/
-#                    base/, 01-arena/, 02-huge/ and harness/ (not posted)
+#                    base/, 01-huge/ and harness/ (not posted)
 #   make patches-check  the series, applied with git am to a fresh 7.3
 #                    tree and built; KUnit after each cache layer patch
-#   make placement   the pair-page placement experiment (issue 29): the
-#                    page allocator against the arena, in qemu; not a test
 
 PAMT	:= tools/testing/pamt
 LOGS	:= build/test-logs
@@ -72,9 +70,6 @@ patches:
 patches-check:
 	$(PAMT)/kernel/make-patches.sh --check
 
-placement:
-	$(PAMT)/kernel/placement.sh
-
 # Run every part even if one fails, then add up their summary lines.
 test:
 	@mkdir -p $(LOGS); rm -f $(LOGS)/*.log; \
@@ -98,4 +93,4 @@ clean:
 	rm -rf build out
 
 .PHONY: all check bench bench-insn bench-test vt-test bench-scale model kunit soak lint patches \
-	patches-check placement test clean
+	patches-check test clean

@@ -67,7 +67,6 @@ bool pamt_test_take_failed(void);
  * @mem_slots: 2M ranges of simulated memory from the first covered pfn,
  *	0 for all of them; pairs come from there, so a large sparse table
  *	needs little memory
- * @arena: pairs from the arena's 2M chunks (tdx_pamt_config.arena)
  * @ranges: covered ranges instead of @nr_slots from PAMT_ENV_BASE_PFN,
  *	as far apart as they like; the simulated memory (@mem_slots, at
  *	PAMT_ENV_BASE_PFN) is then covered by the fake module only, unless
@@ -81,7 +80,6 @@ struct pamt_env_opts {
 	unsigned long nr_slots;
 	bool hole;
 	unsigned long mem_slots;
-	bool arena;
 	const struct tdx_pamt_range *ranges;
 	unsigned int nr_ranges;
 };

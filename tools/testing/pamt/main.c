@@ -97,7 +97,6 @@ int pamt_env_up(const struct pamt_env_opts *o)
 		.mag_size = o->mag_size,
 		.idle_cap = o->idle_cap,
 		.ops = &pamt_env_ops,
-		.arena = o->arena,
 	};
 	unsigned long nr_slots = o->nr_slots ? o->nr_slots : 64;
 	unsigned long pages = nr_slots * TDX_PAMT_PAGES_PER_SLOT;
@@ -255,8 +254,7 @@ long fake_calls(enum pamt_fake_op op)
 
 /*
  * Pages taken from the allocator for pairs, less pages given back, equal
- * two per pair in the module, in a magazine, held by the test, or free in
- * an arena chunk.
+ * two per pair in the module, in a magazine, or held by the test.
  */
 bool pamt_accounting_ok(void)
 {
@@ -266,27 +264,12 @@ bool pamt_accounting_ok(void)
 	tdx_pamt_read_stats(v);
 	in_pairs = (long)(v[TDX_PAMT_STAT_PAGE_ALLOC] - v[TDX_PAMT_STAT_PAGE_FREE]);
 	if (in_pairs != 2 * ((long)v[TDX_PAMT_STAT_INSTALLED] +
-			     (long)v[TDX_PAMT_STAT_CACHED_PAIRS] + env.held_pairs +
-			     (long)v[TDX_PAMT_STAT_ARENA_FREE])) {
+			     (long)v[TDX_PAMT_STAT_CACHED_PAIRS] + env.held_pairs)) {
 		fprintf(stderr, "    accounting: %ld pair pages = 2 * (%llu installed + ",
 			in_pairs, (unsigned long long)v[TDX_PAMT_STAT_INSTALLED]);
-		fprintf(stderr, "%llu cached + %ld held + %llu in chunks)\n",
+		fprintf(stderr, "%llu cached + %ld held)\n",
 			(unsigned long long)v[TDX_PAMT_STAT_CACHED_PAIRS],
-			env.held_pairs,
-			(unsigned long long)v[TDX_PAMT_STAT_ARENA_FREE]);
-		return false;
-	}
-	/* Every chunk is counted, on its bucket, and its pages name it. */
-	if (pamt.enabled && pamt.arena &&
-	    (pamt_arena_check() ||
-	     v[TDX_PAMT_STAT_ARENA_CHUNKS] != v[TDX_PAMT_STAT_CHUNK_ALLOC] -
-					     v[TDX_PAMT_STAT_CHUNK_FREE])) {
-		fprintf(stderr, "    accounting: arena unsound (%lu), %llu chunks, ",
-			pamt_arena_check(),
-			(unsigned long long)v[TDX_PAMT_STAT_ARENA_CHUNKS]);
-		fprintf(stderr, "%llu allocated, %llu freed\n",
-			(unsigned long long)v[TDX_PAMT_STAT_CHUNK_ALLOC],
-			(unsigned long long)v[TDX_PAMT_STAT_CHUNK_FREE]);
+			env.held_pairs);
 		return false;
 	}
 	if (pamt_sim_pages_in_use() != (unsigned long)(in_pairs + env.held_pages)) {

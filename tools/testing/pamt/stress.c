@@ -11,14 +11,9 @@
  * interrupts the first.  CPU offline is emulated by the thread that owns a
  * CPU alone, under the simulated hotplug lock.
  *
- * With the arena, pairs come from 2M chunks, kept in covered slots no
- * thread maps, with order-9 and order-1 allocations failing now and then
- * so that every fallback runs.
- *
  * At the end the accounting must balance exactly: pair pages allocated
- * = 2 * (installed + cached + reserved + free in chunks) + pages freed,
- * every chunk is sound (pamt_arena_check()), and after exit every page
- * is back.  The threads' top-ups charge two memcgs, which must have been
+ * = 2 * (installed + cached + reserved) + pages freed, and after exit
+ * every page is back.  The threads' top-ups charge two memcgs, which must have been
  * charged and, after a drain, hold only installed ranges' charges, one
  * objcg reference each.
  */
@@ -29,22 +24,20 @@
 #include "harness.h"
 
 #define STRESS_SLOTS		128
-#define STRESS_ARENA_SLOTS	16	/* covered, never mapped: for chunks */
 #define STRESS_SHARED		64	/* slots 0..63 are shared by all */
 #define STRESS_PRIV_PER_THREAD	4
 #define STRESS_PAGES_PER_THREAD	16	/* per slot, disjoint by thread */
 #define STRESS_MAX_THREADS	16
 #define STRESS_HELD		64
-#define STRESS_TAKE		64	/* pairs a thread holds, with the arena */
 
 enum stress_res {
 	R_GET, R_GET_RES, R_PUT, R_EVICT, R_SHRINK, R_DRAIN, R_OFFLINE,
-	R_ENOMEM, R_EIO, R_EBUSY, R_AUG, R_TAKE, R_NR,
+	R_ENOMEM, R_EIO, R_EBUSY, R_AUG, R_NR,
 };
 
 static const char * const stress_res_names[R_NR] = {
 	"get", "get_reserve", "put", "evict", "shrink", "drain", "offline",
-	"enomem", "eio", "ebusy", "aug", "take",
+	"enomem", "eio", "ebusy", "aug",
 };
 
 struct stress_thread {
@@ -57,12 +50,8 @@ struct stress_thread {
 	bool augged[STRESS_HELD];
 	unsigned int nr_held;
 	struct tdx_pamt_cache res;
-	struct tdx_pamt_pair taken[STRESS_TAKE];
-	unsigned int nr_taken;
 	unsigned long counts[R_NR];
 };
-
-static bool stress_arena;
 
 static pthread_rwlock_t hotplug_lock = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_mutex_t mmu_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -150,34 +139,11 @@ static void stress_release(struct stress_thread *t, unsigned int i)
 	t->augged[i] = t->augged[t->nr_held];
 }
 
-/*
- * With the arena: give back the pairs this thread holds, or take a batch,
- * sleeping or not, so that the arena needs more than one chunk, gives
- * chunks back and falls back.
- */
-static void stress_take(struct stress_thread *t)
-{
-	gfp_t gfp = get_random_u32_below(2) ? GFP_KERNEL : GFP_NOWAIT;
-
-	if (t->nr_taken) {
-		while (t->nr_taken)
-			tdx_pamt_pair_give(&t->taken[--t->nr_taken]);
-		return;
-	}
-	while (t->nr_taken < STRESS_TAKE &&
-	       !tdx_pamt_pair_take(&t->taken[t->nr_taken], NULL, gfp))
-		t->nr_taken++;
-	t->counts[R_TAKE]++;
-}
-
 static void stress_one(struct stress_thread *t)
 {
 	unsigned int r = get_random_u32_below(1000);
 	unsigned long pfn, scanned;
 	int ret;
-
-	if (stress_arena && !get_random_u32_below(50))
-		return stress_take(t);
 
 	if (r < 350) {
 		if (t->nr_held == STRESS_HELD)
@@ -236,8 +202,6 @@ static void stress_one(struct stress_thread *t)
 }
 
 static struct obj_cgroup stress_cg[2];
-/* Two processes: with the arena, their top-ups carve from two homes. */
-static int stress_mm[2];
 
 static void *stress_thread_fn(void *arg)
 {
@@ -247,25 +211,15 @@ static void *stress_thread_fn(void *arg)
 	pamt_sim_set_cpu(t->cpu);
 	/* Two VMs' memcgs: their charges move between threads' ranges. */
 	pamt_sim_objcg = &stress_cg[t->id % 2];
-	current->mm = (struct mm_struct *)&stress_mm[t->id % 2];
 	for (i = 0; i < t->nr_ops; i++)
 		stress_one(t);
 	while (t->nr_held)
 		stress_release(t, t->nr_held - 1);
-	while (t->nr_taken)
-		tdx_pamt_pair_give(&t->taken[--t->nr_taken]);
 	tdx_free_pamt_cache(&t->res);
 	return NULL;
 }
 
-/*
- * Chunks freed, order-1 and order-0 fallbacks, over the arena modes: a
- * lean run may keep its chunks' free pairs and never fall back.
- */
-static u64 stress_arena_ran[3];
-
-static int stress_run(bool lean, bool arena,
-		      unsigned int nr_threads, unsigned long nr_ops)
+static int stress_run(bool lean, unsigned int nr_threads, unsigned long nr_ops)
 {
 	const struct tdx_pamt_range sparse[] = {
 		{ .start_pfn = PAMT_ENV_BASE_PFN,
@@ -278,9 +232,8 @@ static int stress_run(bool lean, bool arena,
 		.mag_size = 16,
 		/* lean: nearly every last put REMOVEs, as upstream does. */
 		.idle_cap = lean ? 1 : STRESS_SLOTS / 8,
-		.nr_slots = STRESS_SLOTS + (arena ? STRESS_ARENA_SLOTS : 0),
+		.nr_slots = STRESS_SLOTS,
 		.nr_cpus = nr_threads - nr_threads / 4,
-		.arena = arena,
 	};
 	static struct stress_thread th[STRESS_MAX_THREADS];
 	unsigned long totals[R_NR] = { 0 }, slot, p;
@@ -289,7 +242,6 @@ static int stress_run(bool lean, bool arena,
 	long c;
 	u64 v[TDX_PAMT_STAT_NR];
 
-	stress_arena = arena;
 	if (stress_sparse) {
 		o.ranges = sparse;
 		o.nr_ranges = 2;
@@ -311,10 +263,6 @@ static int stress_run(bool lean, bool arena,
 	pamt_fake_inject(PAMT_FAKE_ADD, TDX_PAMT_OPERAND_ADDR_RANGE, 0, 2000);
 	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, 0, 20000);
 	pamt_sim_fail_set(&pamt_sim_fail_page, -1, 1000);
-	if (arena) {
-		pamt_sim_fail_set(&pamt_sim_fail_order[9], -1, 950000);
-		pamt_sim_fail_set(&pamt_sim_fail_order[1], -1, 750000);
-	}
 
 	memset(th, 0, sizeof(th));
 	memset(stress_cg, 0, sizeof(stress_cg));
@@ -334,13 +282,10 @@ static int stress_run(bool lean, bool arena,
 	pamt_fake_inject(PAMT_FAKE_ADD, 0, 0, 0);
 	pamt_fake_inject(PAMT_FAKE_REMOVE, 0, 0, 0);
 	pamt_sim_fail_set(&pamt_sim_fail_page, -1, 0);
-	pamt_sim_fail_set(&pamt_sim_fail_order[9], -1, 0);
-	pamt_sim_fail_set(&pamt_sim_fail_order[1], -1, 0);
 
 	tdx_pamt_read_stats(v);
-	printf("stress: cap=%s%s%s threads=%u (%u softirq) ops=%lu\n",
-	       lean ? "lean" : "magazine",
-	       arena ? "+arena" : "", stress_sparse ? " sparse" : "",
+	printf("stress: cap=%s%s threads=%u (%u softirq) ops=%lu\n",
+	       lean ? "lean" : "magazine", stress_sparse ? " sparse" : "",
 	       nr_threads, softirq, nr_ops);
 	printf("  ops:");
 	for (j = 0; j < R_NR; j++)
@@ -370,24 +315,12 @@ static int stress_run(bool lean, bool arena,
 		       (long long)atomic64_read(&pamt_fake.pairs));
 		failed = 1;
 	}
-	if (arena) {
-		stress_arena_ran[0] += v[TDX_PAMT_STAT_CHUNK_FREE];
-		stress_arena_ran[1] += v[TDX_PAMT_STAT_PAIR_ORDER1];
-		stress_arena_ran[2] += v[TDX_PAMT_STAT_PAIR_ORDER0];
-	}
-	/* A full drain leaves chunks only where pairs are still out. */
 	tdx_pamt_drain();
 	if (!pamt_accounting_ok()) {
 		printf("  FAIL: accounting after a drain\n");
 		failed = 1;
 	}
 	tdx_pamt_read_stats(v);
-	if (arena && v[TDX_PAMT_STAT_ARENA_CHUNKS] &&
-	    !v[TDX_PAMT_STAT_INSTALLED]) {
-		printf("  FAIL: %llu chunks held after a drain, no slot installed\n",
-		       (unsigned long long)v[TDX_PAMT_STAT_ARENA_CHUNKS]);
-		failed = 1;
-	}
 	/* Reserves freed: each charge is an installed range's, with its ref. */
 	for (i = 0; i < 2; i++) {
 		c = atomic_long_read(&stress_cg[i].charged) / (2 * PAGE_SIZE);
@@ -440,17 +373,16 @@ int pamt_stress_main(int argc, char **argv)
 	}
 	pamt_sim_quiet = 1;
 	/*
-	 * The default idle cap and a cap of one pair, each with and without
-	 * the arena, then the default over a sparse table.
+	 * The default idle cap and a cap of one pair, then the default over
+	 * a sparse table.
 	 */
-	for (m = 0; m < 5; m++) {
+	for (m = 0; m < 3; m++) {
 		static const char * const names[] = {
-			"magazine", "lean", "magazine_arena", "lean_arena",
-			"magazine_sparse",
+			"magazine", "lean", "magazine_sparse",
 		};
 
-		stress_sparse = m == 4;
-		stress_failed = stress_run(m % 2, m == 2 || m == 3, threads, ops);
+		stress_sparse = m == 2;
+		stress_failed = stress_run(m == 1, threads, ops);
 		pamt_env_down();
 		if (stress_failed || pamt_test_take_failed()) {
 			printf("not ok stress_%s\n", names[m]);
@@ -461,16 +393,6 @@ int pamt_stress_main(int argc, char **argv)
 		}
 	}
 	stress_sparse = false;
-	if (stress_arena_ran[0] && stress_arena_ran[1] && stress_arena_ran[2]) {
-		printf("ok stress_arena_fallbacks_ran\n");
-		passed++;
-	} else {
-		printf("not ok stress_arena_fallbacks_ran: freed %llu, o1 %llu, o0 %llu\n",
-		       (unsigned long long)stress_arena_ran[0],
-		       (unsigned long long)stress_arena_ran[1],
-		       (unsigned long long)stress_arena_ran[2]);
-		failed++;
-	}
 	printf("%u passed, %u failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

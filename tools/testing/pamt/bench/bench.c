@@ -915,13 +915,11 @@ static void env_down(struct sresult *sr, int s)
 		if (v[TDX_PAMT_STAT_INSTALLED] != (u64)atomic64_read(&pamt_fake.pairs))
 			sr->check_bad++;
 		sr->leaked_slots = v[TDX_PAMT_STAT_LEAKED];
-		/* A full drain of idle slots leaves no partly used chunk. */
+		/* A full drain of idle slots, and the worker it asked for. */
 		pamt_sim_set_cpu(0);
 		tdx_pamt_drain();
 		if (atomic_long_xchg(&pamt_sim_deferred, 0))
 			pamt_shrink_deferred();
-		tdx_pamt_read_stats(v);
-		sr->chunks_after_drain = v[TDX_PAMT_STAT_ARENA_CHUNKS];
 	}
 	run.ops->exit();
 	if (atomic64_read(&pamt_fake.pairs))
@@ -1008,9 +1006,8 @@ static void run_tds(int s, struct sresult *sr, unsigned int nr_tds,
 		if (atomic_long_xchg(&pamt_sim_deferred, 0))
 			pamt_shrink_deferred();
 		/*
-		 * With the arena, pairs in other CPUs' magazines pin their
-		 * chunk until the worker frees them; the chunks come back
-		 * in reclaim's next attempt, as the page allocator retries.
+		 * What is still counted after the worker ran comes back in
+		 * reclaim's next attempt, as the page allocator retries.
 		 */
 		if (tdx_pamt_shrink_count())
 			pamt_direct_reclaim(&r);
@@ -1343,11 +1340,11 @@ int bench_main(int argc, char **argv, struct bench_result *out)
 		nr_tds = 1;
 		ncycles = 1;
 	} else if (!strcmp(bo.scenario, "reclaim")) {
-		/* Five TDs; magazine with and without the arena. */
+		/* Five TDs; magazine. */
 		nr_tds = 5;
 		ncycles = 1;
 		if (bo.strat_mask == (1u << S_NR) - 1)
-			bo.strat_mask = (1u << S_MAG) | (1u << S_MAG_ARENA);
+			bo.strat_mask = 1u << S_MAG;
 	} else {
 		usage();
 	}

@@ -8,7 +8,6 @@
  *   lean      the core with an idle cap of one pair: nearly every last
  *             put REMOVEs, as upstream does
  *   magazine  the core with its default idle cap
- *   magazine+arena  magazine with its pairs from the 2M pair arena
  *
  * lock and atomic live in strat.c; lean and magazine are the kernel's own
  * pamt_*.c files built against the harness's shims.
@@ -30,7 +29,6 @@ enum bench_strat {
 	S_ATOMIC,
 	S_LEAN,		/* the core, idle cap 1 */
 	S_MAG,
-	S_MAG_ARENA,	/* magazine, pairs carved from 2M arena chunks */
 	S_NR,
 };
 

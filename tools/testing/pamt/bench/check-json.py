@@ -32,7 +32,7 @@ if "scenarios" in data:  # pamt_vt --replay
     if t:
         same("targets met", t[0], data["targets"]["met"])
         same("targets missed", t[1], data["targets"]["missed"])
-    names = ["lock", "atomic", "lean", "magazine", "magazine+arena"]
+    names = ["lock", "atomic", "lean", "magazine"]
     blocks = [i for i, l in enumerate(txt) if l.startswith("Bootup+teardown")]
     for sc, start in zip(data["scenarios"], blocks):
         for line in txt[start:start + 20]:

@@ -103,7 +103,6 @@ static void print_seed_table(const struct bench_result *br)
 		for (s = 0; s < S_NR; s++)
 			if (br->s[s].ran)
 				printf("%*s", W, s == S_MAG ? "magazin" :
-				       s == S_MAG_ARENA ? "+arena" :
 				       strat_names[s]);
 		printf("|");
 	}
@@ -512,76 +511,13 @@ static void print_targets(const struct bench_result *br)
 		       !m->leaked_slots && m->ok,
 		       m->leaked_slots ? "REMOVE failed for good on some slots (leaked)" :
 		       "the shrinker left idle pairs it counted; see the pressure table",
-		       "after one direct-reclaim attempt (do_shrink_slab, priorities 12..0; a second if the worker freed chunks): idle %llu -> %llu (<= 1%%), leaked %llu",
+		       "after one direct-reclaim attempt (do_shrink_slab, priorities 12..0; a second if the worker left any): idle %llu -> %llu (<= 1%%), leaked %llu",
 		       (unsigned long long)m->full_before,
 		       (unsigned long long)m->full_after,
 		       (unsigned long long)m->leaked_slots);
 }
 
-/*
- * The arena's targets, shared memory, same run: against atomic
- * for poisoned blocks and times, against magazine for BUSY.
- */
-static void print_arena_targets(const struct bench_result *br)
-{
-	const struct sresult *x = &br->s[S_MAG_ARENA], *a = &br->s[S_ATOMIC];
-	const struct sresult *m = &br->s[S_MAG];
-	u64 xb, mb, xt = 0, at = 0;
-	char why[400], w1[160], w2[160];
-	unsigned int c;
-
-	if (!x->ran || !a->ran || bo.split_pool ||
-	    !strcmp(bo.scenario, "convert"))
-		return;
-	heading = "targets (magazine+arena vs atomic, shared memory):";
-	target(TGT_COUNT, x->mem.poisoned * 100 <= a->mem.poisoned,
-	       "pairs outside chunks (order-1 or order-0 fallbacks) landed in TD blocks",
-	       "poisoned 2M blocks: %llu vs %llu (<= 1%%)",
-	       (unsigned long long)x->mem.poisoned,
-	       (unsigned long long)a->mem.poisoned);
-	if (m->ran) {
-		xb = x->ctot.busy + x->mem.busy_td;
-		mb = m->ctot.busy + m->mem.busy_td;
-		if (mb)
-			target(TGT_COUNT, xb * 10 <= mb,
-			       "pair pages still share 2M ranges with TD pages",
-			       "BUSY: %llu vs magazine's %llu (<= 10%%)",
-			       (unsigned long long)xb, (unsigned long long)mb);
-		else
-			report_only("magazine saw no BUSY: nothing to compare",
-				    "BUSY: %llu vs magazine's 0",
-				    (unsigned long long)xb);
-	}
-	xt = x->cyc[0][OP_GET].total + x->cyc[0][OP_PUT].total;
-	at = a->cyc[0][OP_GET].total + a->cyc[0][OP_PUT].total;
-	snprintf(why, sizeof(why), "%s; %s",
-		 split_time(w1, sizeof(w1), "+arena", &x->cyc[0][OP_GET], &x->cyc[0][OP_PUT]),
-		 split_time(w2, sizeof(w2), "atomic", &a->cyc[0][OP_GET], &a->cyc[0][OP_PUT]));
-	target(TGT_WALL, xt * 100 <= at * 105, why,
-	       "cold boot (cycle 1) get+put: %.1f ms vs %.1f ms = %.3fx (<= 1.05x)",
-	       xt / 1e6, at / 1e6, at ? (double)xt / at : 0);
-	if (x->ncycles > 1) {
-		xt = at = 0;
-		for (c = 1; c < x->ncycles; c++) {
-			xt += x->cyc[c][OP_GET].total + x->cyc[c][OP_PUT].total;
-			at += a->cyc[c][OP_GET].total + a->cyc[c][OP_PUT].total;
-		}
-		target(TGT_WALL, xt * 100 <= at * 105,
-		       "see the per-cycle table: slow time and locks of cycles 2..n",
-		       "churn (cycles 2..%u) get+put: %.1f ms vs %.1f ms = %.3fx (<= 1.05x)",
-		       x->ncycles, xt / 1e6, at / 1e6,
-		       at ? (double)xt / at : 0);
-	}
-	report_only("wall time includes the harness", "wall: %.2f s vs %.2f s",
-		    x->wall_s, a->wall_s);
-	target(TGT_COUNT, !x->chunks_after_drain,
-	       "a pair outside the idle slots (a reserve or a magazine) pins its chunk",
-	       "chunks held after a full drain of idle slots: %llu (%llu pages) (= 0)",
-	       (unsigned long long)x->chunks_after_drain,
-	       (unsigned long long)x->chunks_after_drain * 512);
-}
-
-/* The reclaim bound in MiB: 1.2 x kept pair memory + a 2 MiB chunk per CPU. */
+/* The reclaim bound in MiB: 1.2 x kept pair memory + 2 MiB per CPU. */
 static double reclaim_bound(const struct bench_result *br, u64 kept_ranges)
 {
 	return 1.2 * kept_ranges * 8.0 / 1024 + 2.0 * (br->nworkers + 1);
@@ -590,7 +526,7 @@ static double reclaim_bound(const struct bench_result *br, u64 kept_ranges)
 /*
  * The reclaim targets: after the shrinker ran to exhaustion,
  * what the cache holds against the kept ranges' pair memory (8 KiB each);
- * the bound is 1.2 times that plus one chunk (2 MiB) per CPU.
+ * the bound is 1.2 times that plus 2 MiB per CPU.
  */
 static void print_reclaim(const struct bench_result *br)
 {
@@ -603,7 +539,7 @@ static void print_reclaim(const struct bench_result *br)
 
 	printf("\nreclaim: the shrinker run to exhaustion in batches of 128, %s\n",
 	       bo.split_pool ? "split pool" : "shared memory");
-	printf("  bound: 1.2 x kept pair memory + one 2 MiB chunk per CPU (%u CPUs)\n",
+	printf("  bound: 1.2 x kept pair memory + 2 MiB per CPU (%u CPUs)\n",
 	       ncpu);
 	for (m = 0; m < 2; m++) {
 		printf("  %s\n", what[m]);
@@ -642,13 +578,11 @@ static void print_reclaim_targets(const struct bench_result *br)
 				continue;
 			if (m == 0)
 				target(TGT_COUNT, held <= bound,
-				       "pairs of the kept TD pin chunks that freed pairs shared with it",
+				       "the shrinker left pairs that no kept range holds",
 				       "(a) %s: %.1f MiB held, bound %.1f MiB",
 				       strat_names[s], held, bound);
 			else
-				report_only(s == S_MAG_ARENA ?
-					    "scattered kept pairs pin one chunk each, the arena's known cost (BENCHMARKS.md, 'Where we lose')" :
-					    "shown beside the arena's",
+				report_only("kept ranges scattered at random; (a) is the target",
 					    "(b) %s: %.1f MiB held, bound %.1f MiB",
 					    strat_names[s], held, bound);
 		}
@@ -696,7 +630,6 @@ void report_print(struct bench_result *br)
 	memset(&br->tally, 0, sizeof(br->tally));
 	tl = &br->tally;
 	print_targets(br);
-	print_arena_targets(br);
 	if (!strcmp(bo.scenario, "reclaim"))
 		print_reclaim_targets(br);
 	heading = NULL;
@@ -777,7 +710,7 @@ int report_json(const struct bench_result *br, const char *path)
 		json_lat(f, "put", &r->tot[OP_PUT]);
 		fputc(',', f);
 		json_sc(f, &r->ctot);
-		fprintf(f, ",\"memory\":{\"busy\":%llu,\"busy_td\":%llu,\"blocks_2m\":%llu,\"td_usable_2m\":%llu,\"pair_pages\":%llu,\"pair_blocks_2m\":%llu,\"poisoned_2m\":%llu,\"huge_requested\":%llu,\"huge_mapped\":%llu,\"huge_fallback_alloc\":%llu,\"huge_fallback_evict\":%llu,\"huge_fallback_aug\":%llu,\"arena_chunks_after_drain\":%llu}",
+		fprintf(f, ",\"memory\":{\"busy\":%llu,\"busy_td\":%llu,\"blocks_2m\":%llu,\"td_usable_2m\":%llu,\"pair_pages\":%llu,\"pair_blocks_2m\":%llu,\"poisoned_2m\":%llu,\"huge_requested\":%llu,\"huge_mapped\":%llu,\"huge_fallback_alloc\":%llu,\"huge_fallback_evict\":%llu,\"huge_fallback_aug\":%llu}",
 			(unsigned long long)(r->ctot.busy + r->mem.busy_td),
 			(unsigned long long)r->mem.busy_td,
 			(unsigned long long)r->mem.blocks,
@@ -789,8 +722,7 @@ int report_json(const struct bench_result *br, const char *path)
 			(unsigned long long)r->mem.huge_ok,
 			(unsigned long long)r->mem.fb_alloc,
 			(unsigned long long)r->mem.fb_evict,
-			(unsigned long long)r->mem.fb_aug,
-			(unsigned long long)r->chunks_after_drain);
+			(unsigned long long)r->mem.fb_aug);
 		fprintf(f, ",\"global_lock_acquisitions\":%llu,\"page_allocs\":%llu,\"page_frees\":%llu,\"idle_pairs_end\":%llu,\"peak_pamt_pages\":%llu,\"checks_ok\":%s,\"violations\":%llu,\"gets\":%llu,\"puts\":%llu,\"wall_s\":%.3f",
 			(unsigned long long)r->ctot.lock,
 			(unsigned long long)r->ctot.palloc,

@@ -81,7 +81,6 @@ struct sresult {
 	long leaked_pages, pool_lost;
 	double wall_s;
 	struct bench_mem mem;
-	u64 chunks_after_drain;	/* arena chunks held after tdx_pamt_drain() */
 	/* ADDs in a TD's memcg; of those, with a pair another TD allocated */
 	u64 adds_memcg, adds_other_memcg;
 	/* convert */

@@ -26,7 +26,6 @@ const char * const strat_names[S_NR] = {
 	[S_ATOMIC]	= "atomic",
 	[S_LEAN]	= "lean",
 	[S_MAG]		= "magazine",
-	[S_MAG_ARENA]	= "magazine+arena",
 };
 
 /* ---- lock and atomic ---- */
@@ -388,11 +387,10 @@ static void ref_ctrs(struct strat_ctrs *c)
  * the harness: pamt_env_ops (shim/fake_ops.c).
  */
 static int core_init(const struct tdx_pamt_range *range,
-		     unsigned long idle_cap, bool arena)
+		     unsigned long idle_cap)
 {
 	struct tdx_pamt_config cfg = {
 		.idle_cap = idle_cap,
-		.arena = arena,
 		.ops = &pamt_env_ops,
 	};
 	int ret;
@@ -405,17 +403,12 @@ static int core_init(const struct tdx_pamt_range *range,
 
 static int lean_init(const struct tdx_pamt_range *range)
 {
-	return core_init(range, 1, false);
+	return core_init(range, 1);
 }
 
 static int mag_init(const struct tdx_pamt_range *range)
 {
-	return core_init(range, 0, false);
-}
-
-static int mag_arena_init(const struct tdx_pamt_range *range)
-{
-	return core_init(range, 0, true);
+	return core_init(range, 0);
 }
 
 /* Static: the harness's memcgs must outlive the process. */
@@ -487,15 +480,6 @@ const struct strat_ops strat_ops[S_NR] = {
 	},
 	[S_MAG] = {
 		.name = "magazine", .init = mag_init, .exit = tdx_pamt_exit,
-		.topup = core_topup, .get = tdx_pamt_get, .put = tdx_pamt_put,
-		.drain = tdx_free_pamt_cache, .ctl_alloc = core_ctl_alloc,
-		.ctl_free = tdx_free_control_page, .refs = core_refs,
-		.ctrs = core_ctrs, .evict = tdx_pamt_evict,
-		.has_shrinker = true,
-	},
-	[S_MAG_ARENA] = {
-		.name = "magazine+arena", .init = mag_arena_init,
-		.exit = tdx_pamt_exit,
 		.topup = core_topup, .get = tdx_pamt_get, .put = tdx_pamt_put,
 		.drain = tdx_free_pamt_cache, .ctl_alloc = core_ctl_alloc,
 		.ctl_free = tdx_free_control_page, .refs = core_refs,

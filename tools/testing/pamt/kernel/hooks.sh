@@ -12,7 +12,6 @@
 #   slots     build the slot layer and the tracepoints
 #   core      build the core (init, exit, slot table, statistics)
 #   mag       build the magazine layer
-#   arena     build the pair arena
 #   shrink    build the shrink layer
 #   glue      build the in-kernel glue (shrinker, CPU hotplug)
 #   backend   build the SEAMCALL backend
@@ -62,9 +61,6 @@ for hook in "$@"; do
 	mag)
 		append_once $TDX/Makefile \
 			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_mag.o' ;;
-	arena)
-		append_once $TDX/Makefile \
-			'obj-$(CONFIG_INTEL_TDX_PAMT_ARENA) += pamt_arena.o' ;;
 	shrink)
 		append_once $TDX/Makefile \
 			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_shrink.o' ;;

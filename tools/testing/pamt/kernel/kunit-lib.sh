@@ -39,18 +39,13 @@ EOF
 # on for its own threads (kasan and kcsan).
 FAULTS="--kconfig_add CONFIG_FAULT_INJECTION=y --kconfig_add CONFIG_FAILSLAB=y
  --kconfig_add CONFIG_FAIL_PAGE_ALLOC=y --kconfig_add CONFIG_FAULT_INJECTION_DEBUG_FS=y"
-# The pair arena, a follow-up off by default: kasan and rt build it, so
-# that its suites and fallbacks run under KASAN, fault injection and
-# PREEMPT_RT; kcsan (and lockdep, when asked for) run the default
-# configuration.
-ARENA="--kconfig_add CONFIG_INTEL_TDX_PAMT_ARENA=y"
 
 cfg_args() {
 	case $1 in
 	lockdep) ;;
-	kasan) echo "--kconfig_add CONFIG_KASAN=y --kconfig_add CONFIG_KASAN_INLINE=y $FAULTS $ARENA" ;;
+	kasan) echo "--kconfig_add CONFIG_KASAN=y --kconfig_add CONFIG_KASAN_INLINE=y $FAULTS" ;;
 	rt) echo "--kconfig_add CONFIG_EXPERT=y --kconfig_add CONFIG_PREEMPT_RT=y" \
-		 "--kconfig_add CONFIG_PROVE_RAW_LOCK_NESTING=y $ARENA" ;;
+		 "--kconfig_add CONFIG_PROVE_RAW_LOCK_NESTING=y" ;;
 	kcsan) echo "--kconfig_add CONFIG_KCSAN=y --kconfig_add CONFIG_DEBUG_KMEMLEAK=y $FAULTS" ;;
 	*) echo "unknown configuration $1" >&2; exit 2 ;;
 	esac

@@ -44,9 +44,8 @@ for f in $FILES; do
 done
 
 # Nothing test-only in a production call path: no file of the cache tests
-# the KUnit option (but pamt_arena.c, which includes its invariant check,
-# tests/pamt_arena_check.c, at its end for the tests).
-hooks=$(grep -l 'CONFIG_INTEL_TDX_PAMT_KUNIT_TEST' $TDX/pamt_*.c | grep -vx $TDX/pamt_arena.c)
+# the KUnit option.
+hooks=$(grep -l 'CONFIG_INTEL_TDX_PAMT_KUNIT_TEST' $TDX/pamt_*.c)
 if [ -n "$hooks" ]; then bad "KUnit hooks in ${hooks//$'\n'/ }"; else ok; fi
 
 # Our hunks in existing files: checkpatch wants git's "diff --git" lines.
@@ -78,7 +77,7 @@ fi
 # with W=1 and checked by sparse.
 OBJS=$({ grep -o 'pamt_[a-z0-9_]*\.o' "$TREE/$TDX/Makefile"
 	grep -o 'pamt_[a-z0-9_]*\.o' "$TREE/$TDX/tests/Makefile" | sed 's|^|tests/|'; } |
-	sort -u | grep -vx 'tests/pamt_kunit.o\|pamt_arena.o')
+	sort -u | grep -vx 'tests/pamt_kunit.o')
 [ -n "$OBJS" ] || OBJS="pamt_core.o pamt_slot.o pamt_mag.o pamt_shrink.o pamt_glue.o"
 for o in $OBJS; do rm -f "$B/$TDX/$o"; done
 out=$(make -C "$TREE" O="$B" ARCH=x86_64 -j"$(nproc)" W=1 "${MAKE_CHECK[@]}" "$TDX/" 2>&1)
@@ -101,26 +100,6 @@ fi
 for o in $OBJS; do
 	if [ -f "$B/$TDX/$o" ]; then ok; else bad "no $o"; fi
 done
-
-# The pair arena (CONFIG_INTEL_TDX_PAMT_ARENA, off by default) is built
-# in run-kunit.sh's rt configuration: W=1 and sparse on it there.
-BA=$CACHE/build-rt
-A=$TDX/pamt_arena.o
-if ! grep -qx 'CONFIG_INTEL_TDX_PAMT_ARENA=y' "$BA/.config" 2>/dev/null; then
-	bad "no rt build folder with the arena in $BA: run make kunit first"
-else
-	rm -f "$BA/$A"
-	out=$(make -C "$TREE" O="$BA" ARCH=x86_64 -j"$(nproc)" W=1 "${MAKE_CHECK[@]}" "$A" 2>&1)
-	rc=$?
-	probs=$(echo "$out" | grep -E "warning:|error:|sparse:" | grep -E "pamt_|tdx_pamt")
-	if [ $rc != 0 ] || [ -n "$probs" ] || [ ! -f "$BA/$A" ] ||
-	   ! grep -q "CHECK .*pamt_arena" <<< "$out"; then
-		bad "W=1/sparse build of $A (rc $rc)"
-		echo "${probs:-$out}" | tail -20
-	else
-		ok
-	fi
-fi
 
 # The KVM objects our edits touch (edits/20-*.patch).  Pristine 7.3 builds
 # tdx.o clean with W=1 and sparse, so any finding in it counts.  mmu.o has
@@ -175,7 +154,7 @@ if python3 "$ST/src/$SP" "$ST/src" "$ST/out" &&
 else
 	bad "stage.py with every layer in does not give the final headers"
 fi
-if python3 "$ST/src/$SP" "$ST/src" "$ST/out" arena mag shrink glue &&
+if python3 "$ST/src/$SP" "$ST/src" "$ST/out" mag shrink glue &&
    ! grep -qE "^(int|void|unsigned long|bool) (tdx_topup_pamt_cache|tdx_pamt_drain|pamt_mag_pop)\(" \
 	"$ST/out/$TDX/pamt_internal.h" "$ST/out/arch/x86/include/asm/tdx_pamt.h"; then
 	ok

@@ -3,7 +3,7 @@
 #
 # Turn this repo into git format-patch series against a pristine Linux
 # 7.3 tree, the way a TDX maintainer would apply them: out/patches/base/,
-# then the follow-ups out/patches/01-arena/ and 02-huge/, then
+# then the follow-up out/patches/01-huge/, then
 # out/patches/harness/ (not posted).
 #
 # Usage: make-patches.sh [--check] [--each]
@@ -94,9 +94,7 @@ REV=${PAMT_REV:-HEAD}
 git -C "$REPO" rev-parse -q --verify "$REV^{commit}" >/dev/null || die "no commit $REV"
 tracked() { git -C "$REPO" ls-tree -r --name-only "$REV" -- "$@"; }
 
-# copy PATH...: put committed files into the work tree; while STRIP=1
-# (the base series), as they are without the arena's follow-up
-STRIP=1
+# copy PATH...: put committed files into the work tree
 copy() {
 	local f
 
@@ -104,12 +102,6 @@ copy() {
 		mkdir -p "$WORK/$(dirname "$f")"
 		git -C "$REPO" show "$REV:$f" > "$WORK/$f" 2>/dev/null || die "$f is not in $REV"
 		[ -x "$REPO/$f" ] && chmod +x "$WORK/$f"
-		case $STRIP:$f in
-		1:*.[ch]|1:*/Kconfig)
-			python3 "$STAGE/tools/testing/pamt/kernel/series/stage.py" \
-				--strip "$WORK/$f" > "$WORK/$f.base" &&
-				mv "$WORK/$f.base" "$WORK/$f" || die "stage.py --strip $f" ;;
-		esac
 	done
 }
 
@@ -147,7 +139,7 @@ ours() {
 
 # The cache, one layer per patch: slots (with the core and the KUnit
 # scaffolding), the magazines, the shrink layer, the glue (shrinker and
-# CPU hotplug); the arena comes in a follow-up series.  The layers call each other, so a layer
+# CPU hotplug).  The layers call each other, so a layer
 # not in the series yet is stood in for: series/stage.py writes
 # pamt_internal.h with its block of prototypes replaced by the minimal
 # static inline implementations in series/<layer>.h, leaves its functions
@@ -169,7 +161,7 @@ headers() {
 KUNIT_AT=""
 kunit_here() { KUNIT_AT="$KUNIT_AT $(git -C "$WORK" rev-list --count "$BASE"..HEAD)"; }
 
-headers arena mag shrink glue huge
+headers mag shrink glue huge
 commit "x86/virt/tdx: Add the Dynamic PAMT cache's API and shared definitions" \
 "asm/tdx_pamt.h declares what KVM calls, with the names of the DPAMT
 series (tdx_pamt_get(), tdx_pamt_put(), struct tdx_pamt_cache and its
@@ -204,7 +196,7 @@ SEAMCALL.  A SEAMCALL that keeps meeting TDX_OPERAND_BUSY is retried,
 then serialised.  Tracepoints cover the slow events only.
 
 Until their patches, the other layers' stand-ins behave so: a pair is two
-order-0 pages taken at ADD and freed at REMOVE (no magazine, no arena);
+order-0 pages taken at ADD and freed at REMOVE (no magazine);
 an idle slot keeps its pair until tdx_pamt_drain() or tdx_pamt_exit()
 walk every slot (no idle LRU, cap or shrinker); no shrinker or CPU
 hotplug callback is registered.  Until the next patch sets the cache up,
@@ -270,17 +262,15 @@ commit "x86/virt/tdx: Add KUnit tests for the PAMT slots" \
 kunit_here
 
 copy $TDX/pamt_mag.c $TDX/tests/pamt_kunit_mag.c
-headers arena shrink glue huge
+headers shrink glue huge
 "$HERE/hooks.sh" "$WORK" mag kunit 2>/dev/null
 commit "x86/virt/tdx: Add per-CPU magazines of ready PAMT pairs" \
 "Keep free pairs in a magazine per CPU (Bonwick and Adams), taken and
 given under a local lock only, so that a pair REMOVE hands back, or that
 a failed ADD did not use, waits there for the next ADD.  A pair with no
-room in the magazine goes back where pairs come from; the next patch
-makes that an arena, which refills a CPU's magazine in one lock hold.
-There is no depot of full magazines, nor a second magazine per CPU to
-trade with one: with the arena behind the magazine a depot changed no
-figure of the benchmark.  A caller that cannot sleep (KVM under
+room in the magazine goes back to the page allocator.  There is no
+depot of full magazines, nor a second magazine per CPU to trade with
+one.  A caller that cannot sleep (KVM under
 mmu_lock) fills a struct tdx_pamt_cache beforehand with
 tdx_topup_pamt_cache(), which charges the pages of the reserve's pairs
 to the caller's memcg as kmem pages (memcg_kmem_charge_page()).  A get
@@ -289,12 +279,12 @@ installs keeps that charge until the module hands it back.  Control
 pages are allocated with GFP_KERNEL_ACCOUNT.
 
 This replaces the magazine stand-ins of the first patch.  Until the
-arena, pairs are still two order-0 pages; until the shrink layer, no cap
-bounds the magazines and tdx_pamt_drain() empties them."
+shrink layer, no cap bounds the magazines and tdx_pamt_drain() empties
+them."
 kunit_here
 
 copy $TDX/pamt_shrink.c
-headers arena glue huge
+headers glue huge
 "$HERE/hooks.sh" "$WORK" shrink 2>/dev/null
 commit "x86/virt/tdx: Give idle PAMT memory back: idle LRU, cap, shrinker and drains" \
 "An idle range keeps its pair installed, and the magazines keep free
@@ -321,7 +311,7 @@ that idle memory is in KReclaimable to the page."
 kunit_here
 
 copy $TDX/pamt_glue.c $TDX/pamt_glue.h $TDX/tests/pamt_kunit_hotplug.c
-headers arena huge
+headers huge
 "$HERE/hooks.sh" "$WORK" glue kunit 2>/dev/null
 commit "x86/virt/tdx: Register the PAMT shrinker and a CPU hotplug callback" \
 "Register the shrink layer's shrinker, a CPU hotplug callback that
@@ -343,10 +333,12 @@ reclaim's drains of other CPUs' magazines neither allocate nor wait on
 a queue reclaim could be waiting for."
 kunit_here
 
-copy $TDX/tests/pamt_kunit_pressure.c
+copy $TDX/tests/pamt_kunit_release.c $TDX/tests/pamt_kunit_pressure.c
 "$HERE/hooks.sh" "$WORK" kunit 2>/dev/null
 commit "x86/virt/tdx: Add KUnit tests for giving PAMT memory back" \
-"Let the kernel's own reclaim call the shrinker under real memory
+"Call the registered shrinker as reclaim does, in steps, and lower the
+idle cap to 0: what it counts and frees is pairs, and every page comes
+back.  Then let the kernel's own reclaim call it under real memory
 pressure: reclaim must get at least half of what it asked for, and every
 page of every pair a REMOVE hands back must reach the page allocator's
 free path."
@@ -444,7 +436,7 @@ kunit_here
 
 # What is left: the stress test (it uses the canaries' debugfs helpers).
 for f in $(tracked $TDX/tests | grep "/pamt_kunit[^/]*\.[ch]$" |
-	   grep -v "/pamt_kunit_\(huge\|arena\|release\)\.c$"); do
+	   grep -v "/pamt_kunit_huge\.c$"); do
 	[ -e "$WORK/$f" ] || copy "$f"
 done
 "$HERE/hooks.sh" "$WORK" kunit 2>/dev/null
@@ -465,51 +457,6 @@ tracepoints, enabling, the KVM call sites, and how to validate the
 series on a TDX host."
 # The base series ends here; what follows is posted apart.
 DOC_END=$(git -C "$WORK" rev-parse HEAD)
-
-# The arena, behind CONFIG_INTEL_TDX_PAMT_ARENA (off by default).
-STRIP=0
-copy $TDX/pamt_arena.c $TDX/tests/pamt_arena_check.c $TDX/Kconfig $TDX/pamt_mag.c
-headers huge
-"$HERE/hooks.sh" "$WORK" arena 2>/dev/null
-commit "x86/virt/tdx: Carve PAMT pairs out of 2M chunks of pair pages" \
-"Modelled on 256 CPUs booting 32 TDs of 8 vCPUs at once, the longest
-tdx_pamt_get() falls from 12.9 us with pairs taken page by page to 10.7
-us, against a bound of 12.9 (1.25 times the run's longest ADD); without
-the arena that bound is missed at 1 seed of 8 (pamt_vt --scale and
---seed 1..8 in tools/testing/pamt; costs modelled, no TDX hardware).
-
-A pair page is marked in the TDX module's PAMT page bitmap, and every
-PAMT.ADD shared-locks the 2M ranges of its pair pages, so ADD and
-REMOVE there meet BUSY.  Pairs taken page by page land beside the S-EPT
-pages being added.  Where pair pages sit relative to guest memory is not
-the reason: the page allocator's grouping by migratetype keeps the base
-series' __GFP_RECLAIMABLE pair pages out of the guest's 2M blocks within
-0.4 points of the arena (BENCHMARKS.md, make placement, 7.3 under
-qemu).
-
-Carve pairs out of order-9, 2M-aligned chunks that hold only pair pages,
-256 pairs each, handed out from the fullest chunk so that sparse ones
-drain; give a chunk back once all its pairs are free.  Where no 2M block
-can be had, a pair is one order-1 page, then two order-0 pages.  A
-top-up carves from a chunk of its process's own, so that VMs dying at
-different times do not pin each other's chunks.
-
-What it costs, measured: a global lock per magazine refill (50 all-CPU
-lock takes per million churn operations, against none), and up to 2M
-that one pair in use keeps.  Hence its own option, off by default.
-The shrinker's count stays lock-free: idle memory plus the chunks' free
-pairs, an upper bound, since a pair in use pins its chunk."
-
-copy $TDX/tests/pamt_kunit_arena.c $TDX/tests/pamt_kunit_release.c
-"$HERE/hooks.sh" "$WORK" kunit 2>/dev/null
-commit "x86/virt/tdx: Add KUnit tests for the PAMT pair arena" \
-"Chunks carved fullest first, a chunk given back with its last free
-pair through the shrinker, the drains and the idle cap, the order-1 and
-order-0 fallbacks (page allocations failed through a KUnit static stub),
-chunk-aware reclaim, and the invariants after each test.  The suites
-skip without CONFIG_INTEL_TDX_PAMT_ARENA."
-kunit_here
-ARENA_END=$(git -C "$WORK" rev-parse HEAD)
 
 # Optional: what only a huge-page series would call.  The harness after it
 # tests it too, as it compiles every layer.
@@ -585,12 +532,9 @@ harness_part "tools/testing/pamt: Test the fake TDX module and the PAMT contexts
 harness's own checkers, each made to fire; and how long preemption and
 interrupts stay off, PREEMPT_RT included." \
 	$PT/tests/fake.c $PT/tests/checkers.c $PT/tests/irqoff.c $PT/tests/preempt.c
-harness_part "tools/testing/pamt: Test the PAMT pair arena" \
-"Chunks, fallbacks, chunk-aware reclaim and the arena's bounds." \
-	$PT/tests/arena.c
 harness_part "tools/testing/pamt: Test the PAMT magazines and allocation" \
-"The magazines, and the shim's page allocator that the arena and the
-benchmark rely on." \
+"The magazines, and the shim's page allocator that the benchmark relies
+on." \
 	$PT/tests/mag.c $PT/tests/alloc.c
 harness_part "tools/testing/pamt: Test PAMT memory accounting and the KVM call pattern" \
 "The memcg charges of reserves and ranges, each way a pair leaves its
@@ -622,12 +566,11 @@ done
 
 # ---- format-patch and the cover letters ----
 # base/: the cache, its KUnit suites and the documentation, to post;
-# 01-arena/: the pair arena, behind its own option; 02-huge/: a
-# follow-up for a future huge-page series; harness/: the
+# 01-huge/: a follow-up for a future huge-page series; harness/: the
 # userspace harness, a series of its own that is not posted.
 rm -rf "$OUT"
 mkdir -p "$OUT"
-SERIES="base:$BASE..$DOC_END 01-arena:$DOC_END..$ARENA_END 02-huge:$ARENA_END..$HUGE_END harness:$HUGE_END..HEAD"
+SERIES="base:$BASE..$DOC_END 01-huge:$DOC_END..$HUGE_END harness:$HUGE_END..HEAD"
 for sr in $SERIES; do
 	dir=$OUT/${sr%%:*}
 	git -C "$WORK" format-patch -q --cover-letter --thread=shallow -o "$dir" \
@@ -651,14 +594,14 @@ done
 # Every patch, in the order they apply.
 PATCHES=$(for sr in $SERIES; do ls "$OUT/${sr%%:*}"/0*.patch; done | grep -v '/0000-cover-letter\.patch$')
 
-# Posted patches: at most 800 added lines, but for the arena's, which adds
-# one file of 850 lines.  The harness, not posted, at most 1,200.
-echo "== size: no posted patch over 800 added lines (the arena's and the harness's: 1,200)"
+# Posted patches: at most 800 added lines.  The harness, not posted, at
+# most 1,200.
+echo "== size: no posted patch over 800 added lines (the harness's: 1,200)"
 for p in $PATCHES; do
 	n=$(grep -c '^+' "$p")
 	n=$((n - $(grep -c '^+++ ' "$p")))
 	case $p in
-	*/01-arena/0001-*|*/harness/*) max=1200 ;;
+	*/harness/*) max=1200 ;;
 	*) max=800 ;;
 	esac
 	if [ "$n" -le "$max" ]; then
@@ -699,10 +642,7 @@ if [ "$CHECK" = 1 ]; then
 	SEED=$B/seed.config
 	# The KUnit configuration, as kunit.py makes it for x86_64 qemu, so
 	# that the same build folder serves W=1, KUnit and vmlinux.
-	# The arena's option joins in its follow-up; olddefconfig drops it
-	# before.
 	{ cat "$REPO/$TDX/tests/.kunitconfig"; echo "CONFIG_DEBUG_FS=y"
-	  echo "CONFIG_INTEL_TDX_PAMT_ARENA=y"
 	  echo "CONFIG_SERIAL_8250=y"; echo "CONFIG_SERIAL_8250_CONSOLE=y"; } > "$SEED"
 	# shellcheck source-path=SCRIPTDIR source=kunit-lib.sh
 	. "$HERE/kunit-lib.sh"
@@ -762,10 +702,10 @@ if [ "$CHECK" = 1 ]; then
 		# The objects of the .c files it touches, and the folders of
 		# our code (which builds their Makefile changes too).
 		files=$(git -C "$CHECKT" show --name-only --format= HEAD | grep -v '^tools/')
-		# (tdx_global_metadata.c is #included by tdx.c, pamt_arena_check.c
-		# by pamt_arena.c: neither is built on its own.)
+		# (tdx_global_metadata.c is #included by tdx.c: not built on
+		# its own.)
 		dirs=$( (echo "$files" | grep '\.c$' |
-			 grep -v '/tdx_global_metadata\.c$\|/pamt_arena_check\.c$' |
+			 grep -v '/tdx_global_metadata\.c$' |
 			 sed 's|\.c$|.o|'
 			 echo "$files" | grep '^arch/x86/virt/vmx/tdx/' | sed 's|[^/]*$||') |
 			sort -u | tr '\n' ' ')

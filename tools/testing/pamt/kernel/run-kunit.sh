@@ -4,13 +4,11 @@
 # Build the grafted 7.3 tree and run every PAMT KUnit suite under qemu in
 # three configurations, then prove each checker fires with the canaries.
 # All three have .kunitconfig's PROVE_LOCKING + DEBUG_ATOMIC_SLEEP:
-#   kasan    + KASAN (inline) + allocation fault injection
-#            + the pair arena (CONFIG_INTEL_TDX_PAMT_ARENA); runs the
+#   kasan    + KASAN (inline) + allocation fault injection; runs the
 #            lockdep canaries, the non-RT ones
-#   rt       + PREEMPT_RT (+ PROVE_RAW_LOCK_NESTING) + the pair arena
+#   rt       + PREEMPT_RT (+ PROVE_RAW_LOCK_NESTING)
 #   kcsan    + KCSAN (the kernel's default rules) + kmemleak, whose scan
-#            the last suite asks for, + allocation fault injection; the
-#            default configuration, without the arena
+#            the last suite asks for, + allocation fault injection
 # A fourth, lockdep (.kunitconfig alone), is the quickest to build and
 # boot for one's own runs (-c lockdep); make kunit leaves it out, as every
 # configuration above has its lockdep.
@@ -48,7 +46,7 @@ while getopts "c:s:n" opt; do
 	c) CONFIGS=$OPTARG ;;
 	s) GLOB=$OPTARG ;;
 	n) CANARY=0 ;;
-	*) sed -n '4,22p' "$0"; exit 2 ;;
+	*) sed -n '4,20p' "$0"; exit 2 ;;
 	esac
 done
 

@@ -343,8 +343,6 @@ void pamt_sim_irqoff_end(void);
 	} while (0)
 /* Work the core handed to its worker (pamt_platform_defer()), not yet run. */
 extern atomic_long_t pamt_sim_deferred;
-/* The same, asked for within PAMT_DEFER_LAZY_MS (pamt_platform_defer_lazy()). */
-extern atomic_long_t pamt_sim_deferred_lazy;
 void pamt_sim_seamcall_enter(void);
 void pamt_sim_seamcall_exit(void);
 
@@ -380,7 +378,7 @@ void pamt_sim_cpu_relax(const char *file, int line);
 enum pamt_sim_rank {
 	PAMT_SIM_RANK_OUTER = 1,	/* a caller's lock, e.g. mmu_lock */
 	PAMT_SIM_RANK_LOCAL = 2,	/* pamt_pcpu.lock */
-	PAMT_SIM_RANK_SPIN = 3,		/* spinlock_t: the arena and index locks */
+	PAMT_SIM_RANK_SPIN = 3,		/* spinlock_t: list_lru's and index locks */
 	PAMT_SIM_RANK_RAW = 4,		/* raw_spinlock_t: the BUSY fallback */
 };
 

@@ -968,16 +968,6 @@ void pamt_platform_defer(void)
 	atomic_long_inc(&pamt_sim_deferred);
 }
 
-/* The kernel arms a timer; here the test runs it when a second has passed. */
-atomic_long_t pamt_sim_deferred_lazy;
-
-/* As the kernel's delayed_work_pending() check: a write only when not armed. */
-void pamt_platform_defer_lazy(void)
-{
-	if (!atomic_long_read(&pamt_sim_deferred_lazy))
-		atomic_long_inc(&pamt_sim_deferred_lazy);
-}
-
 void pamt_platform_defer_sync(void)
 {
 	might_sleep();

@@ -2,8 +2,8 @@
 /*
  * The shim's page allocator: a buddy allocator over the simulated memory
  * (orders 0 to 9, split on demand, LIFO reuse, merge back to 2M, grouping
- * by migratetype), its accounting and its failure injection.  The benchmark's shared memory and
- * the pair arena rely on each behaviour pinned here.
+ * by migratetype), its accounting and its failure injection.  The
+ * benchmark's shared memory relies on each behaviour pinned here.
  */
 #include <signal.h>
 #include "../harness.h"

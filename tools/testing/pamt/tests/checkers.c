@@ -21,7 +21,7 @@ PAMT_TEST(checker_sleep_in_atomic_aborts)
 	EXPECT_EQ(run_in_child(sleep_in_atomic), SIGABRT);
 }
 
-/* A spinlock_t as the cache's own are: list_lru's, the arena's. */
+/* A spinlock_t as the cache's own are: list_lru's. */
 static spinlock_t test_lock;
 
 static void inverted_lock_order(void)

@@ -73,25 +73,6 @@ PAMT_TEST(mag_empty_pop_takes_no_lock)
 	EXPECT_EQ(stat(TDX_PAMT_STAT_MAG_MISS), 1);
 }
 
-/* With the arena, pairs one CPU has no room for are another's refill. */
-PAMT_TEST(mag_pairs_move_between_cpus_through_the_arena)
-{
-	struct pamt_env_opts o = { .mag_size = 8, .idle_cap = 1000, .arena = true };
-	struct tdx_pamt_pair p[40];
-
-	ASSERT(!pamt_env_up(&o));
-	take_pairs(p, 40);
-	give_pairs(p, 40);
-	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 8);
-	EXPECT_EQ(stat(TDX_PAMT_STAT_ARENA_FREE), 256 - 8);
-	pamt_sim_set_cpu(1);
-	take_pairs(p, 40);
-	EXPECT_EQ(stat(TDX_PAMT_STAT_CHUNK_ALLOC), 1);
-	EXPECT_EQ(stat(TDX_PAMT_STAT_PAGE_ALLOC), 512);
-	give_pairs(p, 40);
-	pamt_sim_set_cpu(0);
-}
-
 PAMT_TEST(mag_idle_cap_bounds_the_magazines)
 {
 	struct pamt_env_opts o = { .mag_size = 8, .idle_cap = 6 };

@@ -39,10 +39,10 @@ static unsigned long pages_accounted(void)
 	return n;
 }
 
-static void memcg_up(bool arena)
+static void memcg_up(void)
 {
 	struct pamt_env_opts o = {
-		.idle_cap = 100000, .arena = arena,
+		.idle_cap = 100000,
 	};
 
 	memset(&cg_a, 0, sizeof(cg_a));
@@ -82,11 +82,11 @@ static void vm_teardown(struct tdx_pamt_cache *c)
  * or idle range charges nothing, a put leaves the idle range charged, and
  * reclaim drops the charge when the pair leaves.
  */
-static void charge_follows_range(bool arena)
+PAMT_TEST(memcg_charge_follows_range)
 {
 	struct tdx_pamt_cache c;
 
-	memcg_up(arena);
+	memcg_up();
 	tdx_init_pamt_cache(&c);
 
 	EXPECT_EQ(fault(&cg_a, &c, slot_pfn(7, 0)), 0);
@@ -127,16 +127,6 @@ static void charge_follows_range(bool arena)
 	EXPECT_EQ(refs(&cg_b), 0);
 }
 
-PAMT_TEST(memcg_charge_follows_range_arena)
-{
-	charge_follows_range(true);
-}
-
-PAMT_TEST(memcg_charge_follows_range_no_arena)
-{
-	charge_follows_range(false);
-}
-
 /* Install @n ranges from slot @first for @cg, leave them idle. */
 static void idle_ranges(struct obj_cgroup *cg, unsigned long first,
 			unsigned long n)
@@ -153,12 +143,12 @@ static void idle_ranges(struct obj_cgroup *cg, unsigned long first,
 	EXPECT_EQ(charged(cg), n);
 }
 
-/* Each way a pair leaves its range drops the charge, with or without arena. */
-static void uncharge_paths(bool arena)
+/* Each way a pair leaves its range drops the charge. */
+PAMT_TEST(memcg_uncharge_on_evict_shrink_cap_drain)
 {
 	unsigned long scanned, tries;
 
-	memcg_up(arena);
+	memcg_up();
 	idle_ranges(&cg_a, 0, 3);
 	EXPECT_EQ(tdx_pamt_evict(slot_pfn(1, 0)), 0);
 	EXPECT_EQ(charged(&cg_a), 2);
@@ -186,15 +176,14 @@ static void uncharge_paths(bool arena)
 /*
  * A memcg's own reclaim (shrink_control.memcg, as shrink_slab() calls a
  * SHRINKER_MEMCG_AWARE shrinker) reaches its idle ranges and only them:
- * their charges go, another VM's stay.  With the arena too: the pairs go
- * back to their chunks, and the charges with them.
+ * their charges go, another VM's stay.
  */
-static void memcg_reclaim_own(bool arena)
+PAMT_TEST(memcg_reclaim_takes_its_own_idle_ranges)
 {
 	struct shrink_control sc = { .gfp_mask = GFP_KERNEL };
 	struct shrinker *s;
 
-	memcg_up(arena);
+	memcg_up();
 	s = pamt.shrinker;
 	idle_ranges(&cg_a, 0, 6);
 	idle_ranges(&cg_b, 10, 4);
@@ -204,9 +193,8 @@ static void memcg_reclaim_own(bool arena)
 	EXPECT_EQ(s->count_objects(s, &sc), 4);
 	/* The root's lists hold neither VM's ranges: only free pairs. */
 	sc.memcg = NULL;
-	if (!arena)
-		EXPECT_EQ(s->count_objects(s, &sc),
-			  stat(TDX_PAMT_STAT_CACHED_PAIRS) ?: SHRINK_EMPTY);
+	EXPECT_EQ(s->count_objects(s, &sc),
+		  stat(TDX_PAMT_STAT_CACHED_PAIRS) ?: SHRINK_EMPTY);
 
 	sc.memcg = obj_cgroup_memcg(&cg_a);
 	sc.nr_to_scan = 4;
@@ -224,26 +212,6 @@ static void memcg_reclaim_own(bool arena)
 	EXPECT_EQ(charged(&cg_b), 0);
 }
 
-PAMT_TEST(memcg_reclaim_takes_its_own_idle_ranges)
-{
-	memcg_reclaim_own(false);
-}
-
-PAMT_TEST(memcg_reclaim_takes_its_own_idle_ranges_arena)
-{
-	memcg_reclaim_own(true);
-}
-
-PAMT_TEST(memcg_uncharge_on_evict_shrink_cap_drain_arena)
-{
-	uncharge_paths(true);
-}
-
-PAMT_TEST(memcg_uncharge_on_evict_shrink_cap_drain_no_arena)
-{
-	uncharge_paths(false);
-}
-
 /*
  * A pair the module lost (REMOVE answers NO_PAMT_PAGE_PAIR) keeps its
  * charge in its pages, which the cache can no longer name; whoever frees
@@ -254,7 +222,7 @@ PAMT_TEST(memcg_lost_pair_charge_leaves_with_its_pages)
 	unsigned long scanned;
 	struct tdx_pamt_pair p;
 
-	memcg_up(false);
+	memcg_up();
 	idle_ranges(&cg_a, 4, 1);
 	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_NO_PAGE_PAIR, 1, 0);
 	tdx_pamt_shrink_scan(1, &scanned);
@@ -275,7 +243,7 @@ PAMT_TEST(memcg_pair_taken_from_a_reserve_is_uncharged)
 	struct tdx_pamt_cache c;
 	struct tdx_pamt_pair p;
 
-	memcg_up(false);
+	memcg_up();
 	tdx_init_pamt_cache(&c);
 	pamt_sim_objcg = &cg_a;
 	ASSERT(!tdx_topup_pamt_cache(&c, 2));
@@ -307,7 +275,7 @@ PAMT_TEST(memcg_demote_charges_promote_uncharges)
 	struct tdx_pamt_cache c;
 	unsigned long base;
 
-	memcg_up(true);
+	memcg_up();
 	base = slot_pfn(5, 0);
 	EXPECT_EQ(pamt_fake_page_aug_2m(base), TDX_PAMT_SUCCESS);
 	tdx_init_pamt_cache(&c);
@@ -334,7 +302,7 @@ PAMT_TEST(memcg_what_is_not_charged_and_limits)
 	struct tdx_pamt_cache c;
 	struct obj_cgroup root = { .root = true };
 
-	memcg_up(true);
+	memcg_up();
 	tdx_init_pamt_cache(&c);
 	pamt_sim_objcg = &cg_a;
 	EXPECT_EQ(tdx_pamt_get(slot_pfn(1, 0), NULL), 0);
@@ -383,7 +351,7 @@ PAMT_TEST(memcg_control_page_charges_page_and_range)
 {
 	struct page *page;
 
-	memcg_up(false);
+	memcg_up();
 	pamt_sim_objcg = &cg_a;
 	cg_a.limit = PAIR_BYTES - 1;
 	EXPECT(!tdx_alloc_control_page());

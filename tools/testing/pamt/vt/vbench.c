@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * TD workloads in virtual time, against the five strategies of
- * bench/strat.c (lock, atomic: the seed's "w/o" and "w/"; lean, magazine
- * and magazine+arena: the kernel's pamt_*.c), on N virtual CPUs.
+ * TD workloads in virtual time, against the four strategies of
+ * bench/strat.c (lock, atomic: the seed's "w/o" and "w/"; lean and
+ * magazine: the kernel's pamt_*.c), on N virtual CPUs.
  *
  * A TD's vCPUs each run on their own virtual CPU (vCPU v of TD t on CPU
  * t * vcpus + v).  A vCPU faults its share of the TD's pages: between two
@@ -132,7 +132,7 @@ static void guest_free(unsigned long pfn)
  * Shared memory, quiescent or not (no virtual time passes): count the 2M
  * blocks holding pair pages -- allocated pages that are neither a TD's
  * (in the fake module's td_map, or taken by a vCPU for its next faults,
- * or an S-EPT page, also between its PAGE.REMOVE and its free) nor free: installed pairs, pairs in magazines, arenas and reserves.
+ * or an S-EPT page, also between its PAGE.REMOVE and its free) nor free: installed pairs, pairs in magazines and reserves.
  * Keep the worst scan.
  */
 static void mem_scan(void)
@@ -243,7 +243,6 @@ static void debug_op(const char *op, struct vb_vcpu *vc, u64 ns,
  * The work the cache queued (the cap's worker, the shrinker's drains):
  * the kernel runs it soon on a kworker; here on this CPU, after the call
  * that queued it, outside its latency.  The queueing itself was charged.
- * The lazy timer (PAMT_DEFER_LAZY_MS) never fires within a run.
  */
 static void run_queued_work(void)
 {
@@ -609,11 +608,7 @@ static bool accounting(const struct vb_params *p, struct vb_result *r)
 		in_pairs = (long)(v[TDX_PAMT_STAT_PAGE_ALLOC] -
 				  v[TDX_PAMT_STAT_PAGE_FREE]);
 		if (in_pairs != 2 * (long)(v[TDX_PAMT_STAT_INSTALLED] +
-					   v[TDX_PAMT_STAT_CACHED_PAIRS] +
-					   v[TDX_PAMT_STAT_ARENA_FREE]))
-			ok = false;
-		if (v[TDX_PAMT_STAT_ARENA_CHUNKS] !=
-		    v[TDX_PAMT_STAT_CHUNK_ALLOC] - v[TDX_PAMT_STAT_CHUNK_FREE])
+					   v[TDX_PAMT_STAT_CACHED_PAIRS]))
 			ok = false;
 		if (v[TDX_PAMT_STAT_INSTALLED] !=
 		    (u64)atomic64_read(&pamt_fake.pairs))

@@ -111,7 +111,6 @@ bool vt_fit_met(double h_model, double h_seed);
 enum vt_target { VT_TGT_WAIT, VT_TGT_MAX_GET, VT_TGT_SCALE, VT_TGT_CHURN };
 double vt_target_bound(enum vt_target kind, unsigned int n, double ref);
 int vt_target_row(FILE *f, enum vt_target kind, const char *what,
-		  unsigned int n, const double ref[2], const char *refs,
-		  const double v[2]);
+		  unsigned int n, double ref, const char *refs, double v);
 
 #endif /* _PAMT_VBENCH_H */

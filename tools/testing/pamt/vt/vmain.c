@@ -176,10 +176,10 @@ static unsigned long long row_val(const struct vb_result *r, int what)
 static void replay_row(FILE *f, const char *name, const struct vb_result *r,
 		       int what)
 {
-	fprintf(f, "%-15s | %9s %9llu | %9s %9llu | %9llu %9llu %9llu\n",
+	fprintf(f, "%-15s | %9s %9llu | %9s %9llu | %9llu %9llu\n",
 		name, "", row_val(&r[S_LOCK], what), "",
 		row_val(&r[S_ATOMIC], what), row_val(&r[S_LEAN], what),
-		row_val(&r[S_MAG], what), row_val(&r[S_MAG_ARENA], what));
+		row_val(&r[S_MAG], what));
 }
 
 static void print_replay(FILE *f, const struct replay *rp, double scale,
@@ -196,9 +196,8 @@ static void print_replay(FILE *f, const struct replay *rp, double scale,
 			seed_tds[sc], sc ? "s at once" : "",
 			(unsigned long)(P.pages_per_td * scale),
 			cpus > seed_tds[sc] * 8 ? cpus : seed_tds[sc] * 8);
-		fprintf(f, "%-15s | %9s %9s | %9s %9s | %9s %9s %9s\n", "",
-			"seed w/o", "lock", "seed w/", "atomic", "lean", "magazine",
-			"+arena");
+		fprintf(f, "%-15s | %9s %9s | %9s %9s | %9s %9s\n", "",
+			"seed w/o", "lock", "seed w/", "atomic", "lean", "magazine");
 		for (i = 0; i < 8; i++) {
 			double v[S_NR], sd[2];
 
@@ -221,16 +220,14 @@ static void print_replay(FILE *f, const struct replay *rp, double scale,
 					sr->total_ms;
 			}
 			if (i % 4 == 2)
-				fprintf(f, "%-15s | %8.0fk %8.0fk | %8.0fk %8.0fk | %8.0fk %8.0fk %8.0fk\n",
+				fprintf(f, "%-15s | %8.0fk %8.0fk | %8.0fk %8.0fk | %8.0fk %8.0fk\n",
 					rows[i], sd[0] / 1e3, v[S_LOCK] / 1e3,
 					sd[1] / 1e3, v[S_ATOMIC] / 1e3,
-					v[S_LEAN] / 1e3, v[S_MAG] / 1e3,
-					v[S_MAG_ARENA] / 1e3);
+					v[S_LEAN] / 1e3, v[S_MAG] / 1e3);
 			else
-				fprintf(f, "%-15s | %9.0f %9.3g | %9.0f %9.3g | %9.3g %9.3g %9.3g\n",
+				fprintf(f, "%-15s | %9.0f %9.3g | %9.0f %9.3g | %9.3g %9.3g\n",
 					rows[i], sd[0], v[S_LOCK], sd[1],
-					v[S_ATOMIC], v[S_LEAN], v[S_MAG],
-					v[S_MAG_ARENA]);
+					v[S_ATOMIC], v[S_LEAN], v[S_MAG]);
 		}
 		fprintf(f, "%-15s | %9.1f %9.1f |\n", "w/o:w/ get tot",
 			seed[sc][0][0].total_ms / seed[sc][1][0].total_ms,
@@ -747,11 +744,11 @@ static void print_tables(FILE *f, unsigned int nn)
 }
 
 /*
- * The bound each target sets on magazine's and magazine+arena's figure,
- * from @ref: atomic's figure of the same run (waiting, churn slow time),
- * the run's longest single ADD (max get) or the variant's own value at
- * N = 8 (weak scaling).  @n: the virtual CPUs (churn: 1/20 at 8, 1/50
- * from 16 on).  vtest.c checks the arithmetic.
+ * The bound each target sets on magazine's figure, from @ref: atomic's
+ * figure of the same run (waiting, churn slow time), the run's longest
+ * single ADD (max get) or magazine's own value at N = 8 (weak scaling).
+ * @n: the virtual CPUs (churn: 1/20 at 8, 1/50 from 16 on).  vtest.c
+ * checks the arithmetic.
  */
 double vt_target_bound(enum vt_target kind, unsigned int n, double ref)
 {
@@ -769,71 +766,61 @@ double vt_target_bound(enum vt_target kind, unsigned int n, double ref)
 }
 
 /**
- * vt_target_row() - one target, magazine and magazine+arena side by side
+ * vt_target_row() - one target, magazine's figure against its bound
  * @f: where to print the table row
- * @kind: which target; sets each bound from @ref[]
+ * @kind: which target; sets the bound from @ref
  * @what: the target and the run, as printed
  * @n: virtual CPUs of the run
- * @ref: the reference of each variant (vt_target_bound())
+ * @ref: the reference (vt_target_bound())
  * @refs: the reference as printed (atomic's figure, the ADD, ...)
- * @v: magazine's and magazine+arena's figures
+ * @v: magazine's figure
  *
- * Returns how many of the two missed their bound.
+ * Returns 1 if it missed its bound, else 0.
  */
 int vt_target_row(FILE *f, enum vt_target kind, const char *what,
-		  unsigned int n, const double ref[2], const char *refs,
-		  const double v[2])
+		  unsigned int n, double ref, const char *refs, double v)
 {
-	int i, missed = 0;
+	double b = vt_target_bound(kind, n, ref);
+	bool met = v <= b;
 
-	fprintf(f, "| %s | %s |", what, refs);
-	for (i = 0; i < 2; i++) {
-		double b = vt_target_bound(kind, n, ref[i]);
-		bool met = v[i] <= b;
-
-		missed += !met;
-		fprintf(f, " %.3g (<= %.3g) %s |", v[i], b, met ? "met" : "MISSED");
-	}
-	fprintf(f, "\n");
-	return missed;
+	fprintf(f, "| %s | %s | %.3g (<= %.3g) %s |\n", what, refs, v, b,
+		met ? "met" : "MISSED");
+	return !met;
 }
 
-/* Boot at N = 8 and at the largest N, for each variant, with @p's changes. */
+/* Magazine's boot at N = 8 and at the largest N, with @base's changes. */
 static void scale_pair(const struct vb_params *base, unsigned int nmax,
-		       unsigned long pages, double avg[2][2])
+		       unsigned long pages, double avg[2])
 {
-	static const unsigned int var[2] = { S_MAG, S_MAG_ARENA };
-	unsigned int i, k;
+	unsigned int k;
 
-	for (i = 0; i < 2; i++)
-		for (k = 0; k < 2; k++) {
-			struct vb_params p = *base;
-			struct vb_result r;
+	for (k = 0; k < 2; k++) {
+		struct vb_params p = *base;
+		struct vb_result r;
 
-			p.strat = var[i];
-			p.scenario = VB_BOOT;
-			p.cpus = k ? nmax : 8;
-			p.tds = p.cpus / 8;
-			p.vcpus = 8;
-			p.pages_per_td = pages;
-			vb_run(&p, &r, stderr);
-			avg[i][k] = lat_avg(&r.get) / 1000;
-		}
+		p.strat = S_MAG;
+		p.scenario = VB_BOOT;
+		p.cpus = k ? nmax : 8;
+		p.tds = p.cpus / 8;
+		p.vcpus = 8;
+		p.pages_per_td = pages;
+		vb_run(&p, &r, stderr);
+		avg[k] = lat_avg(&r.get) / 1000;
+	}
 }
 
 static void targets(FILE *f, unsigned int nn, unsigned long pages,
 		    unsigned long pages40)
 {
-	static const unsigned int var[2] = { S_MAG, S_MAG_ARENA };
 	static const char * const hdr =
-		"| target | reference | magazine | magazine+arena |\n"
-		"|---|---|---|---|\n";
+		"| target | reference | magazine |\n"
+		"|---|---|---|\n";
 	struct vb_params p = P;
-	struct vb_result ra, rv[2];
-	unsigned int i, k, nmax = scale_n[nn - 1];
+	struct vb_result ra, rv;
+	unsigned int k, nmax = scale_n[nn - 1];
 	int missed = 0, judged = 0;
 	char what[128], refs[64];
-	double ref[2], v[2];
+	double ref, v;
 
 	p.scenario = VB_BOOT;
 	p.tds = 5;
@@ -842,46 +829,36 @@ static void targets(FILE *f, unsigned int nn, unsigned long pages,
 	p.pages_per_td = pages40;
 	p.strat = S_ATOMIC;
 	vb_run(&p, &ra, stderr);
-	for (i = 0; i < 2; i++) {
-		p.strat = var[i];
-		vb_run(&p, &rv[i], stderr);
-	}
-	fprintf(f, "\n### Targets: magazine and magazine+arena against atomic, same runs\n\n");
+	p.strat = S_MAG;
+	vb_run(&p, &rv, stderr);
+	fprintf(f, "\n### Targets: magazine against atomic, same runs\n\n");
 	fprintf(f, "Seed-size: a cold 5-TD boot on 40 virtual CPUs, %lu guest pages per TD.\n"
 		   "Series: the runs above (N/8 TDs).  A figure (<= its bound): met or MISSED.\n\n%s",
 		pages40, hdr);
 	/* Cold-boot waiting: the slow paths less their SEAMCALLs. */
-	for (i = 0; i < 2; i++) {
-		ref[i] = (ra.slow_ps - ra.slow_seam_ps) / 1e9;
-		v[i] = (rv[i].slow_ps - rv[i].slow_seam_ps) / 1e9;
-	}
-	snprintf(refs, sizeof(refs), "atomic %.3g ms", ref[0]);
+	ref = (ra.slow_ps - ra.slow_seam_ps) / 1e9;
+	v = (rv.slow_ps - rv.slow_seam_ps) / 1e9;
+	snprintf(refs, sizeof(refs), "atomic %.3g ms", ref);
 	missed += vt_target_row(f, VT_TGT_WAIT, "cold-boot waiting ms <= 1/4 of atomic's, seed-size",
 				40, ref, refs, v);
 	for (k = 0; k < nn; k++) {
-		ref[0] = pt[VB_BOOT][k][S_ATOMIC].wait_ms;
-		ref[1] = ref[0];
-		for (i = 0; i < 2; i++)
-			v[i] = pt[VB_BOOT][k][var[i]].wait_ms;
+		ref = pt[VB_BOOT][k][S_ATOMIC].wait_ms;
+		v = pt[VB_BOOT][k][S_MAG].wait_ms;
 		snprintf(what, sizeof(what), "cold-boot waiting ms <= 1/4 of atomic's, N = %u", scale_n[k]);
-		snprintf(refs, sizeof(refs), "atomic %.3g ms", ref[0]);
+		snprintf(refs, sizeof(refs), "atomic %.3g ms", ref);
 		missed += vt_target_row(f, VT_TGT_WAIT, what, scale_n[k], ref, refs, v);
 	}
 	/* Max get against the run's own longest ADD. */
-	for (i = 0; i < 2; i++) {
-		ref[i] = rv[i].add_max_ns / 1e3;
-		v[i] = rv[i].get.max / 1e3;
-	}
-	snprintf(refs, sizeof(refs), "longest ADD %.3g / %.3g us", ref[0], ref[1]);
+	ref = rv.add_max_ns / 1e3;
+	v = rv.get.max / 1e3;
+	snprintf(refs, sizeof(refs), "longest ADD %.3g us", ref);
 	missed += vt_target_row(f, VT_TGT_MAX_GET, "max get us <= 1.25x the run's longest ADD, seed-size",
 				40, ref, refs, v);
 	for (k = 0; k < nn; k++) {
-		for (i = 0; i < 2; i++) {
-			ref[i] = pt[VB_BOOT][k][var[i]].add_max_us;
-			v[i] = pt[VB_BOOT][k][var[i]].max_us;
-		}
+		ref = pt[VB_BOOT][k][S_MAG].add_max_us;
+		v = pt[VB_BOOT][k][S_MAG].max_us;
 		snprintf(what, sizeof(what), "max get us <= 1.25x the run's longest ADD, boot N = %u", scale_n[k]);
-		snprintf(refs, sizeof(refs), "longest ADD %.3g / %.3g us", ref[0], ref[1]);
+		snprintf(refs, sizeof(refs), "longest ADD %.3g us", ref);
 		missed += vt_target_row(f, VT_TGT_MAX_GET, what, scale_n[k], ref, refs, v);
 	}
 	/* Weak scaling of the cold boot, four ways. */
@@ -890,16 +867,14 @@ static void targets(FILE *f, unsigned int nn, unsigned long pages,
 			"synchronised start", "start jitter 100 us",
 			"work jitter +-50%", "--pool-spread 64",
 		};
-		double avg[2][2];
+		double avg[2];
 
 		for (k = 0; k < 4; k++) {
 			struct vb_params b = P;
 
 			if (k == 0) {
-				for (i = 0; i < 2; i++) {
-					avg[i][0] = pt[VB_BOOT][0][var[i]].avg_us;
-					avg[i][1] = pt[VB_BOOT][nn - 1][var[i]].avg_us;
-				}
+				avg[0] = pt[VB_BOOT][0][S_MAG].avg_us;
+				avg[1] = pt[VB_BOOT][nn - 1][S_MAG].avg_us;
 			} else {
 				if (k == 1)
 					b.start_jitter_ns = 100000;
@@ -909,57 +884,25 @@ static void targets(FILE *f, unsigned int nn, unsigned long pages,
 					b.pool_spread = 64;
 				scale_pair(&b, nmax, pages, avg);
 			}
-			for (i = 0; i < 2; i++) {
-				ref[i] = avg[i][0];
-				v[i] = avg[i][1];
-			}
 			snprintf(what, sizeof(what), "boot avg get us at N = %u <= 1.5x at 8, %s", nmax, how[k]);
-			snprintf(refs, sizeof(refs), "at 8: %.3g / %.3g us", ref[0], ref[1]);
-			missed += vt_target_row(f, VT_TGT_SCALE, what, nmax, ref, refs, v);
+			snprintf(refs, sizeof(refs), "at 8: %.3g us", avg[0]);
+			missed += vt_target_row(f, VT_TGT_SCALE, what, nmax, avg[0], refs, avg[1]);
 		}
 	}
 	/* Churn: the 0<->1 steps' time against atomic's. */
 	for (k = 0; k < nn; k++) {
-		ref[0] = pt[VB_CHURN][k][S_ATOMIC].slow_ms;
-		ref[1] = ref[0];
-		for (i = 0; i < 2; i++)
-			v[i] = pt[VB_CHURN][k][var[i]].slow_ms;
+		ref = pt[VB_CHURN][k][S_ATOMIC].slow_ms;
+		v = pt[VB_CHURN][k][S_MAG].slow_ms;
 		snprintf(what, sizeof(what), "churn slow ms <= 1/%d of atomic's, N = %u",
 			 scale_n[k] <= 8 ? 20 : 50, scale_n[k]);
-		snprintf(refs, sizeof(refs), "atomic %.3g ms", ref[0]);
+		snprintf(refs, sizeof(refs), "atomic %.3g ms", ref);
 		missed += vt_target_row(f, VT_TGT_CHURN, what, scale_n[k], ref, refs, v);
 	}
-	judged = 2 * (2 + 2 * nn + 4 + nn);
+	judged = 2 + 2 * nn + 4 + nn;
 	fprintf(f, "\n%d of %d figures above MISSED their bound.\n", missed, judged);
-	fprintf(f, "\nSeed-size totals, get+put: atomic %.1f ms, magazine %.1f ms, magazine+arena %.1f ms\n",
+	fprintf(f, "\nSeed-size totals, get+put: atomic %.1f ms, magazine %.1f ms\n",
 		(ra.get.total + ra.put.total) / 1e6,
-		(rv[0].get.total + rv[0].put.total) / 1e6,
-		(rv[1].get.total + rv[1].put.total) / 1e6);
-	{
-		unsigned long long bm = rv[0].c.busy + rv[0].td_busy;
-		unsigned long long bz = rv[1].c.busy + rv[1].td_busy;
-		double sm = 0, sz = 0, sa = 0;
-		unsigned int sc;
-
-		fprintf(f, "\nThe arena's BUSY target, memory %s:\n\n",
-			P.shared ? "shared (--shared 1)" : "split (--shared 0: pair pages never in a TD's range)");
-		fprintf(f, "- seed-size boot, BUSY of magazine+arena <= 10%% of magazine's: **%s** (magazine+arena %llu, magazine %llu, atomic %llu%s)\n",
-			bz * 10 <= bm ? "met" : "missed", bz, bm,
-			(unsigned long long)(ra.c.busy + ra.td_busy),
-			bm ? "" : "; vacuous: magazine met no BUSY");
-		if (P.shared)
-			fprintf(f, "- poisoned 2M blocks (of %lu): magazine+arena %lu, magazine %lu, atomic %lu\n",
-				rv[1].blocks, rv[1].poisoned, rv[0].poisoned, ra.poisoned);
-		for (sc = 0; sc < VB_NR_SCEN; sc++)
-			for (i = 0; i < nn; i++) {
-				sm += pt[sc][i][S_MAG].busy;
-				sz += pt[sc][i][S_MAG_ARENA].busy;
-				sa += pt[sc][i][S_ATOMIC].busy;
-			}
-		fprintf(f, "- the same, summed over the scaling series (every N and scenario): **%s** (magazine+arena %.0f, magazine %.0f, atomic %.0f%s)\n",
-			sz * 10 <= sm ? "met" : "missed", sz, sm, sa,
-			sm ? "" : "; vacuous: magazine met no BUSY");
-	}
+		(rv.get.total + rv.put.total) / 1e6);
 }
 
 static int do_scale(void)
@@ -988,7 +931,7 @@ static int do_scale(void)
 				struct vb_params p = P;
 				struct vb_result r;
 
-				/* The targets need atomic and the variants, boot and churn. */
+				/* The targets need atomic and magazine, boot and churn. */
 				if (targets_only && (sc == VB_STORM || s == S_LOCK || s == S_LEAN))
 					continue;
 				p.strat = s;

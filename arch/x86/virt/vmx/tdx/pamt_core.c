@@ -19,10 +19,7 @@ const char * const tdx_pamt_stat_names[TDX_PAMT_STAT_NR] = {
 	"seamcall_add", "seamcall_remove", "busy_retry", "global_lock",
 	"page_alloc", "page_free", "mag_hit", "mag_miss", "evict", "shrink",
 	"cap", "leaked", "add_failed", "demote", "promote",
-	"arena_chunk_alloc", "arena_chunk_free", "arena_chunk_fail",
-	"arena_fallback_order1", "arena_fallback_order0",
-	"idle_slots", "cached_pairs", "installed_slots", "arena_chunks",
-	"arena_free_pairs",
+	"idle_slots", "cached_pairs", "installed_slots",
 };
 
 static int pamt_check_config(const struct tdx_pamt_range *ranges,
@@ -162,7 +159,7 @@ static unsigned long pamt_slots_init(const struct tdx_pamt_range *ranges,
  * tdx_pamt_init() - set up the PAMT cache over the covered memory
  * @ranges: covered ranges, sorted, 2M aligned, not overlapping
  * @nr: entries in @ranges
- * @cfg: magazine size, idle cap, backend and arena
+ * @cfg: magazine size, idle cap and backend
  *
  * Return: 0, -EINVAL, -EBUSY if set up, or -ENOMEM with nothing allocated.
  */
@@ -185,7 +182,6 @@ int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
 		return -ENOMEM;
 
 	pamt.ops = cfg->ops;
-	pamt.arena = IS_ENABLED(CONFIG_INTEL_TDX_PAMT_ARENA) && cfg->arena;
 	pamt.mag_size = cfg->mag_size ?: PAMT_MAG_SIZE;
 	pamt.idle_cap = cfg->idle_cap ?: max(covered / 4, 1UL);
 	atomic_long_set(&pamt.held, 0);
@@ -275,7 +271,6 @@ void tdx_pamt_read_stats(u64 *vals)
 	/* A pair pushed on one CPU, popped on another, may be read popped only. */
 	for (i = TDX_PAMT_STAT_NR_COUNTERS; i < PAMT_PCPU_HELD; i++)
 		vals[i] = max_t(s64, vals[i], 0);
-	pamt_arena_read_stats(vals);
 }
 
 /* Gets of a control page's range retried after -EBUSY, where it may sleep. */

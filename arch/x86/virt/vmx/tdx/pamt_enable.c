@@ -78,7 +78,6 @@ int pamt_enable(struct tdmr_info_list *tdmr_list,
 	struct tdx_pamt_config cfg = {
 		.idle_cap	= pamt_param_idle_cap,
 		.ops		= ops,
-		.arena		= true,
 	};
 	struct tdx_pamt_range *ranges;
 	int ret;

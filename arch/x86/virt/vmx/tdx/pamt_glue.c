@@ -66,29 +66,13 @@ static void pamt_glue_defer_fn(struct work_struct *work)
 
 static DECLARE_WORK(pamt_glue_defer_work, pamt_glue_defer_fn);
 
-static void pamt_glue_lazy_fn(struct work_struct *work)
-{
-	queue_work(pamt_defer_wq, &pamt_glue_defer_work);
-}
-
-static DECLARE_DELAYED_WORK(pamt_glue_lazy_work, pamt_glue_lazy_fn);
-
 void pamt_platform_defer(void)
 {
 	queue_work(pamt_defer_wq, &pamt_glue_defer_work);
 }
 
-void pamt_platform_defer_lazy(void)
-{
-	/* A read first: every idle put over the cap may call this. */
-	if (!delayed_work_pending(&pamt_glue_lazy_work))
-		queue_delayed_work(pamt_defer_wq, &pamt_glue_lazy_work,
-				   msecs_to_jiffies(PAMT_DEFER_LAZY_MS));
-}
-
 void pamt_platform_defer_sync(void)
 {
-	cancel_delayed_work_sync(&pamt_glue_lazy_work);
 	cancel_work_sync(&pamt_glue_defer_work);
 }
 

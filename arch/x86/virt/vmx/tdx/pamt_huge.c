@@ -37,7 +37,7 @@ int tdx_pamt_pair_take(struct tdx_pamt_pair *pair,
 		pamt_pair_uncharge(pair);
 		return 0;
 	}
-	return pamt_pair_alloc_bulk(pair, 1, gfp & ~__GFP_ACCOUNT) ? 0 : -ENOMEM;
+	return pamt_pair_alloc_pages(pair, gfp & ~__GFP_ACCOUNT);
 }
 
 /**
@@ -158,7 +158,6 @@ int tdx_pamt_demote(unsigned long pfn, struct tdx_pamt_cache *res,
 	if (ret) {
 		pamt_slot_publish(slot, old, old & ~PAMT_SLOT_TRANSIT);
 	} else {
-		pamt_arena_note_owner(&pair, pamt_slot_idx(slot));
 		pamt_stat_inc(INSTALLED);
 		pamt_slot_publish(slot, old, (old & ~PAMT_SLOT_TRANSIT) +
 				  (PAMT_SLOT_INSTALLED |

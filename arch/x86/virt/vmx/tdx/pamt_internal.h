@@ -38,7 +38,7 @@ enum tdx_pamt_stat {
 	TDX_PAMT_STAT_PAGE_ALLOC,	/* page-allocator allocations */
 	TDX_PAMT_STAT_PAGE_FREE,	/* pages returned to the allocator */
 	TDX_PAMT_STAT_MAG_HIT,		/* pair taken from a per-CPU magazine */
-	TDX_PAMT_STAT_MAG_MISS,		/* magazine empty: arena or allocator */
+	TDX_PAMT_STAT_MAG_MISS,		/* magazine empty: page allocator */
 	TDX_PAMT_STAT_EVICT,		/* idle slots removed by evict */
 	TDX_PAMT_STAT_SHRINK,		/* idle slots removed by the shrinker */
 	TDX_PAMT_STAT_CAP,		/* idle slots removed by the idle cap */
@@ -46,18 +46,11 @@ enum tdx_pamt_stat {
 	TDX_PAMT_STAT_ADD_FAILED,	/* get whose PAMT.ADD failed */
 	TDX_PAMT_STAT_DEMOTE,		/* tdx_pamt_demote() that installed */
 	TDX_PAMT_STAT_PROMOTE,		/* tdx_pamt_promote() that emptied */
-	TDX_PAMT_STAT_CHUNK_ALLOC,	/* arena chunks (order 9) allocated */
-	TDX_PAMT_STAT_CHUNK_FREE,	/* arena chunks given back */
-	TDX_PAMT_STAT_CHUNK_FAIL,	/* order-9 allocations that failed */
-	TDX_PAMT_STAT_PAIR_ORDER1,	/* arena fallback: one order-1 page */
-	TDX_PAMT_STAT_PAIR_ORDER0,	/* arena fallback: two order-0 pages */
 	TDX_PAMT_STAT_NR_COUNTERS,
 	/* Gauges, not per-CPU counters: */
 	TDX_PAMT_STAT_IDLE_SLOTS = TDX_PAMT_STAT_NR_COUNTERS,
 	TDX_PAMT_STAT_CACHED_PAIRS,	/* free pairs in the magazines */
 	TDX_PAMT_STAT_INSTALLED,	/* slots with a pair in the module */
-	TDX_PAMT_STAT_ARENA_CHUNKS,	/* arena chunks held */
-	TDX_PAMT_STAT_ARENA_FREE,	/* free pairs in arena chunks */
 	TDX_PAMT_STAT_NR,
 };
 
@@ -102,7 +95,6 @@ struct tdx_pamt_config {
 	unsigned int mag_size;		/* pairs per magazine */
 	unsigned long idle_cap;		/* most idle memory, in pairs */
 	const struct tdx_pamt_ops *ops;	/* must outlive the cache */
-	bool arena;	/* pairs from 2M chunks, if CONFIG_INTEL_TDX_PAMT_ARENA */
 };
 
 /*
@@ -176,7 +168,7 @@ struct pamt_mag {
  * its gauges (summed modulo 2^64), then idle memory not yet in pamt.held.
  */
 #define PAMT_PCPU_CACHED	TDX_PAMT_STAT_CACHED_PAIRS
-#define PAMT_PCPU_HELD		TDX_PAMT_STAT_ARENA_CHUNKS
+#define PAMT_PCPU_HELD		TDX_PAMT_STAT_NR
 #define PAMT_PCPU_NR_STATS	(PAMT_PCPU_HELD + 1)
 
 struct pamt_pcpu {
@@ -229,8 +221,6 @@ struct pamt_slot {
 
 /* On a list of pamt.lru, or isolated by a walk that has yet to look at it. */
 #define PAMT_QUEUED_BIT	0
-/* Its pair is an arena fallback pair: set at install, steady while IDLE. */
-#define PAMT_LOOSE_BIT	1
 
 /*
  * The one PAMT cache of this host: what every get and put reads first,
@@ -255,7 +245,6 @@ struct pamt_cache {
 	unsigned long idle_cap;
 	u64 wait_ns;			/* PAMT_WAIT_NS */
 	bool enabled;
-	bool arena;
 	atomic_long_t held ____cacheline_aligned_in_smp; /* less unfolded deltas */
 	struct list_lru lru;		/* installed slots: see pamt_shrink.c */
 	struct shrinker *shrinker;	/* registered by pamt_glue_register() */
@@ -416,82 +405,6 @@ void pamt_slot_pair_put(const struct tdx_pamt_pair *pair,
 			enum pamt_pair_src src, struct tdx_pamt_cache *res);
 bool pamt_pair_refused(u64 status, const struct tdx_pamt_pair *pair);
 
-/* pamt_arena.c */
-#define PAMT_ARENA_ORDER	9	/* a chunk is one 2M block */
-#define PAMT_ARENA_PAGES	BIT(PAMT_ARENA_ORDER)
-#define PAMT_ARENA_PAIRS	(PAMT_ARENA_PAGES / 2)
-
-struct pamt_arena_chunk;
-
-#ifdef CONFIG_INTEL_TDX_PAMT_ARENA
-/**
- * struct pamt_pair_run - room for pairs, for pamt_arena_take_runs()
- * @pairs: where the pairs go
- * @n: pairs wanted; on return, pairs put there
- */
-struct pamt_pair_run {
-	struct tdx_pamt_pair *pairs;
-	unsigned int n;
-};
-
-unsigned int pamt_arena_take_runs(struct pamt_pair_run *v, unsigned int nv,
-				  struct pamt_arena_chunk **fresh);
-unsigned int pamt_arena_alloc(struct tdx_pamt_pair *pairs, unsigned int n,
-			      gfp_t gfp, bool refill);
-unsigned long pamt_arena_free_bulk(const struct tdx_pamt_pair *pairs,
-				   unsigned int n);
-void pamt_arena_init(void);
-void pamt_arena_exit(void);
-void pamt_arena_read_stats(u64 *vals);
-void pamt_arena_note_owner(const struct tdx_pamt_pair *pair, long idx);
-unsigned long pamt_arena_shrink(unsigned long nr, bool cap);
-bool pamt_arena_reclaimable(void);
-unsigned long pamt_arena_free_pairs(void);
-unsigned int pamt_arena_take_home(struct tdx_pamt_pair *pairs, unsigned int n,
-				  gfp_t gfp);
-unsigned long pamt_arena_unhome(bool all);
-#if IS_ENABLED(CONFIG_INTEL_TDX_PAMT_KUNIT_TEST)
-/* tests/pamt_arena_check.c */
-unsigned long pamt_arena_check(void);
-#endif
-#else /* !CONFIG_INTEL_TDX_PAMT_ARENA: pamt.arena stays false */
-static inline unsigned int pamt_arena_alloc(struct tdx_pamt_pair *pairs,
-					    unsigned int n, gfp_t gfp,
-					    bool refill)
-{
-	return 0;
-}
-
-static inline unsigned long
-pamt_arena_free_bulk(const struct tdx_pamt_pair *pairs, unsigned int n)
-{
-	return 0;
-}
-
-static inline void pamt_arena_init(void) { }
-static inline void pamt_arena_exit(void) { }
-static inline void pamt_arena_read_stats(u64 *vals) { }
-static inline void pamt_arena_note_owner(const struct tdx_pamt_pair *pair,
-					 long idx) { }
-
-static inline unsigned long pamt_arena_shrink(unsigned long nr, bool cap)
-{
-	return 0;
-}
-
-static inline bool pamt_arena_reclaimable(void) { return false; }
-static inline unsigned long pamt_arena_free_pairs(void) { return 0; }
-
-static inline unsigned int pamt_arena_take_home(struct tdx_pamt_pair *pairs,
-						unsigned int n, gfp_t gfp)
-{
-	return 0;
-}
-
-static inline unsigned long pamt_arena_unhome(bool all) { return 0; }
-static inline unsigned long pamt_arena_check(void) { return 0; }
-#endif /* CONFIG_INTEL_TDX_PAMT_ARENA */
-
 /* pamt_mag.c */
 int __tdx_topup_pamt_cache(struct tdx_pamt_cache *cache, unsigned int nr,
 			   gfp_t gfp);
@@ -500,19 +413,11 @@ int pamt_mag_init(void);
 void pamt_mag_exit(void);
 bool pamt_mag_pop(struct tdx_pamt_pair *pair);
 void pamt_mag_push(const struct tdx_pamt_pair *pair);
-#ifdef CONFIG_INTEL_TDX_PAMT_ARENA
-unsigned int pamt_mag_refill(struct tdx_pamt_pair *pairs, unsigned int n,
-			     struct pamt_arena_chunk **fresh);
-#endif
 void pamt_mag_drain_local(atomic_long_t *budget);
 void pamt_mag_drain_dead(unsigned int cpu);
 unsigned long pamt_mag_shrink_local(unsigned long nr);
 long pamt_cached_pairs(void);
-unsigned int pamt_mag_take_free(struct tdx_pamt_pair *batch, unsigned int n);
 int pamt_pair_alloc_pages(struct tdx_pamt_pair *pair, gfp_t gfp);
-void pamt_pair_free_pages(const struct tdx_pamt_pair *pair);
-unsigned int pamt_pair_alloc_bulk(struct tdx_pamt_pair *pairs, unsigned int n,
-				  gfp_t gfp);
 unsigned long pamt_pair_free(const struct tdx_pamt_pair *pair);
 unsigned long pamt_pair_free_bulk(const struct tdx_pamt_pair *pairs,
 				  unsigned int n);
@@ -538,25 +443,16 @@ int pamt_shrink_prepare(struct page *page, gfp_t gfp);
 #endif
 bool pamt_shrink_idle_inc(unsigned long idx);
 bool pamt_shrink_over_cap(unsigned long more);
-unsigned long pamt_shrink_refill_share(void);
-unsigned long pamt_shrink_reserve(unsigned long want);
-void pamt_shrink_unreserve(unsigned long nr);
 unsigned long pamt_shrink_remove_all_idle(void);
 void pamt_shrink_deferred(void);
-int pamt_shrink_reclaim_slot(unsigned long idx);
 
 /* pamt_glue.c: in the kernel; the harness's shims in userspace */
 
 /* Free up to @nr pairs from online CPUs' magazines, each on its CPU; sleeps. */
 unsigned long pamt_platform_drain_cpus(unsigned long nr);
 
-/*
- * Run pamt_shrink_deferred() in process context: soon, or within
- * PAMT_DEFER_LAZY_MS (lazy); _sync() waits for it and cancels the rest.
- */
-#define PAMT_DEFER_LAZY_MS	1000
+/* Run pamt_shrink_deferred() in process context soon; _sync() waits for it. */
 void pamt_platform_defer(void);
-void pamt_platform_defer_lazy(void);
 void pamt_platform_defer_sync(void);
 
 /* pamt_huge.c */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * TDX Dynamic PAMT cache, magazine layer: a per-CPU magazine of free pairs
- * (Bonwick and Adams, USENIX 2001) in front of the page allocator (or of
- * the arena), the callers' reserves, and where pair pages come from.
+ * (Bonwick and Adams, USENIX 2001) in front of the page allocator, the
+ * callers' reserves, and where pair pages come from.
  * Contexts and lock order: Documentation/arch/x86/tdx-dpamt.rst.
  */
 #include <kunit/static_stub.h>
@@ -92,38 +92,13 @@ int pamt_pair_alloc_pages(struct tdx_pamt_pair *pair, gfp_t gfp)
 }
 
 /* Free the two order-0 pages of a reset pair. */
-void pamt_pair_free_pages(const struct tdx_pamt_pair *pair)
+static void pamt_pair_free_pages(const struct tdx_pamt_pair *pair)
 {
 	__free_page(pfn_to_page(pair->pfn[0]));
 	__free_page(pfn_to_page(pair->pfn[1]));
 	pamt_stat_add(PAGE_FREE, 2);
 	/* Else direct reclaim sees no progress and fails __GFP_NORETRY. */
 	mm_account_reclaimed_pages(2);
-}
-
-/**
- * pamt_pair_alloc_bulk() - up to @n pairs, not from the magazines
- * @pairs: filled with the pairs allocated
- * @n: pairs wanted, at most TDX_PAMT_CACHE_MAX
- * @gfp: allocation flags; __GFP_ACCOUNT is ignored: pamt_cache_charge()
- *	charges a reserve's pairs
- *
- * Without the arena, one pair.  With it, this CPU's magazine is refilled
- * in the same lock hold.
- *
- * Return: pairs allocated, 0 if none.
- */
-unsigned int pamt_pair_alloc_bulk(struct tdx_pamt_pair *pairs, unsigned int n,
-				  gfp_t gfp)
-{
-	might_alloc(gfp);
-	n = min_t(unsigned int, n, TDX_PAMT_CACHE_MAX);
-	if (!n)
-		return 0;
-	gfp &= ~__GFP_ACCOUNT;
-	if (pamt.arena)
-		return pamt_arena_alloc(pairs, n, gfp, true);
-	return pamt_pair_alloc_pages(pairs, gfp) ? 0 : 1;
 }
 
 /**
@@ -138,8 +113,6 @@ unsigned long pamt_pair_free_bulk(const struct tdx_pamt_pair *pairs,
 {
 	unsigned int k;
 
-	if (pamt.arena)
-		return pamt_arena_free_bulk(pairs, n);
 	for (k = 0; k < n; k++) {
 		pamt.ops->reset_page(pairs[k].pfn[0]);
 		pamt.ops->reset_page(pairs[k].pfn[1]);
@@ -207,49 +180,6 @@ void pamt_mag_push(const struct tdx_pamt_pair *pair)
 		pamt_pair_free(pair);
 }
 
-#ifdef CONFIG_INTEL_TDX_PAMT_ARENA
-/**
- * pamt_mag_refill() - pairs from the arena, and this CPU's magazine filled
- * @pairs: filled with the caller's pairs
- * @n: pairs the caller wants, at most TDX_PAMT_CACHE_MAX
- * @fresh: a new chunk for the arena, or NULL; see pamt_arena_take_runs()
- *
- * One arena lock hold, under this CPU's lock, fills the magazine to three
- * quarters (room for the puts that follow), within the room
- * pamt_shrink_reserve() found below the cap.  Never sleeps.
- *
- * Return: pairs put in @pairs; with *@fresh at least one.
- */
-unsigned int pamt_mag_refill(struct tdx_pamt_pair *pairs, unsigned int n,
-			     struct pamt_arena_chunk **fresh)
-{
-	unsigned int fill = pamt.mag_size / 2 + pamt.mag_size / 4;
-	unsigned long flags, reserved;
-	struct pamt_pair_run v[2];
-	struct pamt_mag *mag;
-
-	reserved = pamt_shrink_reserve(min_t(unsigned long, fill,
-					     pamt_shrink_refill_share()));
-	local_lock_irqsave(&pamt.pcpu->lock, flags);
-	mag = this_cpu_read(pamt.pcpu->mag);
-	v[0].pairs = pairs;
-	v[0].n = n;
-	v[1].pairs = mag->pairs + mag->nr;
-	v[1].n = mag->nr < fill ?
-		 min_t(unsigned long, fill - mag->nr, reserved) : 0;
-	pamt_arena_take_runs(v, ARRAY_SIZE(v), fresh);
-	mag->nr += v[1].n;
-	/* Reserved, so the cap counts them already: the gauges only. */
-	if (v[1].n) {
-		pamt_cached_add(v[1].n);
-		pamt_free_pairs_meminfo(v[1].pairs, v[1].n, 1);
-	}
-	local_unlock_irqrestore(&pamt.pcpu->lock, flags);
-	pamt_shrink_unreserve(reserved - v[1].n);
-	return v[0].n;
-}
-#endif
-
 /* On the CPU drained; @budget is shared by all.  Allocates nothing. */
 void pamt_mag_drain_local(atomic_long_t *budget)
 {
@@ -291,7 +221,8 @@ void pamt_mag_drain_dead(unsigned int cpu)
 }
 
 /* Up to @n of this CPU's free pairs, for the caller to free. */
-unsigned int pamt_mag_take_free(struct tdx_pamt_pair *batch, unsigned int n)
+static unsigned int pamt_mag_take_free(struct tdx_pamt_pair *batch,
+				       unsigned int n)
 {
 	struct pamt_mag *mag;
 	unsigned long flags;
@@ -325,8 +256,6 @@ int pamt_mag_init(void)
 	struct pamt_pcpu *pc;
 	unsigned int cpu;
 
-	pamt_arena_init();
-
 	pamt.pcpu = alloc_percpu(struct pamt_pcpu);
 	if (!pamt.pcpu)
 		return -ENOMEM;
@@ -357,7 +286,6 @@ void pamt_mag_exit(void)
 		kfree(pc->mag);
 		pc->mag = NULL;
 	}
-	pamt_arena_exit();
 	free_percpu(pamt.pcpu);
 	pamt.pcpu = NULL;
 }
@@ -399,29 +327,6 @@ static inline int pamt_pair_charge(const struct tdx_pamt_pair *pair,
 }
 #endif
 
-/*
- * Charge the @got pairs just put at the end of @res, keep those charged;
- * the rest go back to this CPU's magazines.  Return: 0 or -ENOMEM.
- */
-static int pamt_cache_charge(struct tdx_pamt_cache *res, unsigned int got,
-			     gfp_t gfp)
-{
-	unsigned int end = res->nr + got;
-
-	if (!(gfp & __GFP_ACCOUNT) || !memcg_kmem_online()) {
-		res->nr = end;
-		return 0;
-	}
-	for (; res->nr < end; res->nr++)
-		if (pamt_pair_charge(&res->pairs[res->nr], gfp))
-			break;
-	if (res->nr == end)
-		return 0;
-	while (end > res->nr)
-		pamt_mag_push(&res->pairs[--end]);
-	return -ENOMEM;
-}
-
 /**
  * __tdx_topup_pamt_cache() - fill @res up to @nr pairs
  * @res: the caller's reserve
@@ -429,34 +334,28 @@ static int pamt_cache_charge(struct tdx_pamt_cache *res, unsigned int got,
  * @gfp: allocation flags; with __GFP_ACCOUNT the pages of every pair
  *	@res takes are charged to the caller's memcg
  *
- * Pairs from the process's home chunk fill @res beyond @nr.
- *
  * Return: 0; -EINVAL if @nr is too large; -ENOMEM, @res keeping what it got.
  */
 int __tdx_topup_pamt_cache(struct tdx_pamt_cache *res, unsigned int nr,
 			   gfp_t gfp)
 {
-	gfp_t alloc_gfp = gfp & ~__GFP_ACCOUNT;
-	unsigned int got;
+	bool charge = (gfp & __GFP_ACCOUNT) && memcg_kmem_online();
+	struct tdx_pamt_pair *pair;
 
 	might_alloc(gfp);
 	if (nr > TDX_PAMT_CACHE_MAX)
 		return -EINVAL;
 	if (!pamt.enabled)
 		return 0;
-	while (res->nr < nr) {
-		got = pamt_mag_pop(&res->pairs[res->nr]);
-		if (!got)
-			got = pamt_arena_take_home(&res->pairs[res->nr],
-						   TDX_PAMT_CACHE_MAX - res->nr,
-						   alloc_gfp);
-		if (!got)
-			got = pamt_pair_alloc_bulk(&res->pairs[res->nr],
-						   nr - res->nr, alloc_gfp);
-		if (!got)
+	for (; res->nr < nr; res->nr++) {
+		pair = &res->pairs[res->nr];
+		if (!pamt_mag_pop(pair) &&
+		    pamt_pair_alloc_pages(pair, gfp & ~__GFP_ACCOUNT))
 			return -ENOMEM;
-		if (pamt_cache_charge(res, got, gfp))
+		if (charge && pamt_pair_charge(pair, gfp)) {
+			pamt_mag_push(pair);
 			return -ENOMEM;
+		}
 	}
 	return 0;
 }

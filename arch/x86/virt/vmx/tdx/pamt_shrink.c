@@ -24,15 +24,6 @@
 #define PAMT_WALK_FACTOR	4	/* entries a walk passes, per pair asked */
 #define PAMT_WALK_MAX		256	/* entries passed per hold of a list */
 
-/*
- * With the arena, held memory a put must exceed to wake the worker after
- * a trim that chunks with a pair in use left over the cap; 0 otherwise.
- * The worker writes it (WRITE_ONCE()), puts read it without a lock
- * (READ_ONCE()): a stale mark wakes the worker once too often or once
- * too late, and the next put looks again.
- */
-static unsigned long pamt_cap_mark;
-
 static unsigned long pamt_shrink_count_objects(struct shrinker *s,
 					       struct shrink_control *sc);
 static unsigned long pamt_shrink_scan_objects(struct shrinker *s,
@@ -57,7 +48,6 @@ int pamt_shrink_init(void)
 		pamt.shrinker = NULL;
 		return ret;
 	}
-	pamt_cap_mark = 0;
 	atomic_set(&pamt.deferred, 0);
 	atomic_long_set(&pamt.defer_drain, 0);
 	return 0;
@@ -170,8 +160,7 @@ int pamt_shrink_prepare(struct page *page, gfp_t gfp)
  * @nid: the list's node
  * @memcg_id: its memcg, as pamt_lru_memcg_id() names it
  * @budget: IDLE slots still to take off
- * @passed: entries taken off or rotated
- * @loose: take off IDLE slots only if they hold a fallback pair
+ * @passed: entries taken off
  */
 struct pamt_walk {
 	struct list_head dispose;
@@ -179,7 +168,6 @@ struct pamt_walk {
 	unsigned short memcg_id;
 	unsigned long budget;
 	unsigned long passed;
-	bool loose;
 };
 
 /*
@@ -194,11 +182,6 @@ static enum lru_status pamt_lru_isolate(struct list_head *item,
 	int word = atomic_read(&s->word);
 
 	if (pamt_slot_state(word) == PAMT_SLOT_IDLE && !(word & PAMT_SLOT_LEAKED)) {
-		/* A chunk's pair: the arena's to give back with its chunk. */
-		if (w->loose && !test_bit(PAMT_LOOSE_BIT, &s->bits)) {
-			w->passed++;
-			return LRU_ROTATE;
-		}
 		if (!w->budget) {
 			spin_unlock_irq(&list->lock);
 			return LRU_STOP;
@@ -211,12 +194,10 @@ static enum lru_status pamt_lru_isolate(struct list_head *item,
 }
 
 /*
- * REMOVE slot @idx if IDLE; with @loose only if it holds a fallback pair.
- * Return: 1 if a pair was freed; 0 if it holds a chunk's pair (@loose),
- * filed again; -EAGAIN if no REMOVE was attempted; else the REMOVE
- * sequence's error.
+ * REMOVE slot @idx if IDLE.  Return: 1 if a pair was freed; -EAGAIN if no
+ * REMOVE was attempted; else the REMOVE sequence's error.
  */
-static int pamt_reclaim_slot(unsigned long idx, bool loose)
+static int pamt_reclaim_slot(unsigned long idx)
 {
 	atomic_t *slot = &pamt.slots[idx].word;
 	int old = atomic_read(slot);
@@ -233,10 +214,6 @@ static int pamt_reclaim_slot(unsigned long idx, bool loose)
 		if (pamt_slot_state(old) != PAMT_SLOT_IDLE ||
 		    (old & PAMT_SLOT_LEAKED))
 			return -EAGAIN;
-		if (loose && !test_bit(PAMT_LOOSE_BIT, &pamt.slots[idx].bits)) {
-			pamt_lru_add(idx);
-			return 0;
-		}
 		ret = pamt_slot_remove(slot, idx, &old, &pair);
 		if (ret != -EAGAIN)
 			break;
@@ -252,12 +229,6 @@ static int pamt_reclaim_slot(unsigned long idx, bool loose)
 	/* Whatever the word says now: a BUSY REMOVE left it IDLE. */
 	pamt_lru_add(idx);
 	return ret;
-}
-
-/* For the arena: pamt_reclaim_slot(), whatever pair the slot holds. */
-int pamt_shrink_reclaim_slot(unsigned long idx)
-{
-	return pamt_reclaim_slot(idx, false);
 }
 
 /*
@@ -298,7 +269,7 @@ static unsigned long pamt_lru_dispose(struct pamt_walk *w, bool resched,
 				pamt_lru_add(idx);
 			continue;
 		}
-		ret = pamt_reclaim_slot(idx, w->loose);
+		ret = pamt_reclaim_slot(idx);
 		if (ret == 1)
 			freed++;
 		else if (ret < 0 && ret != -EAGAIN)
@@ -317,7 +288,7 @@ static unsigned long pamt_lru_dispose(struct pamt_walk *w, bool resched,
  * passes each once.  Return: pairs freed; *@walked: entries passed.
  */
 static unsigned long pamt_lru_reclaim(int nid, struct mem_cgroup *memcg,
-				      unsigned long nr, bool loose, bool once,
+				      unsigned long nr, bool once,
 				      bool resched, unsigned long *walked,
 				      unsigned long *fails)
 {
@@ -325,7 +296,6 @@ static unsigned long pamt_lru_reclaim(int nid, struct mem_cgroup *memcg,
 	struct pamt_walk w = {
 		.nid = nid,
 		.memcg_id = pamt_lru_memcg_id(memcg),
-		.loose = loose,
 	};
 	unsigned long freed = 0, to_walk;
 
@@ -353,8 +323,8 @@ static unsigned long pamt_lru_reclaim(int nid, struct mem_cgroup *memcg,
  * up to @nr IDLE slots, until PAMT_SHRINK_MAX_BUSY REMOVE sequences
  * failed.  Return: pairs freed; *@walked: entries passed.
  */
-static unsigned long pamt_lru_reclaim_all(unsigned long nr, bool loose,
-					  bool resched, unsigned long *walked,
+static unsigned long pamt_lru_reclaim_all(unsigned long nr, bool resched,
+					  unsigned long *walked,
 					  unsigned long *fails)
 {
 	unsigned long freed = 0;
@@ -364,9 +334,8 @@ static unsigned long pamt_lru_reclaim_all(unsigned long nr, bool loose,
 	for_each_node_state(nid, N_NORMAL_MEMORY) {
 		memcg = mem_cgroup_iter(NULL, NULL, NULL);
 		do {
-			freed += pamt_lru_reclaim(nid, memcg, nr - freed, loose,
-						  false, resched, walked,
-						  fails);
+			freed += pamt_lru_reclaim(nid, memcg, nr - freed, false,
+						  resched, walked, fails);
 			if (freed >= nr || *fails >= PAMT_SHRINK_MAX_BUSY) {
 				mem_cgroup_iter_break(NULL, memcg);
 				return freed;
@@ -403,40 +372,6 @@ static bool pamt_shrink_over_cap_all(void)
 	return pamt_shrink_idle_memory(true) > READ_ONCE(pamt.idle_cap);
 }
 
-/*
- * Free pairs one CPU may stock: more than its share of the room below the
- * cap would push other CPUs' idle slots over it, to be ADDed again.
- */
-unsigned long pamt_shrink_refill_share(void)
-{
-	unsigned long idle = pamt_shrink_idle_memory(false);
-	unsigned long cap = READ_ONCE(pamt.idle_cap);
-
-	return idle < cap ? (cap - idle) / num_online_cpus() : 0;
-}
-
-/*
- * Counted in this CPU's part of idle memory at once (folded into pamt.held
- * per PAMT_HELD_BATCH); CPUs refilling together each ask for their share
- * only.  pamt_shrink_unreserve() gives back what was not added.
- */
-unsigned long pamt_shrink_reserve(unsigned long want)
-{
-	unsigned long idle = pamt_shrink_idle_memory(false);
-	unsigned long cap = READ_ONCE(pamt.idle_cap);
-
-	want = min(want, idle < cap ? cap - idle : 0);
-	if (want)
-		pamt_held_add(want);
-	return want;
-}
-
-void pamt_shrink_unreserve(unsigned long nr)
-{
-	if (nr)
-		pamt_held_add(-(long)nr);
-}
-
 /* Wake the cap's worker, once: every put over the cap calls this. */
 static void pamt_defer_cap(void)
 {
@@ -445,26 +380,6 @@ static void pamt_defer_cap(void)
 	if (atomic_read(&pamt.deferred) || atomic_xchg(&pamt.deferred, 1))
 		return;
 	pamt_platform_defer();
-}
-
-/*
- * Chunks over the cap are the worker's: a put's REMOVE frees nothing while
- * its chunk holds a pair in use.  At once a chunk over the cap or the mark,
- * else lazily, since this put may have freed a chunk's last pair in use.
- */
-static void pamt_shrink_cap_chunks(void)
-{
-	unsigned long held, cap = READ_ONCE(pamt.idle_cap);
-
-	if (!pamt.arena)
-		return;
-	held = pamt_shrink_idle_memory(false) + pamt_arena_free_pairs();
-	if (held <= cap)
-		return;
-	if (held > max(READ_ONCE(pamt_cap_mark), cap + PAMT_ARENA_PAIRS))
-		pamt_defer_cap();
-	else
-		pamt_platform_defer_lazy();
 }
 
 /*
@@ -480,10 +395,8 @@ bool pamt_shrink_idle_inc(unsigned long idx)
 
 	pamt_idle_count(idx, 1);
 	pamt_lru_add(idx);
-	if (likely(!pamt_shrink_over_cap(0))) {
-		pamt_shrink_cap_chunks();
+	if (likely(!pamt_shrink_over_cap(0)))
 		return false;
-	}
 	/*
 	 * A free pair, else at most one REMOVE of the oldest idle slot of
 	 * this slot's list; the rest is the worker's.  Not with IRQs off:
@@ -495,8 +408,8 @@ bool pamt_shrink_idle_inc(unsigned long idx)
 		if (!mem_cgroup_tryget(memcg))
 			memcg = NULL;
 		rcu_read_unlock();
-		removed = pamt_lru_reclaim(READ_ONCE(s->nid), memcg, 1, false,
-					   true, false, &walked, &fails);
+		removed = pamt_lru_reclaim(READ_ONCE(s->nid), memcg, 1, true,
+					   false, &walked, &fails);
 		mem_cgroup_put(memcg);
 		if (removed)
 			pamt_stat_inc(CAP);
@@ -505,50 +418,15 @@ bool pamt_shrink_idle_inc(unsigned long idx)
 	}
 	if (pamt_shrink_over_cap(0))
 		pamt_defer_cap();
-	else
-		pamt_shrink_cap_chunks();
 	return removed;
 }
 
-/*
- * Empty the chunks whose every pair out is idle; if magazines keep a
- * chunk, drain them all once and retry.  What stays over the cap is held
- * by chunks with a pair in use: the mark spares puts until a chunk more.
- */
-static void pamt_shrink_cap_trim_chunks(void)
-{
-	unsigned long held, cap;
-	bool drained = false;
-
-	for (;;) {
-		held = pamt_shrink_idle_memory(true) + pamt_arena_free_pairs();
-		cap = READ_ONCE(pamt.idle_cap);
-		if (held <= cap) {
-			held = 0;
-			break;
-		}
-		if (pamt_arena_shrink(held - cap, true))
-			continue;
-		if (drained || !pamt_cached_pairs() ||
-		    !pamt_arena_reclaimable())
-			break;
-		pamt_platform_drain_cpus(ULONG_MAX);
-		drained = true;
-	}
-	WRITE_ONCE(pamt_cap_mark, held ? held + PAMT_ARENA_PAIRS : 0);
-}
-
-/*
- * With the arena chunks first; then free pairs, idle slots and other CPUs'
- * magazines.
- */
+/* Free pairs, idle slots, then other CPUs' magazines. */
 static void pamt_shrink_cap_trim(void)
 {
 	unsigned long fails = 0, walked, idle, cap, n;
 
 	might_sleep();
-	if (pamt.arena)
-		pamt_shrink_cap_trim_chunks();
 	while (pamt_shrink_over_cap_all() && fails < PAMT_SHRINK_MAX_BUSY) {
 		cond_resched();
 		if (pamt_mag_shrink_local(1))
@@ -556,7 +434,7 @@ static void pamt_shrink_cap_trim(void)
 		walked = 0;
 		n = pamt_shrink_idle_memory(true) - READ_ONCE(pamt.idle_cap);
 		n = pamt_lru_reclaim_all(min_t(unsigned long, n, PAMT_RESCHED_POPS),
-					 false, true, &walked, &fails);
+					 true, &walked, &fails);
 		pamt_stat_add(CAP, n);
 		if (!n)
 			break;		/* nothing IDLE on any list */
@@ -580,11 +458,8 @@ void pamt_shrink_deferred(void)
 	nr = atomic_long_xchg(&pamt.defer_drain, 0);
 	if (!pamt.enabled)
 		return;
-	if (nr) {
+	if (nr)
 		pamt_platform_drain_cpus(nr);
-		if (pamt.arena)
-			pamt_arena_shrink(nr, false);
-	}
 	pamt_shrink_cap_trim();
 }
 
@@ -594,7 +469,7 @@ unsigned long pamt_shrink_remove_all_idle(void)
 	unsigned long freed, walked = 0, fails = 0;
 
 	might_sleep();
-	freed = pamt_lru_reclaim_all(ULONG_MAX, false, true, &walked, &fails);
+	freed = pamt_lru_reclaim_all(ULONG_MAX, true, &walked, &fails);
 	pamt_stat_add(SHRINK, freed);
 	return freed;
 }
@@ -604,28 +479,25 @@ unsigned long tdx_pamt_shrink_count(void)
 {
 	if (!pamt.enabled)
 		return 0;
-	return pamt_shrink_idle_memory(true) + pamt_arena_free_pairs();
+	return pamt_shrink_idle_memory(true);
 }
 
 /*
  * What reclaim of the root's lists of node @nid may also take: the free
- * pairs and chunks, which are charged to no memcg and are counted on the
- * first node only.  With @arena, chunks first.  Return: pairs freed;
- * *@done: pairs looked at.
+ * pairs, which are charged to no memcg and are counted on the first node
+ * only.  Return: pairs freed; *@done: pairs looked at.
  */
 static unsigned long pamt_shrink_free_pairs(int nid, unsigned long nr,
-					    bool arena, unsigned long *done)
+					    unsigned long *done)
 {
 	unsigned long freed = 0, n, m;
 
 	if (nid != first_online_node || !nr)
 		return 0;
-	if (arena)
-		freed = pamt_arena_shrink(nr, false);
-	while (!arena && freed < nr && (n = pamt_mag_shrink_local(nr - freed)))
+	while (freed < nr && (n = pamt_mag_shrink_local(nr - freed)))
 		freed += n;
 	*done += freed;
-	/* Other CPUs' free pairs, which with the arena pin their chunks. */
+	/* Other CPUs' free pairs: the worker frees them on their CPUs. */
 	m = pamt_cached_pairs();
 	if (freed < nr && m) {
 		atomic_long_add(min(nr - freed, m), &pamt.defer_drain);
@@ -637,31 +509,22 @@ static unsigned long pamt_shrink_free_pairs(int nid, unsigned long nr,
 
 /*
  * Every list's IDLE slots oldest first, then this CPU's free pairs;
- * other CPUs' go to the worker.  With the arena, chunks first; then idle
- * slots alone only if they hold a fallback pair.
- * *@nr_scanned (list entries and pairs looked at) falls short only when
- * nothing more can be done here.  Never sleeps.
+ * other CPUs' go to the worker.  *@nr_scanned (list entries and pairs
+ * looked at) falls short only when nothing more can be done here.  Never
+ * sleeps.
  */
 unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
 				   unsigned long *nr_scanned)
 {
-	unsigned long freed = 0, fails = 0, done = 0, n;
+	unsigned long freed = 0, fails = 0, done = 0;
 
 	if (!pamt.enabled)
 		goto out;
-	if (pamt.arena)
-		freed = pamt_shrink_free_pairs(first_online_node, nr_to_scan,
-					       true, &done);
-	if (freed < nr_to_scan) {
-		n = pamt_lru_reclaim_all(nr_to_scan - freed, pamt.arena, false,
-					 &done, &fails);
-		pamt_stat_add(SHRINK, n);
-		freed += n;
-	}
-	if (!pamt.arena && freed < nr_to_scan)
+	freed = pamt_lru_reclaim_all(nr_to_scan, false, &done, &fails);
+	pamt_stat_add(SHRINK, freed);
+	if (freed < nr_to_scan)
 		freed += pamt_shrink_free_pairs(first_online_node,
-						nr_to_scan - freed, false,
-						&done);
+						nr_to_scan - freed, &done);
 	trace_tdx_pamt_shrink(nr_to_scan, freed);
 out:
 	if (nr_scanned)
@@ -671,56 +534,40 @@ out:
 
 /*
  * The list of @sc's node and memcg, plus for the root's the free pairs.
- * With the arena, the root's is all idle memory, free pairs in chunks
- * included: what pamt_arena_shrink() and a walk for fallback pairs could
- * give back at most.  A pair in use pins its chunk, so a scan may free
- * less; then it says so.  No lock, one read per CPU.
+ * No lock, one read per CPU.
  */
 static unsigned long pamt_shrink_count_objects(struct shrinker *s,
 					       struct shrink_control *sc)
 {
-	unsigned long n = 0;
+	unsigned long n;
 
 	if (!pamt.enabled)
 		return SHRINK_EMPTY;
-	if (pamt_lru_memcg_id(sc->memcg) || !pamt.arena)
-		n = list_lru_shrink_count(&pamt.lru, sc);
+	n = list_lru_shrink_count(&pamt.lru, sc);
 	if (!pamt_lru_memcg_id(sc->memcg) && sc->nid == first_online_node)
-		n += pamt.arena ? pamt_shrink_idle_memory(true) +
-				  pamt_arena_free_pairs() :
-				  pamt_cached_pairs();
+		n += pamt_cached_pairs();
 	return n ?: SHRINK_EMPTY;
 }
 
 /*
  * At most sc->nr_to_scan REMOVEs, passing at most PAMT_WALK_FACTOR times
- * as many list entries; a memcg's reclaim REMOVEs any IDLE slot of its
- * list, which uncharges it even when the pair goes back to its chunk.
+ * as many list entries.
  */
 static unsigned long pamt_shrink_scan_objects(struct shrinker *s,
 					      struct shrink_control *sc)
 {
-	bool root = !pamt_lru_memcg_id(sc->memcg);
-	unsigned long nr = sc->nr_to_scan, freed = 0, done = 0, fails = 0;
-	bool arena = root && pamt.arena;
-	unsigned long n;
+	unsigned long nr = sc->nr_to_scan, freed, done = 0, fails = 0;
 
 	if (!pamt.enabled) {
 		sc->nr_scanned = 0;
 		return SHRINK_STOP;
 	}
-	if (arena)
-		freed = pamt_shrink_free_pairs(sc->nid, nr, true, &done);
-	if (freed < nr) {
-		n = pamt_lru_reclaim(sc->nid, sc->memcg, nr - freed, arena,
-				     false, gfpflags_allow_blocking(sc->gfp_mask),
-				     &done, &fails);
-		pamt_stat_add(SHRINK, n);
-		freed += n;
-	}
-	if (root && !arena && freed < nr)
-		freed += pamt_shrink_free_pairs(sc->nid, nr - freed, false,
-						&done);
+	freed = pamt_lru_reclaim(sc->nid, sc->memcg, nr, false,
+				 gfpflags_allow_blocking(sc->gfp_mask),
+				 &done, &fails);
+	pamt_stat_add(SHRINK, freed);
+	if (!pamt_lru_memcg_id(sc->memcg) && freed < nr)
+		freed += pamt_shrink_free_pairs(sc->nid, nr - freed, &done);
 	trace_tdx_pamt_shrink(nr, freed);
 	sc->nr_scanned = min(done, nr);
 	/* Fell short and freed nothing: another call would do the same. */
@@ -739,7 +586,6 @@ unsigned long tdx_pamt_drain(void)
 		return 0;
 	freed = pamt_shrink_remove_all_idle();
 	freed += pamt_platform_drain_cpus(ULONG_MAX);
-	pamt_arena_unhome(true);
 	return freed;
 }
 

@@ -179,7 +179,6 @@ static int pamt_slot_add(atomic_t *slot, unsigned long idx, int owned,
 		return ret;
 	}
 
-	pamt_arena_note_owner(pair, idx);
 	pamt_stat_inc(INSTALLED);
 	pamt_slot_publish(slot, owned, owned ^ (PAMT_SLOT_TRANSIT |
 					       PAMT_SLOT_INSTALLED));
@@ -192,7 +191,6 @@ void pamt_pair_release(const struct tdx_pamt_pair *pair,
 		       enum pamt_pair_dest dest)
 {
 	pamt_pair_uncharge(pair);
-	pamt_arena_note_owner(pair, -1);
 	if (dest == PAMT_PAIR_TO_MAG)
 		pamt_mag_push(pair);
 	else
@@ -336,7 +334,7 @@ enum pamt_pair_src pamt_slot_pair_get(struct tdx_pamt_pair *pair,
 	}
 	if (pamt_mag_pop(pair))
 		return PAMT_PAIR_POOL;
-	if (pamt_pair_alloc_bulk(pair, 1, GFP_NOWAIT | __GFP_NOWARN))
+	if (!pamt_pair_alloc_pages(pair, GFP_NOWAIT | __GFP_NOWARN))
 		return PAMT_PAIR_POOL;
 	return PAMT_PAIR_NONE;
 }

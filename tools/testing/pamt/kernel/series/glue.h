@@ -21,5 +21,4 @@ static inline unsigned long pamt_platform_drain_cpus(unsigned long nr)
 }
 
 static inline void pamt_platform_defer(void) { }
-static inline void pamt_platform_defer_lazy(void) { }
 static inline void pamt_platform_defer_sync(void) { }

@@ -36,13 +36,6 @@ static inline int pamt_pair_alloc_pages(struct tdx_pamt_pair *pair, gfp_t gfp)
 	return 0;
 }
 
-static inline unsigned int pamt_pair_alloc_bulk(struct tdx_pamt_pair *pairs,
-						unsigned int n, gfp_t gfp)
-{
-	might_alloc(gfp);
-	return n && !pamt_pair_alloc_pages(pairs, gfp);
-}
-
 static inline unsigned long pamt_pair_free(const struct tdx_pamt_pair *pair)
 {
 	int i;

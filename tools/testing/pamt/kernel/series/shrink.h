@@ -23,10 +23,6 @@ static inline bool pamt_shrink_idle_inc(unsigned long idx)
 }
 
 static inline bool pamt_shrink_over_cap(unsigned long more) { return false; }
-static inline unsigned long pamt_shrink_refill_share(void) { return ULONG_MAX; }
-static inline unsigned long pamt_shrink_reserve(unsigned long want) { return want; }
-static inline void pamt_shrink_unreserve(unsigned long nr) { }
-static inline int pamt_shrink_reclaim_slot(unsigned long idx) { return -EAGAIN; }
 static inline void pamt_shrink_deferred(void) { }
 
 static inline unsigned long pamt_shrink_remove_all_idle(void)

@@ -3,18 +3,14 @@
 """Write the cache's headers as they are before some layers join the series.
 
 Usage: stage.py SRC DST LAYER...
-       stage.py --strip FILE
 
 SRC holds the final files (arch/x86/virt/vmx/tdx/pamt_internal.h, the
 layers' pamt_<layer>.c, arch/x86/include/asm/tdx_pamt.h) and this folder
 (tools/testing/pamt/kernel/series/).  For each LAYER not in the series yet
-(arena, mag, shrink, glue, huge):
+(mag, shrink, glue, huge):
 
-  - for arena, a follow-up behind CONFIG_INTEL_TDX_PAMT_ARENA,
-    pamt_internal.h keeps what it has for that option off (see --strip);
-  - for the others, its block of pamt_internal.h, from its
-    "/* pamt_<layer>.c" line to the next such line, is replaced by the
-    stand-ins in series/<layer>.h;
+  - its block of pamt_internal.h, from its "/* pamt_<layer>.c" line to
+    the next such line, is replaced by the stand-ins in series/<layer>.h;
   - the prototypes in asm/tdx_pamt.h of the functions its .c file defines
     (tdx_* and __tdx_*) are left out;
   - for glue, pamt_glue.h is series/pamt_glue.h;
@@ -24,10 +20,6 @@ layers' pamt_<layer>.c, arch/x86/include/asm/tdx_pamt.h) and this folder
 
 The results go to DST at the same paths.  With no LAYER, the files are
 the final ones.
-
---strip prints FILE as it is before the arena's follow-up: each
-"#ifdef CONFIG_INTEL_TDX_PAMT_ARENA" section replaced by its "#else"
-part, if any; in a Kconfig, the option's entry left out.
 """
 import os
 import re
@@ -58,47 +50,6 @@ def write(root, path, text):
     os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
     with open(os.path.join(root, path), "w") as f:
         f.write(text)
-
-
-ARENA = "CONFIG_INTEL_TDX_PAMT_ARENA"
-
-
-def strip_arena(text):
-    """The C text without its #ifdef ARENA sections, their #else parts kept."""
-    out, stack = [], []     # stack: for each open #if, None or "if"/"else"
-    for line in text.split("\n"):
-        word = line.split()[0] if line.startswith("#") and line.split() else ""
-        if word == "#ifdef" and line.split()[1:2] == [ARENA]:
-            stack.append("if")
-            continue
-        if word in ("#if", "#ifdef", "#ifndef"):
-            stack.append(None)
-        elif word == "#else" and stack and stack[-1]:
-            stack[-1] = "else"
-            continue
-        elif word == "#endif" and stack:
-            if stack.pop():
-                continue
-        if "if" not in stack:
-            out.append(line)
-    if stack:
-        die("an #if without its #endif")
-    text = "\n".join(out)
-    # A section left out between two blank lines leaves one.
-    while "\n\n\n" in text:
-        text = text.replace("\n\n\n", "\n\n")
-    return text
-
-
-def strip_kconfig(text):
-    """A Kconfig without the ARENA option's entry."""
-    out, skip = [], False
-    for line in text.split("\n"):
-        if line.startswith("config "):
-            skip = line == "config " + ARENA[len("CONFIG_"):]
-        if not skip:
-            out.append(line)
-    return "\n".join(out)
 
 
 def swap_block(lines, layer, stub):
@@ -146,20 +97,12 @@ def drop_prototypes(text, names):
 
 
 def main():
-    if len(sys.argv) == 3 and sys.argv[1] == "--strip":
-        text = read(".", sys.argv[2])
-        kconfig = os.path.basename(sys.argv[2]) == "Kconfig"
-        sys.stdout.write(strip_kconfig(text) if kconfig else strip_arena(text))
-        return
     if len(sys.argv) < 3:
         die("usage: stage.py SRC DST LAYER...")
     src, dst, layers = sys.argv[1], sys.argv[2], sys.argv[3:]
     lines = read(src, f"{TDX}/pamt_internal.h").split("\n")
     pub = read(src, PUB)
     for layer in layers:
-        if layer == "arena":
-            lines = strip_arena("\n".join(lines)).split("\n")
-            continue
         if layer == "huge":
             lines = drop_block(lines, layer)
             if pub.count(HUGE) != 1:

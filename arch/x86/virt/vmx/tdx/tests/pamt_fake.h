@@ -200,16 +200,13 @@ u64 pamt_fake_install_pair(struct pamt_fake_range *r, unsigned long base,
 			   const struct tdx_pamt_pair *pair, const char *what);
 
 /*
- * A pair for an ADD, for the tests: not from the magazines, nor refilling
- * them.  Return: 0 or -ENOMEM, with nothing allocated.
+ * A pair for an ADD, for the tests: from the page allocator, not from the
+ * magazines.  Return: 0 or -ENOMEM, with nothing allocated.
  */
 static inline int pamt_pair_alloc(struct tdx_pamt_pair *pair, gfp_t gfp)
 {
 	might_alloc(gfp);
-	gfp &= ~__GFP_ACCOUNT;
-	if (!pamt.arena)
-		return pamt_pair_alloc_pages(pair, gfp);
-	return pamt_arena_alloc(pair, 1, gfp, false) ? 0 : -ENOMEM;
+	return pamt_pair_alloc_pages(pair, gfp & ~__GFP_ACCOUNT);
 }
 
 #endif /* _X86_VIRT_TDX_PAMT_FAKE_H */

@@ -56,7 +56,7 @@ static u64 pamt_fake_td_page_add(unsigned long pfn, const char *what)
 		return status;
 	/*
 	 * The page's own metadata first: a pair page is refused whether or
-	 * not its range has a pair (an arena chunk's range never has one).
+	 * not its range has a pair.
 	 */
 	if (test_bit(bit, pamt_fake.pamt_map)) {
 		pamt_fake_violation("%s of pfn %#lx, a PAMT page in use",

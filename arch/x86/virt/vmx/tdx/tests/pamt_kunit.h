@@ -20,7 +20,6 @@
  *	pairs); counted by the accounting check
  * @nr_slots: covered slots
  * @end_pfn: one past the last covered pfn
- * @arena: set before pk_setup(): pairs from the arena's 2M chunks
  * @misc_reclaimable: NR_KERNEL_MISC_RECLAIMABLE, in pages, before
  *	tdx_pamt_init(); the teardown expects it back after exit
  */
@@ -33,7 +32,6 @@ struct pk_ctx {
 	atomic_long_t held_pairs;
 	unsigned long nr_slots;
 	unsigned long end_pfn;
-	bool arena;
 	long misc_reclaimable;
 };
 
@@ -64,8 +62,6 @@ void pk_set_word(unsigned long pfn, unsigned long word);
 void pk_unleak(struct kunit *test, unsigned long pfn);
 void pk_expect_warn(struct kunit *test);
 int pk_evict(unsigned long pfn);
-
-void pk_arena_up(struct kunit *test, unsigned int mag_size);
 
 /* A large idle cap, so that only the tests of the cap see it act. */
 #define PK_NO_CAP	BIT(30)

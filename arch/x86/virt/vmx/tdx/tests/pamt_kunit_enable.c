@@ -197,8 +197,6 @@ static void pk_enable_over_tdmrs(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, tdx_pamt_get((3ULL * SZ_1G) >> PAGE_SHIFT, NULL),
 			-EINVAL);
 	KUNIT_EXPECT_EQ(test, pamt.mag_size, PAMT_MAG_SIZE);
-	KUNIT_EXPECT_EQ(test, pamt.arena,
-			IS_ENABLED(CONFIG_INTEL_TDX_PAMT_ARENA));
 	/* A second set-up is refused and changes nothing. */
 	KUNIT_EXPECT_EQ(test, pamt_enable(list, &tdx_pamt_seamcall_ops), -EBUSY);
 	KUNIT_EXPECT_EQ(test, pamt.nr_slots, 2048UL);

@@ -147,18 +147,12 @@ void pk_check_accounting(struct kunit *test, long extra_pairs)
 	KUNIT_EXPECT_EQ_MSG(test, pages,
 			    2 * (long)(v[TDX_PAMT_STAT_INSTALLED] +
 				       v[TDX_PAMT_STAT_CACHED_PAIRS] +
-				       v[TDX_PAMT_STAT_ARENA_FREE] +
 				       atomic_long_read(&pk(test)->held_pairs) +
 				       extra_pairs),
-			    "installed %llu cached %llu in chunks %llu held %ld extra %ld",
+			    "installed %llu cached %llu held %ld extra %ld",
 			    v[TDX_PAMT_STAT_INSTALLED],
 			    v[TDX_PAMT_STAT_CACHED_PAIRS],
-			    v[TDX_PAMT_STAT_ARENA_FREE],
 			    atomic_long_read(&pk(test)->held_pairs), extra_pairs);
-	KUNIT_EXPECT_EQ(test, v[TDX_PAMT_STAT_ARENA_CHUNKS],
-			v[TDX_PAMT_STAT_CHUNK_ALLOC] - v[TDX_PAMT_STAT_CHUNK_FREE]);
-	if (pamt.enabled && pamt.arena)
-		KUNIT_EXPECT_EQ(test, pamt_arena_check(), 0UL);
 	KUNIT_EXPECT_EQ(test, (s64)v[TDX_PAMT_STAT_INSTALLED],
 			atomic64_read(&pamt_fake.pairs));
 	KUNIT_EXPECT_EQ(test, atomic64_read(&pamt_fake.violations), 0LL);
@@ -173,7 +167,6 @@ int pk_setup_ranges(struct kunit *test, const struct tdx_pamt_range *ranges,
 		.mag_size = mag_size,
 		.idle_cap = idle_cap,
 		.ops = &pamt_fake_ops,
-		.arena = pk(test)->arena,
 	};
 	struct pk_ctx *ctx = pk(test);
 	unsigned int i, nr_fake = 1;
@@ -248,15 +241,6 @@ int pk_setup(struct kunit *test, unsigned int mag_size,
 	return pk_setup_ranges(test, NULL, 0, mag_size, idle_cap);
 }
 
-/* Set up the cache with the arena; a test that needs it skips without. */
-void pk_arena_up(struct kunit *test, unsigned int mag_size)
-{
-	if (!IS_ENABLED(CONFIG_INTEL_TDX_PAMT_ARENA))
-		kunit_skip(test, "needs CONFIG_INTEL_TDX_PAMT_ARENA");
-	pk(test)->arena = true;
-	KUNIT_ASSERT_EQ(test, pk_setup(test, mag_size, PK_NO_CAP), 0);
-}
-
 int pk_glue(struct kunit *test)
 {
 	int ret = pamt_glue_register();
@@ -308,7 +292,6 @@ static void pk_teardown(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, v[TDX_PAMT_STAT_CACHED_PAIRS], 0ULL);
 	KUNIT_EXPECT_EQ(test, v[TDX_PAMT_STAT_IDLE_SLOTS], 0ULL);
 	KUNIT_EXPECT_EQ(test, v[TDX_PAMT_STAT_INSTALLED], 0ULL);
-	KUNIT_EXPECT_EQ(test, v[TDX_PAMT_STAT_ARENA_CHUNKS], 0ULL);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&pamt_fake.pairs), 0LL);
 	atomic_long_add(pages, &pk_residual_pages);
 

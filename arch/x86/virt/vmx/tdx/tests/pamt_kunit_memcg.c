@@ -123,6 +123,7 @@ static void pk_memcg_charge(struct kunit *test)
 	unsigned long base, pfn;
 	int ret;
 
+	pk_up(test);
 	ret = pk_memcg_make(&m);
 	if (ret) {
 		pk_memcg_remove(&m);
@@ -302,21 +303,8 @@ static void pk_memcg_lost_pair(struct kunit *test)
 	pk_memcg_remove(&m);
 }
 
-static void pk_memcg_charge_arena(struct kunit *test)
-{
-	pk_arena_up(test, 0);
-	pk_memcg_charge(test);
-}
-
-static void pk_memcg_charge_no_arena(struct kunit *test)
-{
-	pk_up(test);
-	pk_memcg_charge(test);
-}
-
 static struct kunit_case pk_memcg_cases[] = {
-	KUNIT_CASE(pk_memcg_charge_arena),
-	KUNIT_CASE(pk_memcg_charge_no_arena),
+	KUNIT_CASE(pk_memcg_charge),
 	KUNIT_CASE(pk_memcg_reclaim_at_max),
 	KUNIT_CASE(pk_memcg_lost_pair),
 	KUNIT_CASE(pk_suite_leak_check),

@@ -7,7 +7,6 @@
  * in proportion to what it asks, and the pages of every pair it REMOVEs
  * must reach the page allocator.
  */
-#include <kunit/static_stub.h>
 #include <linux/delay.h>
 #include <linux/gfp.h>
 #include <linux/list.h>
@@ -126,28 +125,9 @@ static void pk_press_unprobe(void *data)
 	tracepoint_synchronize_unregister();
 }
 
-/* Where pairs come from: order-0 pages, as the kernel ships, or chunks. */
-enum pk_press_src {
-	PK_PRESS_ORDER0,
-	PK_PRESS_ARENA,
-	PK_PRESS_FALLBACK,	/* the arena, one chunk allocation in 4 failing */
-};
-
-static atomic_t pk_press_chunk_allocs;
-
-/* pamt_pages_alloc() while the fallback case fills: some chunks fail. */
-static struct page *pk_press_few_chunks(gfp_t gfp, unsigned int order)
-{
-	if (order == PMD_SHIFT - PAGE_SHIFT &&
-	    atomic_inc_return(&pk_press_chunk_allocs) % 4 == 0)
-		return NULL;
-	return alloc_pages(gfp, order);
-}
-
 /*
- * Every PK_PRESS_HOLD-th slot of the fill stays in use: with the arena,
- * its pair pins its chunk (a chunk holds 256 pairs), and reclaim must
- * pass over those chunks to empty the others.
+ * Every PK_PRESS_HOLD-th slot of the fill stays in use: reclaim must pass
+ * over those slots, and leave their pairs installed, to empty the others.
  */
 #define PK_PRESS_HOLD	1024
 
@@ -155,14 +135,10 @@ static struct page *pk_press_few_chunks(gfp_t gfp, unsigned int order)
  * Fill the idle cap: @cap slots got, then put but for those held, then
  * trimmed to the cap.  Returns the idle pairs.
  */
-static unsigned long pk_press_fill(struct kunit *test, unsigned long cap,
-				   enum pk_press_src src)
+static unsigned long pk_press_fill(struct kunit *test, unsigned long cap)
 {
 	unsigned long i;
 
-	if (src == PK_PRESS_FALLBACK)
-		kunit_activate_static_stub(test, pamt_pages_alloc,
-					   pk_press_few_chunks);
 	for (i = 0; i < cap; i++) {
 		KUNIT_ASSERT_EQ(test, pk_get(PK_PRESS_PFN + i * 512), 0);
 		cond_resched();
@@ -172,8 +148,6 @@ static unsigned long pk_press_fill(struct kunit *test, unsigned long cap,
 			KUNIT_ASSERT_EQ(test, tdx_pamt_put(PK_PRESS_PFN + i * 512), 0);
 		cond_resched();
 	}
-	if (src == PK_PRESS_FALLBACK)
-		kunit_deactivate_static_stub(test, pamt_pages_alloc);
 	/* The worker trims too: let it finish, so that this trim is exact. */
 	pamt_platform_defer_sync();
 	pk_set_idle_cap(cap);
@@ -253,9 +227,7 @@ static void pk_press_free(struct list_head *pages)
  * reclaim having given pairs back since the last failure, and reclaim
  * must stop well short of emptying the cache.  Both pages of every pair
  * a REMOVE hands back must pass the page allocator's free path
- * (mm_page_free) before the test ends, each seen by pfn: at once for
- * order-0 and fallback pairs, with its whole chunk for the arena's, which
- * reclaim empties a chunk at a time.
+ * (mm_page_free) before the test ends, each seen by pfn.
  */
 static void pk_pressure_reclaims(struct kunit *test)
 {
@@ -263,9 +235,7 @@ static void pk_pressure_reclaims(struct kunit *test)
 		.start_pfn = PK_PRESS_PFN,
 		.end_pfn = PK_PRESS_PFN + PK_PRESS_PFNS,
 	};
-	const enum pk_press_src *src = test->param_value;
 	unsigned long cap, held, filled, target, nr, idle0, stalls, *ev;
-	u64 fallbacks;
 	unsigned long removed, missing = 0, i;
 	struct pk_press *p;
 	LIST_HEAD(pages);
@@ -273,9 +243,6 @@ static void pk_pressure_reclaims(struct kunit *test)
 	bool stuck;
 	int calls, j;
 
-	if (*src != PK_PRESS_ORDER0 && !IS_ENABLED(CONFIG_INTEL_TDX_PAMT_ARENA))
-		kunit_skip(test, "needs CONFIG_INTEL_TDX_PAMT_ARENA");
-	pk(test)->arena = *src != PK_PRESS_ORDER0;
 	KUNIT_ASSERT_LT(test, round_up(max_pfn, TDX_PAMT_PAGES_PER_SLOT),
 			PK_PRESS_PFN);
 	KUNIT_ASSERT_EQ(test, pk_setup_ranges(test, &r, 1, 0, 0), 0);
@@ -283,17 +250,9 @@ static void pk_pressure_reclaims(struct kunit *test)
 	cap = tdx_pamt_idle_cap();
 	KUNIT_ASSERT_EQ(test, cap, pamt.nr_slots / 4);
 	held = DIV_ROUND_UP(cap, PK_PRESS_HOLD);
-	filled = pk_press_fill(test, cap, *src);
+	filled = pk_press_fill(test, cap);
 	idle0 = pk_stat(TDX_PAMT_STAT_IDLE_SLOTS);
-	fallbacks = pk_stat(TDX_PAMT_STAT_PAIR_ORDER1) +
-		    pk_stat(TDX_PAMT_STAT_PAIR_ORDER0);
-	if (*src == PK_PRESS_FALLBACK) {
-		/* The cap's worker REMOVEs some idle pairs as it fills. */
-		KUNIT_ASSERT_GT(test, fallbacks, 0ULL);
-		KUNIT_ASSERT_GE(test, filled, (cap - held) * 9 / 10);
-	} else {
-		KUNIT_ASSERT_EQ(test, filled, cap - held);
-	}
+	KUNIT_ASSERT_EQ(test, filled, cap - held);
 	KUNIT_ASSERT_EQ(test, pk_stat(TDX_PAMT_STAT_SHRINK), 0ULL);
 
 	p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
@@ -329,8 +288,8 @@ static void pk_pressure_reclaims(struct kunit *test)
 				   !test_bit(p->removed[i].pfn[j], p->page_freed);
 
 	calls = atomic_read(&p->calls);
-	kunit_info(test, "idle cap %lu: %lu idle pairs, %lu idle slots, %lu in use, %llu fallback pairs; %lu pages allocated, %u failed%s; %lu pairs left\n",
-		   cap, filled, idle0, held, fallbacks, nr,
+	kunit_info(test, "idle cap %lu: %lu idle pairs, %lu idle slots, %lu in use; %lu pages allocated, %u failed%s; %lu pairs left\n",
+		   cap, filled, idle0, held, nr,
 		   fails, stuck ? ", then one with no pair given back" : "",
 		   tdx_pamt_shrink_count());
 	kunit_info(test, "%d scans (%d kswapd, %d direct): asked %ld, freed %ld; shrink %llu\n",
@@ -382,26 +341,8 @@ static void pk_pressure_reclaims(struct kunit *test)
 	pk_check_accounting(test, 0);
 }
 
-static const enum pk_press_src pk_press_srcs[] = {
-	PK_PRESS_ORDER0, PK_PRESS_ARENA, PK_PRESS_FALLBACK,
-};
-
-static void pk_press_desc(const enum pk_press_src *src, char *desc)
-{
-	static const char * const names[] = {
-		[PK_PRESS_ORDER0] = "order-0 pairs",
-		[PK_PRESS_ARENA] = "arena",
-		[PK_PRESS_FALLBACK] = "arena with fallback pairs",
-	};
-
-	strscpy(desc, names[*src], KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(pk_press, pk_press_srcs, pk_press_desc);
-
 static struct kunit_case pk_pressure_cases[] = {
-	KUNIT_CASE_PARAM_ATTR(pk_pressure_reclaims, pk_press_gen_params,
-			      { .speed = KUNIT_SPEED_SLOW }),
+	KUNIT_CASE_SLOW(pk_pressure_reclaims),
 	KUNIT_CASE(pk_suite_leak_check),
 	{}
 };

@@ -162,10 +162,9 @@ static int pk_worker_fn(void *data)
 /*
  * The kernel's allocation fault injection, for threads that ask for it,
  * sleeping allocations and order 0 included, at most PK_FAIL_TIMES
- * failures: one page allocation in two, and every slab allocation.  With
- * the arena, the workers' only slab allocation is an arena chunk's
- * descriptor: every refill that wants a new chunk fails to make one, and
- * falls back to order-1 and order-0 pairs, which fail half the time.
+ * failures: one page allocation in two, and every slab allocation.  The
+ * cache's pairs are pages; failslab fails whatever slab allocation a
+ * worker's calls make, which the cache must then handle.
  */
 #define PK_FAIL_TIMES	1000000
 static const char * const pk_fail_attrs[] = { "failslab", "fail_page_alloc" };
@@ -285,9 +284,8 @@ static void pk_stress(struct kunit *test, unsigned int mag_size,
 		kunit_info(test, "faults injected: failslab %ld, fail_page_alloc %ld, ADD operand errors %llu, REMOVE BUSY %llu; calls failed by them %lu\n",
 			   kfaults[0], kfaults[1], injected[0], injected[1],
 			   failed);
-		/* Without the arena the workers allocate from no slab. */
-		if (pamt.arena)
-			KUNIT_EXPECT_GT(test, kfaults[0], 0L);
+		/* failslab may find nothing to fail; -1: not read back. */
+		KUNIT_EXPECT_GE(test, kfaults[0], 0L);
 		KUNIT_EXPECT_GT(test, kfaults[1], 0L);
 		KUNIT_EXPECT_GT(test, injected[0], 0ULL);
 		KUNIT_EXPECT_GT(test, injected[1], 0ULL);
@@ -347,8 +345,7 @@ static void pk_stress_faults(struct kunit *test)
 	if (!IS_ENABLED(CONFIG_FAILSLAB) || !IS_ENABLED(CONFIG_FAIL_PAGE_ALLOC) ||
 	    !IS_ENABLED(CONFIG_FAULT_INJECTION_DEBUG_FS))
 		kunit_skip(test, "needs allocation fault injection in debugfs");
-	/* With the arena if built, and an idle cap of one pair. */
-	pk(test)->arena = true;
+	/* An idle cap of one pair: nearly every last put REMOVEs. */
 	pk_stress(test, 4, 1, false, true);
 }
 
