@@ -58,6 +58,9 @@ for hook in "$@"; do
 	core)
 		append_once $TDX/Makefile \
 			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_core.o' ;;
+	sparse)
+		append_once $TDX/Makefile \
+			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_sparse.o' ;;
 	mag)
 		append_once $TDX/Makefile \
 			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_mag.o' ;;

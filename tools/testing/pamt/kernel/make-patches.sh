@@ -3,7 +3,7 @@
 #
 # Turn this repo into git format-patch series against a pristine Linux
 # 7.3 tree, the way a TDX maintainer would apply them: out/patches/base/,
-# then the follow-up out/patches/01-huge/, then
+# then the follow-ups out/patches/01-sparse/ and 02-huge/, then
 # out/patches/harness/ (not posted).
 #
 # Usage: make-patches.sh [--check] [--each]
@@ -161,7 +161,7 @@ headers() {
 KUNIT_AT=""
 kunit_here() { KUNIT_AT="$KUNIT_AT $(git -C "$WORK" rev-list --count "$BASE"..HEAD)"; }
 
-headers mag shrink glue huge
+headers sparse mag shrink glue huge
 commit "x86/virt/tdx: Add the Dynamic PAMT cache's API and shared definitions" \
 "asm/tdx_pamt.h declares what KVM calls, with the names of the DPAMT
 series (tdx_pamt_get(), tdx_pamt_put(), struct tdx_pamt_cache and its
@@ -206,15 +206,13 @@ copy $TDX/pamt_core.c
 "$HERE/hooks.sh" "$WORK" core 2>/dev/null
 commit "x86/virt/tdx: Set the PAMT cache up over the covered memory" \
 "tdx_pamt_init() takes the 2M-aligned ranges the TDMRs cover and a
-platform backend, and allocates one slot word per covered 2M range: a
-flat window over the densest part of memory, which a get reaches with
-one subtraction and one compare, and 1G blocks for ranges far from it,
-found in an xarray keyed by pfn >> 18, so that sparse memory costs a
-slot per covered 2M range, not per 2M of the span.  A slot is 32 bytes:
-the word, the node and memcg of its idle list, and its list_head.
-tdx_pamt_exit()
-gives everything back but the pairs the module still holds (a REMOVE
-that failed): their pages are not ours to free.
+platform backend, and allocates a flat window of slots from the first
+covered range to the last, which a get reaches with one subtraction and
+one compare; 2M ranges in no covered range are holes, where every call
+fails with -EINVAL.  A slot is 32 bytes: the word, the node and memcg
+of its idle list, and its list_head.  tdx_pamt_exit() gives everything
+back but the pairs the module still holds (a REMOVE that failed): their
+pages are not ours to free.
 
 Also here: the statistics (summed per-CPU counters) and the control-page
 helpers, which take a reference on the page's range."
@@ -262,7 +260,7 @@ commit "x86/virt/tdx: Add KUnit tests for the PAMT slots" \
 kunit_here
 
 copy $TDX/pamt_mag.c $TDX/tests/pamt_kunit_mag.c
-headers shrink glue huge
+headers sparse shrink glue huge
 "$HERE/hooks.sh" "$WORK" mag kunit 2>/dev/null
 commit "x86/virt/tdx: Add per-CPU magazines of ready PAMT pairs" \
 "Keep free pairs in a magazine per CPU (Bonwick and Adams), taken and
@@ -284,7 +282,7 @@ them."
 kunit_here
 
 copy $TDX/pamt_shrink.c
-headers glue huge
+headers sparse glue huge
 "$HERE/hooks.sh" "$WORK" shrink 2>/dev/null
 commit "x86/virt/tdx: Give idle PAMT memory back: idle LRU, cap, shrinker and drains" \
 "An idle range keeps its pair installed, and the magazines keep free
@@ -306,12 +304,12 @@ copy $TDX/tests/pamt_kunit_shrink.c
 commit "x86/virt/tdx: Add KUnit tests for giving idle PAMT memory back" \
 "Test the idle LRU's order, a revived slot skipped, the idle cap at put
 and when it is lowered, the shrinker's count and scan called directly,
-a REMOVE that fails, far slots, the drains, the cache switched off, and
+a REMOVE that fails, the drains, the cache switched off, and
 that idle memory is in KReclaimable to the page."
 kunit_here
 
 copy $TDX/pamt_glue.c $TDX/pamt_glue.h $TDX/tests/pamt_kunit_hotplug.c
-headers huge
+headers sparse huge
 "$HERE/hooks.sh" "$WORK" glue kunit 2>/dev/null
 commit "x86/virt/tdx: Register the PAMT shrinker and a CPU hotplug callback" \
 "Register the shrink layer's shrinker, a CPU hotplug callback that
@@ -436,7 +434,7 @@ kunit_here
 
 # What is left: the stress test (it uses the canaries' debugfs helpers).
 for f in $(tracked $TDX/tests | grep "/pamt_kunit[^/]*\.[ch]$" |
-	   grep -v "/pamt_kunit_huge\.c$"); do
+	   grep -v "/pamt_kunit_\(huge\|sparse\)\.c$"); do
 	[ -e "$WORK/$f" ] || copy "$f"
 done
 "$HERE/hooks.sh" "$WORK" kunit 2>/dev/null
@@ -457,6 +455,27 @@ tracepoints, enabling, the KVM call sites, and how to validate the
 series on a TDX host."
 # The base series ends here; what follows is posted apart.
 DOC_END=$(git -C "$WORK" rev-parse HEAD)
+
+# Sparse memory: far blocks.
+copy $TDX/pamt_sparse.c $TDX/tests/pamt_kunit_sparse.c
+headers huge
+"$HERE/hooks.sh" "$WORK" sparse kunit 2>/dev/null
+commit "x86/virt/tdx: Give PAMT slots to covered memory only, not to the span" \
+"2 GiB of covered memory in two ranges 4 TiB apart needs 64 MiB of slots
+in a flat window over the span, and 32 KiB plus 8 bytes with this patch
+(sparse_metadata_is_proportional_to_covered in tools/testing/pamt; 1
+GiB at pfn 0 and 1 GiB at pfn 2^46 would need 4 TiB).  A get or put on
+the flat window is unchanged, 50 instructions per get+put; one in a far
+block costs 119 (make bench-insn).
+
+Keep the flat window for the run of consecutive ranges that covers the
+most 2M ranges with no more holes than covered ranges, the whole table
+on a dense host, and cut every other range into 1G-aligned blocks of 512
+slots, found in an xarray keyed by pfn >> 18 and written once at init.
+KUnit covers RAM and a GiB at pfn 2^46: both ends of both, the holes
+between, below and above them, and the slot metadata."
+kunit_here
+SPARSE_END=$(git -C "$WORK" rev-parse HEAD)
 
 # Optional: what only a huge-page series would call.  The harness after it
 # tests it too, as it compiles every layer.
@@ -566,11 +585,12 @@ done
 
 # ---- format-patch and the cover letters ----
 # base/: the cache, its KUnit suites and the documentation, to post;
-# 01-huge/: a follow-up for a future huge-page series; harness/: the
+# 01-sparse/: far blocks for sparse memory; 02-huge/: a follow-up for a
+# future huge-page series; harness/: the
 # userspace harness, a series of its own that is not posted.
 rm -rf "$OUT"
 mkdir -p "$OUT"
-SERIES="base:$BASE..$DOC_END 01-huge:$DOC_END..$HUGE_END harness:$HUGE_END..HEAD"
+SERIES="base:$BASE..$DOC_END 01-sparse:$DOC_END..$SPARSE_END 02-huge:$SPARSE_END..$HUGE_END harness:$HUGE_END..HEAD"
 for sr in $SERIES; do
 	dir=$OUT/${sr%%:*}
 	git -C "$WORK" format-patch -q --cover-letter --thread=shallow -o "$dir" \

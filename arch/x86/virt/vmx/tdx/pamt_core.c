@@ -41,66 +41,10 @@ static int pamt_check_config(const struct tdx_pamt_range *ranges,
 	return 0;
 }
 
-/* The flat window: the run of ranges covering most, at most half holes. */
-static void pamt_pick_window(const struct tdx_pamt_range *ranges,
-			     unsigned int nr, unsigned int *first,
-			     unsigned int *last)
-{
-	unsigned long best = 0, covered, span, total = 0;
-	unsigned int i, j;
-
-	for (i = 0; i < nr; i++)
-		total += ranges[i].end_pfn - ranges[i].start_pfn;
-	*first = *last = 0;
-	for (i = 0; i < nr; i++) {
-		covered = 0;
-		for (j = i; j < nr; j++) {
-			covered += ranges[j].end_pfn - ranges[j].start_pfn;
-			span = ranges[j].end_pfn - ranges[i].start_pfn;
-			/* Longer runs only add holes it cannot pay for. */
-			if (span > 2 * total)
-				break;
-			if (span <= 2 * covered && covered > best) {
-				best = covered;
-				*first = i;
-				*last = j;
-			}
-		}
-	}
-}
-
-/* The far blocks: distinct 1G blocks of the ranges outside the window. */
-static unsigned long pamt_far_blocks(const struct tdx_pamt_range *ranges,
-				     unsigned int nr, unsigned int first,
-				     unsigned int last, unsigned long *keys)
-{
-	unsigned long key, end, prev = ULONG_MAX, n = 0;
-	unsigned int i;
-
-	for (i = 0; i < nr; i++) {
-		if (i >= first && i <= last)
-			continue;
-		key = ranges[i].start_pfn >> PAMT_BLOCK_PFN_SHIFT;
-		end = (ranges[i].end_pfn - 1) >> PAMT_BLOCK_PFN_SHIFT;
-		for (; key <= end; key++) {
-			/* Sorted ranges: a shared block is the last one. */
-			if (key == prev)
-				continue;
-			if (keys)
-				keys[n] = key;
-			prev = key;
-			n++;
-		}
-	}
-	return n;
-}
-
 static void pamt_slots_free(void)
 {
-	xa_destroy(&pamt.far);
-	kvfree(pamt.far_keys);
+	pamt_sparse_free();
 	kvfree(pamt.slots);
-	pamt.far_keys = NULL;
 	pamt.slots = NULL;
 	pamt.nr_flat = 0;
 	pamt.nr_slots = 0;
@@ -111,37 +55,24 @@ static void pamt_slots_free(void)
 static unsigned long pamt_slots_init(const struct tdx_pamt_range *ranges,
 				     unsigned int nr)
 {
-	unsigned long n_far, idx, s, covered = 0;
+	unsigned long idx, s, covered = 0;
 	unsigned int first, last, i;
+	long n_far;
 
-	xa_init(&pamt.far);
-	pamt_pick_window(ranges, nr, &first, &last);
-	n_far = pamt_far_blocks(ranges, nr, first, last, NULL);
-	if (n_far) {
-		pamt.far_keys = kvcalloc(n_far, sizeof(*pamt.far_keys),
-					 GFP_KERNEL);
-		if (!pamt.far_keys)
-			return 0;
-		pamt_far_blocks(ranges, nr, first, last, pamt.far_keys);
-	}
-	for (idx = 0; idx < n_far; idx++) {
-		if (xa_is_err(xa_store(&pamt.far, pamt.far_keys[idx],
-				       xa_mk_value(idx), GFP_KERNEL))) {
-			pamt_slots_free();
-			return 0;
-		}
-	}
+	n_far = pamt_sparse_init(ranges, nr, &first, &last);
+	if (n_far < 0)
+		return 0;
 	pamt.base_idx = ranges[first].start_pfn / TDX_PAMT_PAGES_PER_SLOT;
 	pamt.nr_flat = ranges[last].end_pfn / TDX_PAMT_PAGES_PER_SLOT -
 		       pamt.base_idx;
-	pamt.nr_slots = pamt.nr_flat + n_far * PAMT_BLOCK_SLOTS;
+	pamt.nr_slots = pamt.nr_flat + n_far;
 	pamt.slots = kvcalloc(pamt.nr_slots, sizeof(*pamt.slots), GFP_KERNEL);
 	if (!pamt.slots) {
 		pamt_slots_free();
 		return 0;
 	}
-	pamt.meta_bytes = pamt.nr_slots * sizeof(*pamt.slots) +
-			  n_far * sizeof(*pamt.far_keys);
+	/* pamt_sparse_init() counted its own. */
+	pamt.meta_bytes += pamt.nr_slots * sizeof(*pamt.slots);
 
 	for (idx = 0; idx < pamt.nr_slots; idx++) {
 		atomic_set(&pamt.slots[idx].word, PAMT_SLOT_HOLE);

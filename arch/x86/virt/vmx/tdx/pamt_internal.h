@@ -190,14 +190,6 @@ struct pamt_pcpu {
 };
 
 /*
- * Slots outside the flat window live in blocks of PAMT_BLOCK_SLOTS, one
- * block per 1G-aligned 1G of covered memory, found in pamt.far; see
- * "Slot words and sparse memory" in the Documentation.
- */
-#define PAMT_BLOCK_SLOTS	512
-#define PAMT_BLOCK_PFN_SHIFT	(9 + 9)	/* pfn -> block key */
-
-/*
  * A slot: its word, and its place on the idle LRU.  32 bytes: the ranges
  * CPUs fault at once are often neighbours, and with 16 words to a cache
  * line they waited on each other's updates.
@@ -231,8 +223,6 @@ struct pamt_cache {
 	unsigned long base_idx;		/* pfn / 512 of slots[0] */
 	unsigned long nr_flat;		/* slots in the flat window */
 	unsigned long nr_slots;
-	struct xarray far;		/* far block key -> its number */
-	unsigned long *far_keys;	/* far block number -> key */
 	unsigned long meta_bytes;	/* slot metadata, for the statistics */
 	const struct tdx_pamt_ops *ops;
 	unsigned int mag_size;
@@ -312,45 +302,6 @@ static inline void pamt_idle_count(unsigned long idx, long n)
 	pamt_meminfo_add(READ_ONCE(pamt.slots[idx].nid), n);
 }
 
-static inline unsigned long pamt_slot_base_pfn(unsigned long idx)
-{
-	unsigned long far = idx - pamt.nr_flat;
-
-	if (idx < pamt.nr_flat)
-		return (pamt.base_idx + idx) * TDX_PAMT_PAGES_PER_SLOT;
-	return (pamt.far_keys[far / PAMT_BLOCK_SLOTS] << PAMT_BLOCK_PFN_SHIFT) +
-	       far % PAMT_BLOCK_SLOTS * TDX_PAMT_PAGES_PER_SLOT;
-}
-
-static inline unsigned long pamt_slot_idx(const atomic_t *slot)
-{
-	return container_of(slot, struct pamt_slot, word) - pamt.slots;
-}
-
-/*
- * The word of the 2M range @nr (pfn / TDX_PAMT_PAGES_PER_SLOT) in a far
- * block, or NULL if it is in no far block.
- */
-static inline atomic_t *pamt_slot_far(unsigned long nr)
-{
-	void *block = xa_load(&pamt.far, nr / PAMT_BLOCK_SLOTS);
-
-	if (!block)
-		return NULL;
-	return &pamt.slots[pamt.nr_flat + xa_to_value(block) * PAMT_BLOCK_SLOTS +
-			   nr % PAMT_BLOCK_SLOTS].word;
-}
-
-/* The word of @pfn's 2M range, or NULL if it is not covered. */
-static inline atomic_t *pamt_slot_lookup(unsigned long pfn)
-{
-	unsigned long idx = pfn / TDX_PAMT_PAGES_PER_SLOT - pamt.base_idx;
-
-	if (idx < pamt.nr_flat)
-		return &pamt.slots[idx].word;
-	return pamt_slot_far(pfn / TDX_PAMT_PAGES_PER_SLOT);
-}
-
 /* Where a pair goes once PAMT.REMOVE hands it back. */
 enum pamt_pair_dest {
 	PAMT_PAIR_TO_MAG,
@@ -385,7 +336,69 @@ int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
 void tdx_pamt_exit(void);
 struct page *__tdx_alloc_control_page(gfp_t gfp);
 
+/* pamt_sparse.c: see "Slot words and sparse memory" in the Documentation */
+/*
+ * Slots outside the flat window live in blocks of PAMT_BLOCK_SLOTS, one
+ * block per 1G-aligned 1G of covered memory, found in pamt_far.
+ */
+#define PAMT_BLOCK_SLOTS	512
+#define PAMT_BLOCK_PFN_SHIFT	(9 + 9)	/* pfn -> block key */
+
+struct pamt_far {
+	struct xarray blocks;		/* block key -> its number */
+	unsigned long *keys;		/* block number -> key */
+};
+
+extern struct pamt_far pamt_far;
+
+long pamt_sparse_init(const struct tdx_pamt_range *ranges, unsigned int nr,
+		      unsigned int *first, unsigned int *last);
+void pamt_sparse_free(void);
+
+/*
+ * The word of the 2M range @nr (pfn / TDX_PAMT_PAGES_PER_SLOT) in a far
+ * block, or NULL if it is in no far block.
+ */
+static inline atomic_t *pamt_slot_far(unsigned long nr)
+{
+	void *block = xa_load(&pamt_far.blocks, nr / PAMT_BLOCK_SLOTS);
+
+	if (!block)
+		return NULL;
+	return &pamt.slots[pamt.nr_flat + xa_to_value(block) * PAMT_BLOCK_SLOTS +
+			   nr % PAMT_BLOCK_SLOTS].word;
+}
+
+/* The first pfn of far slot @far (an index past the flat window). */
+static inline unsigned long pamt_far_base_pfn(unsigned long far)
+{
+	return (pamt_far.keys[far / PAMT_BLOCK_SLOTS] << PAMT_BLOCK_PFN_SHIFT) +
+	       far % PAMT_BLOCK_SLOTS * TDX_PAMT_PAGES_PER_SLOT;
+}
+
 /* pamt_slot.c */
+static inline unsigned long pamt_slot_base_pfn(unsigned long idx)
+{
+	if (idx < pamt.nr_flat)
+		return (pamt.base_idx + idx) * TDX_PAMT_PAGES_PER_SLOT;
+	return pamt_far_base_pfn(idx - pamt.nr_flat);
+}
+
+static inline unsigned long pamt_slot_idx(const atomic_t *slot)
+{
+	return container_of(slot, struct pamt_slot, word) - pamt.slots;
+}
+
+/* The word of @pfn's 2M range, or NULL if it is not covered. */
+static inline atomic_t *pamt_slot_lookup(unsigned long pfn)
+{
+	unsigned long idx = pfn / TDX_PAMT_PAGES_PER_SLOT - pamt.base_idx;
+
+	if (idx < pamt.nr_flat)
+		return &pamt.slots[idx].word;
+	return pamt_slot_far(pfn / TDX_PAMT_PAGES_PER_SLOT);
+}
+
 int pamt_slot_remove(atomic_t *slot, unsigned long idx, int *word,
 		     struct tdx_pamt_pair *pair);
 void pamt_pair_release(const struct tdx_pamt_pair *pair,
