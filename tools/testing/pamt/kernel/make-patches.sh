@@ -3,7 +3,7 @@
 #
 # Turn this repo into git format-patch series against a pristine Linux
 # 7.3 tree, the way a TDX maintainer would apply them: out/patches/base/,
-# then the follow-ups out/patches/01-sparse/ and 02-huge/, then
+# then the follow-ups out/patches/01-sparse/, 02-busy/ and 03-huge/, then
 # out/patches/harness/ (not posted).
 #
 # Usage: make-patches.sh [--check] [--each]
@@ -94,6 +94,20 @@ REV=${PAMT_REV:-HEAD}
 git -C "$REPO" rev-parse -q --verify "$REV^{commit}" >/dev/null || die "no commit $REV"
 tracked() { git -C "$REPO" ls-tree -r --name-only "$REV" -- "$@"; }
 
+# The BUSY fallback is a follow-up that changes files of the base: until
+# it, the files it touches are written without it, as
+# series/busy-revert.patch makes them.
+UNBUSY=1
+unbusy() {
+	[ "$UNBUSY" = 1 ] || return 0
+	case $1 in
+	*/pamt_slot.c|*/pamt_core.c|*/pamt_internal.h) ;;
+	*) return 0 ;;
+	esac
+	git -C "$REPO" show "$REV:tools/testing/pamt/kernel/series/busy-revert.patch" |
+		git -C "$WORK" apply --include="$1" - || die "busy-revert.patch on $1"
+}
+
 # copy PATH...: put committed files into the work tree
 copy() {
 	local f
@@ -102,6 +116,7 @@ copy() {
 		mkdir -p "$WORK/$(dirname "$f")"
 		git -C "$REPO" show "$REV:$f" > "$WORK/$f" 2>/dev/null || die "$f is not in $REV"
 		[ -x "$REPO/$f" ] && chmod +x "$WORK/$f"
+		unbusy "$f"
 	done
 }
 
@@ -156,6 +171,7 @@ git -C "$REPO" archive "$REV" $TDX arch/x86/include/asm/tdx_pamt.h \
 headers() {
 	python3 "$STAGE/tools/testing/pamt/kernel/series/stage.py" "$STAGE" "$WORK" "$@" ||
 		die "stage.py $*"
+	unbusy $TDX/pamt_internal.h
 }
 # Patches after which --check runs KUnit: their numbers in the series.
 KUNIT_AT=""
@@ -192,8 +208,9 @@ Keep one word per 2M range instead: a refcount plus state bits, so that
 a get or put on an installed range is one atomic operation and only one
 CPU owns an ADD or REMOVE of a range at a time.  The last put leaves the
 pair installed and the range idle: the next get revives it with no
-SEAMCALL.  A SEAMCALL that keeps meeting TDX_OPERAND_BUSY is retried,
-then serialised.  Tracepoints cover the slow events only.
+SEAMCALL.  A SEAMCALL that meets TDX_OPERAND_BUSY is retried with a
+doubling backoff, up to 10 times.  Tracepoints cover the slow events
+only.
 
 Until their patches, the other layers' stand-ins behave so: a pair is two
 order-0 pages taken at ADD and freed at REMOVE (no magazine);
@@ -434,7 +451,7 @@ kunit_here
 
 # What is left: the stress test (it uses the canaries' debugfs helpers).
 for f in $(tracked $TDX/tests | grep "/pamt_kunit[^/]*\.[ch]$" |
-	   grep -v "/pamt_kunit_\(huge\|sparse\)\.c$"); do
+	   grep -v "/pamt_kunit_\(huge\|sparse\|busy\)\.c$"); do
 	[ -e "$WORK/$f" ] || copy "$f"
 done
 "$HERE/hooks.sh" "$WORK" kunit 2>/dev/null
@@ -476,6 +493,31 @@ KUnit covers RAM and a GiB at pfn 2^46: both ends of both, the holes
 between, below and above them, and the slot metadata."
 kunit_here
 SPARSE_END=$(git -C "$WORK" rev-parse HEAD)
+
+# The serialised fallback for TDX_OPERAND_BUSY.
+UNBUSY=0
+copy $TDX/pamt_slot.c $TDX/pamt_core.c $TDX/tests/pamt_kunit_busy.c
+headers huge
+"$HERE/hooks.sh" "$WORK" kunit 2>/dev/null
+commit "x86/virt/tdx: Serialise PAMT SEAMCALLs that stay BUSY past the backoff" \
+"With an idle cap of 0, a guest converting one page between shared and
+private in a loop ADDs and REMOVEs one pair back to back; when that
+pair's pages share a 2M range with a range a bystander must ADD, the
+module answers the bystander BUSY almost every time.  In the userspace
+harness's conversion storm (busy_fallback_beats_a_conversion_storm in
+tools/testing/pamt, module latencies modelled on the public figures),
+the bystander's get failed with -EBUSY 20 times out of 20 with the
+backed-off retries alone, in the full run of the suite (1 to 3 times
+when run alone), and with this patch it gets in.
+
+After the backoff, set pamt.serializing, take a raw spinlock that every
+new PAMT call then takes too, wait for the calls already in flight
+(counted per CPU, with interrupts off around each SEAMCALL) and retry
+alone, as many times again.  A put in softirq never takes the lock nor
+backs off.  The lock is the upstream global lock, kept for this one
+case."
+kunit_here
+BUSY_END=$(git -C "$WORK" rev-parse HEAD)
 
 # Optional: what only a huge-page series would call.  The harness after it
 # tests it too, as it compiles every layer.
@@ -585,12 +627,13 @@ done
 
 # ---- format-patch and the cover letters ----
 # base/: the cache, its KUnit suites and the documentation, to post;
-# 01-sparse/: far blocks for sparse memory; 02-huge/: a follow-up for a
-# future huge-page series; harness/: the
+# 01-sparse/: far blocks for sparse memory; 02-busy/: the serialised BUSY
+# fallback; 03-huge/: a follow-up for a future huge-page series;
+# harness/: the
 # userspace harness, a series of its own that is not posted.
 rm -rf "$OUT"
 mkdir -p "$OUT"
-SERIES="base:$BASE..$DOC_END 01-sparse:$DOC_END..$SPARSE_END 02-huge:$SPARSE_END..$HUGE_END harness:$HUGE_END..HEAD"
+SERIES="base:$BASE..$DOC_END 01-sparse:$DOC_END..$SPARSE_END 02-busy:$SPARSE_END..$BUSY_END 03-huge:$BUSY_END..$HUGE_END harness:$HUGE_END..HEAD"
 for sr in $SERIES; do
 	dir=$OUT/${sr%%:*}
 	git -C "$WORK" format-patch -q --cover-letter --thread=shallow -o "$dir" \

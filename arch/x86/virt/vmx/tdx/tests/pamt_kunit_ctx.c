@@ -150,9 +150,11 @@ static enum hrtimer_restart pk_softirq_timer(struct hrtimer *t)
  * (an idle cap of 0) the softirq's last puts REMOVE, while the task's
  * gets ADD.  Half the loop runs with bottom halves off, so that the
  * softirq also runs from local_bh_enable().  With @busy, the module
- * answers BUSY to most calls, so the task's gets serialise under
- * pamt.seamcall_lock, which the softirq, interrupting them, must never
- * take (lockdep would see it taken with softirqs on and in softirq).
+ * answers BUSY to most calls, so the task's gets back off between their
+ * tries and, with the serialised fallback, go under pamt.seamcall_lock,
+ * which the softirq, interrupting them, must never take (lockdep would
+ * see it taken with softirqs on and in softirq): its puts make one call
+ * each and never back off.
  */
 static void pk_ctx_softirq_put(struct kunit *test, bool lean,
 			       unsigned int mag_size, bool busy)

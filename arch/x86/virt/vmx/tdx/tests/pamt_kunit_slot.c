@@ -315,31 +315,6 @@ static void pk_add_busy_retried(struct kunit *test)
 	pk_check_accounting(test, 0);
 }
 
-/* BUSY through the backoff: the serialised retry gets it in. */
-static void pk_add_busy_serialised(struct kunit *test)
-{
-	unsigned long pfn;
-
-	u64 filed;
-
-	pk_up(test);
-	/* What an install takes besides: the root memcg's idle list. */
-	KUNIT_ASSERT_EQ(test, pk_get(pk_slot_pfn(test, 15)), 0);
-	filed = pk_stat(TDX_PAMT_STAT_GLOBAL_LOCK);
-	tdx_pamt_put(pk_slot_pfn(test, 15));
-	pfn = pk_slot_pfn(test, 14);
-	PK_INJECT(PAMT_FAKE_ADD, TDX_PAMT_OPERAND_BUSY, PAMT_BUSY_RETRIES + 2);
-	KUNIT_EXPECT_EQ(test, pk_get(pfn), 0);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_ADD),
-			(u64)PAMT_BUSY_RETRIES + 4);
-	/* The fallback lock, once per serialised call: BUSY, then success. */
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_GLOBAL_LOCK), 2 * filed + 2);
-	KUNIT_EXPECT_EQ(test, atomic_read(&pamt.serializing), 0);
-	KUNIT_EXPECT_EQ(test, pk_word(pfn), W_INST | 1);
-	tdx_pamt_put(pfn);
-	pk_check_accounting(test, 0);
-}
-
 /* REMOVE answering BUSY for good: the slot stays IDLE, nothing lost. */
 static void pk_remove_busy_stays_idle(struct kunit *test)
 {
@@ -665,7 +640,6 @@ static struct kunit_case pk_slot_cases[] = {
 	KUNIT_CASE(pk_removing_seen_and_waited),
 	KUNIT_CASE(pk_evict_in_use),
 	KUNIT_CASE(pk_add_busy_retried),
-	KUNIT_CASE(pk_add_busy_serialised),
 	KUNIT_CASE(pk_remove_busy_stays_idle),
 	KUNIT_CASE(pk_remove_errors),
 	KUNIT_CASE(pk_bad_pfn),
