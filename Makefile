@@ -22,7 +22,7 @@
 #                    tables and plots in bench-results/vt, and in shared
 #                    memory (BUSY, poisoned 2M) in bench-results/vt-shared
 #   make patches     format-patch series against pristine 7.3: out/patches/
-#                    base/, 01-sparse/, 02-huge/ and harness/ (not posted)
+#                    base/, 01-sparse/, 02-busy/ and harness/ (not posted)
 #   make patches-check  the series, applied with git am to a fresh 7.3
 #                    tree and built; KUnit after each cache layer patch
 

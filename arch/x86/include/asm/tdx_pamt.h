@@ -76,21 +76,4 @@ static inline void tdx_free_control_page(struct page *page)
 }
 #endif
 
-/*
- * pamt_huge.c: for a future huge-page series; KVM in 7.3 calls none of it.
- * The callbacks issue DEMOTE (passing @pair) or PROMOTE (filling @pair;
- * NULL without Dynamic PAMT) inside the slot's transition: preemption off,
- * no lock that sleeps on PREEMPT_RT.  They return the TDX status.
- */
-typedef u64 (*tdx_pamt_demote_fn)(const struct tdx_pamt_pair *pair, void *arg);
-typedef u64 (*tdx_pamt_promote_fn)(struct tdx_pamt_pair *pair, void *arg);
-
-int tdx_pamt_pair_take(struct tdx_pamt_pair *pair,
-		       struct tdx_pamt_cache *res, gfp_t gfp);
-void tdx_pamt_pair_give(const struct tdx_pamt_pair *pair);
-int tdx_pamt_demote(unsigned long pfn, struct tdx_pamt_cache *cache,
-		    tdx_pamt_demote_fn demote, void *arg);
-int tdx_pamt_promote(unsigned long pfn, tdx_pamt_promote_fn promote,
-		     void *arg);
-
 #endif /* _ASM_X86_TDX_PAMT_H */

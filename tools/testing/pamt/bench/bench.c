@@ -22,9 +22,7 @@
  * Memory is shared by default: TD pages, control pages and pair pages all
  * come from the shim's buddy allocator, and the run measures what pair
  * pages do to it (struct bench_mem); --split-pool keeps TD pages apart
- * (pool.c).  --huge PCT asks for a share of each vCPU's memory as 2M
- * mappings: an order-9 block, its range's idle pair evicted, a 2M PAGE.AUG
- * in the fake module; each fallback to 4K is counted by cause.
+ * (pool.c).
  */
 #include <getopt.h>
 #include <pthread.h>
@@ -251,8 +249,6 @@ static void timed_put(struct rec *r, unsigned long pfn)
 
 /* ---- TDs ---- */
 #define SEPT_FLAG	(1UL << 63)
-#define HUGE_FLAG	(1UL << 62)	/* a 2M mapping, its first pfn */
-#define ORDER_2M	PAMT_SIM_MAX_ORDER
 #define CTL_TDCS	4
 #define CTL_TDCX	5
 
@@ -264,7 +260,6 @@ struct vcpu {
 	struct tdx_pamt_cache res;
 	struct pool_cursor cur;
 	u64 rng;
-	u64 hrng;		/* --huge decisions, a stream of their own */
 	unsigned long nguest;	/* guest pages to fault */
 	unsigned long *pages;	/* faulted pages in order; SEPT_FLAG marks S-EPT */
 	unsigned long nr_pages;
@@ -309,7 +304,6 @@ static void td_setup(struct td *td, unsigned int id, unsigned long guest_pages,
 		vc->pages = malloc((vc->nguest + vc->nguest / 512 + 2) *
 				   sizeof(*vc->pages));
 		vc->rng = bench_mix(bench_mix(bo.seed, id * 1000 + v), cycle);
-		vc->hrng = bench_mix(vc->rng, 0x2000000);
 		if (pool_cursor_init(&vc->cur) || !vc->pages)
 			pamt_sim_fatal("out of memory", __FILE__, __LINE__);
 	}
@@ -405,49 +399,6 @@ static void vcpu_map(struct vcpu *vc, struct rec *r, unsigned long pfn,
 	vc->pages[vc->nr_pages++] = pfn | (sept ? SEPT_FLAG : 0);
 }
 
-/*
- * A 2M mapping, as KVM would make one for a huge guest_memfd folio: an
- * order-9 block, the range's idle pair evicted (a 2M mapping needs no
- * pair, and the module refuses one over a range that has a pair), a 2M
- * PAGE.AUG.  No PAMT reference and no S-EPT page table page.  Returns
- * false, with the cause counted and nothing held, to fall back to 4K.
- */
-static bool vcpu_fault_2m(struct vcpu *vc)
-{
-	struct page *page;
-	unsigned long base;
-	u64 st;
-
-	mem_count(huge_req, 1);
-	page = alloc_pages(GFP_KERNEL | __GFP_NORETRY | __GFP_NOWARN, ORDER_2M);
-	if (!page) {
-		mem_count(fb_alloc, 1);
-		return false;
-	}
-	base = page_to_pfn(page);
-	if (run.ops->evict(base)) {
-		mem_count(fb_evict, 1);
-		__free_pages(page, ORDER_2M);
-		return false;
-	}
-	pthread_rwlock_rdlock(&vc->td->mmu_lock);
-	pamt_sim_enter_atomic();
-	while ((st = pamt_fake_page_aug_2m(base)) == TDX_PAMT_OPERAND_BUSY) {
-		mem_count(busy_td, 1);
-		cpu_relax();
-	}
-	pamt_sim_exit_atomic();
-	pthread_rwlock_unlock(&vc->td->mmu_lock);
-	if (st) {
-		mem_count(fb_aug, 1);
-		__free_pages(page, ORDER_2M);
-		return false;
-	}
-	mem_count(huge_ok, 1);
-	vc->pages[vc->nr_pages++] = base | HUGE_FLAG;
-	return true;
-}
-
 /* One fault: returns false when the vCPU has faulted everything in. */
 static bool vcpu_fault(struct vcpu *vc, struct rec *r)
 {
@@ -455,11 +406,6 @@ static bool vcpu_fault(struct vcpu *vc, struct rec *r)
 
 	if (f >= vc->nguest)
 		return false;
-	if (bo.huge_pct && f % 512 == 0 && f + 512 <= vc->nguest &&
-	    bench_rng(&vc->hrng) % 100 < bo.huge_pct && vcpu_fault_2m(vc)) {
-		vc->pos += 512;
-		return vc->pos < vc->nguest;
-	}
 	strat_enter_td(vc->td->id);
 	if (run.ops->topup(&vc->res))
 		r->errors++;
@@ -498,23 +444,13 @@ static bool vcpu_unmap(struct vcpu *vc, struct rec *r)
 		return false;
 	}
 	e = vc->pages[vc->pos++];
-	pfn = e & ~(SEPT_FLAG | HUGE_FLAG);
+	pfn = e & ~SEPT_FLAG;
 	sept = e & SEPT_FLAG;
-	if (e & HUGE_FLAG) {
-		while (pamt_fake_page_remove_2m(pfn) == TDX_PAMT_OPERAND_BUSY) {
-			mem_count(busy_td, 1);
-			cpu_relax();
-		}
-		__free_pages(pfn_to_page(pfn), ORDER_2M);
-	} else {
-		while (pamt_fake_page_remove(pfn) == TDX_PAMT_OPERAND_BUSY) {
-			mem_count(busy_td, 1);
-			cpu_relax();
-		}
+	while (pamt_fake_page_remove(pfn) == TDX_PAMT_OPERAND_BUSY) {
+		mem_count(busy_td, 1);
+		cpu_relax();
 	}
-	if (e & HUGE_FLAG) {
-		/* Nothing to put: a 2M mapping holds no PAMT reference. */
-	} else if (sept && bench_rng(&vc->rng) % 100 < bo.softirq_pct) {
+	if (sept && bench_rng(&vc->rng) % 100 < bo.softirq_pct) {
 		softirq_queue(pfn);
 	} else {
 		pthread_rwlock_rdlock(&vc->td->mmu_lock);
@@ -1139,9 +1075,8 @@ static void keep_after_boot(struct td *tds, unsigned int nr)
 				keep_range(page_to_pfn(tds[t].ctl[i]));
 		for (v = 0; v < tds[t].nr_vcpus; v++)
 			for (p = 0; p < tds[t].vcpus[v].nr_pages; p++)
-				if (!(tds[t].vcpus[v].pages[p] & HUGE_FLAG))
-					keep_range(tds[t].vcpus[v].pages[p] &
-						   ~SEPT_FLAG);
+				keep_range(tds[t].vcpus[v].pages[p] &
+					   ~SEPT_FLAG);
 	}
 	free(keep.seen);
 	keep.seen = NULL;
@@ -1231,7 +1166,6 @@ static void usage(void)
 "  --host-gib N --softirq-pct PCT --reclaim-ms N --reclaim-shift N\n"
 "  --split-pool (TD pages from a pool apart from pair pages; default: one\n"
 "                shared buddy allocator)\n"
-"  --huge PCT   (share of TD memory requested as 2M mappings; shared only)\n"
 "  --json FILE --plot FILE.png --quiet --selftest\n");
 	exit(2);
 }
@@ -1284,7 +1218,6 @@ int bench_main(int argc, char **argv, struct bench_result *out)
 		{ "plot", required_argument, NULL, 'P' },
 		{ "quiet", no_argument, NULL, 'Q' },
 		{ "split-pool", no_argument, NULL, 'X' },
-		{ "huge", required_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct bench_result *br = out;
@@ -1315,7 +1248,6 @@ int bench_main(int argc, char **argv, struct bench_result *out)
 		case 'P': bo.plot = optarg; break;
 		case 'Q': bo.quiet = 1; break;
 		case 'X': bo.split_pool = 1; break;
-		case 'h': bo.huge_pct = strtoul(optarg, NULL, 0); break;
 		default: usage();
 		}
 	}
@@ -1350,12 +1282,8 @@ int bench_main(int argc, char **argv, struct bench_result *out)
 	}
 	if (!bo.vcpus || !ncycles || ncycles > BENCH_MAX_CYCLES ||
 	    bo.frag_pct > 100 || !bo.threads_per_cpu || bo.softirq_pct > 100 ||
-	    bo.pages_per_td > pool_pages(1) / 2 || bo.huge_pct > 100) {
+	    bo.pages_per_td > pool_pages(1) / 2) {
 		fprintf(stderr, "pamt_bench: bad parameters\n");
-		return 2;
-	}
-	if (bo.huge_pct && bo.split_pool) {
-		fprintf(stderr, "pamt_bench: --huge needs shared memory, not --split-pool\n");
 		return 2;
 	}
 

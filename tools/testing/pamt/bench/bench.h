@@ -58,7 +58,6 @@ struct strat_ops {
 	void (*ctl_free)(struct page *page);
 	unsigned long (*refs)(unsigned long pfn);
 	void (*ctrs)(struct strat_ctrs *c);
-	int (*evict)(unsigned long pfn);	/* empty a free 2M range */
 	bool has_shrinker;
 };
 

@@ -17,9 +17,10 @@
  * slow, slow-memcg: magazine, the slow path instead, collected in
  * insn_slow(): a vCPU's top-up of its reserve (GFP_KERNEL_ACCOUNT), a get
  * that ADDs (its pair from the magazines), the put that leaves the range
- * idle and the evict that REMOVEs it; slow-memcg with the task in a
- * memcg, so that the top-up charges, the get moves a charge to the range
- * and the REMOVE drops it (the shim's objcg calls, not the kernel's).
+ * idle and the REMOVE of that idle slot, as the shrinker does it (the
+ * slot layer's pamt_slot_remove()); slow-memcg with the task in a memcg,
+ * so that the top-up charges, the get moves a charge to the range and the
+ * REMOVE drops it (the shim's objcg calls, not the kernel's).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,13 +38,25 @@ __attribute__((__noinline__)) void insn_pair(const struct strat_ops *ops,
 	ops->put(pfn);
 }
 
+/* The REMOVE of an idle slot, as the shrinker and the idle cap do it. */
+static void insn_remove(unsigned long pfn)
+{
+	atomic_t *slot = pamt_slot_lookup(pfn);
+	struct tdx_pamt_pair pair;
+	int old = atomic_read(slot);
+
+	if (pamt_slot_state(old) == PAMT_SLOT_IDLE &&
+	    !pamt_slot_remove(slot, pamt_slot_idx(slot), &old, &pair))
+		pamt_pair_release(&pair, PAMT_PAIR_TO_MAG);
+}
+
 __attribute__((__noinline__)) void insn_slow(unsigned long pfn,
 					 struct tdx_pamt_cache *res)
 {
 	__tdx_topup_pamt_cache(res, 1, GFP_KERNEL_ACCOUNT);
 	tdx_pamt_get(pfn, res);
 	tdx_pamt_put(pfn);
-	tdx_pamt_evict(pfn);
+	insn_remove(pfn);
 }
 
 /* The slow path N times on one slot; 0, or 1 if it did not go the slow way. */

@@ -34,9 +34,10 @@ awk -v m="$per_magazine" -v a="$per_atomic" 'BEGIN {
 	printf "target: magazine <= 1.1x atomic: %.2fx: %s\n", r, (r <= 1.1 ? "met" : "MISSED")
 	printf "target: magazine <= 60 per pair: %.1f: %s\n", m, (m <= 60 ? "met" : "MISSED")
 }'
-# The slow path (magazine): a top-up, a get that ADDs, the put, an evict
-# that REMOVEs; with the task in a memcg, the charge, its move to the
-# range and the uncharge come on top (the shim's objcg calls).
+# The slow path (magazine): a top-up, a get that ADDs, the put, the
+# REMOVE of the idle slot (pamt_slot_remove(), as the shrinker does it);
+# with the task in a memcg, the charge, its move to the range and the
+# uncharge come on top (the shim's objcg calls).
 ns=$((n / 100))
 for s in slow slow-memcg; do
 	valgrind --tool=callgrind --toggle-collect=insn_slow \

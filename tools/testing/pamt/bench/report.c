@@ -204,9 +204,6 @@ static void print_memory(const struct bench_result *br)
 	printf("%-14s %9s %9s %10s %10s %10s %16s",
 	       "strategy", "BUSY", "TD BUSY", "pair pgs", "2M w/pair",
 	       "TD-usable", "poisoned");
-	if (bo.huge_pct)
-		printf(" %8s %8s %8s %8s %8s", "2M req", "2M ok",
-		       "fb:alloc", "fb:evict", "fb:aug");
 	printf("\n");
 	for (s = 0; s < S_NR; s++) {
 		const struct sresult *r = &br->s[s];
@@ -225,22 +222,13 @@ static void print_memory(const struct bench_result *br)
 		       (unsigned long long)m->pair_pages,
 		       (unsigned long long)m->pair_blocks,
 		       (unsigned long long)m->td_usable, poi);
-		if (bo.huge_pct)
-			printf(" %8llu %8llu %8llu %8llu %8llu",
-			       (unsigned long long)m->huge_req,
-			       (unsigned long long)m->huge_ok,
-			       (unsigned long long)m->fb_alloc,
-			       (unsigned long long)m->fb_evict,
-			       (unsigned long long)m->fb_aug);
 		printf("\n");
 	}
 	printf("  (BUSY: every TDX_OPERAND_BUSY the fake module answered, PAMT.ADD/REMOVE and the TD's own calls;\n"
-	       "   TD BUSY: of them, PAGE.AUG/REMOVE at 4K and 2M and control pages;\n"
+	       "   TD BUSY: of them, PAGE.AUG/REMOVE and control pages;\n"
 	       "   pair pgs: pages held as pair pages, installed, cached or reserved; 2M w/pair: distinct 2M blocks\n"
 	       "   holding one; TD-usable: blocks not wholly pair pages (split pool: the pool's); poisoned: TD-usable\n"
-	       "   blocks holding a pair page, which no TD can map at 2M%s)\n",
-	       bo.huge_pct ? ";\n   2M req/ok: 2M mappings asked for and made; fb: fell back to 4K because no 2M block was\n"
-	       "   wholly free (alloc), the range's pair could not be evicted (evict), the module refused (aug)" : "");
+	       "   blocks holding a pair page, which no TD can map at 2M)\n");
 }
 
 static void print_cycles(const struct bench_result *br)
@@ -609,9 +597,9 @@ void report_print(struct bench_result *br)
 		       bo.mem_gib, bo.run_pages, bo.frag_pct,
 		       (unsigned long long)bo.seed);
 	else
-		printf("   host: %u GiB covered (%lu 2M slots, core idle cap %lu = a quarter), shared memory (one buddy allocator), frag %u%%, 2M share %u%%, seed %llu\n",
+		printf("   host: %u GiB covered (%lu 2M slots, core idle cap %lu = a quarter), shared memory (one buddy allocator), frag %u%%, seed %llu\n",
 		       bo.host_gib, br->host_slots, br->idle_cap, bo.frag_pct,
-		       bo.huge_pct, (unsigned long long)bo.seed);
+		       (unsigned long long)bo.seed);
 	printf("   %lu gets per TD boot, %u workers on %u CPUs (%u per CPU), softirq share of S-EPT puts %u%%, timer step %.0f ns, wall %.1fs\n\n",
 	       br->gets_per_td, br->nworkers, br->ncpu, bo.threads_per_cpu,
 	       bo.softirq_pct, br->timer_res_ns, br->total_s);
@@ -675,13 +663,13 @@ int report_json(const struct bench_result *br, const char *path)
 	}
 	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
 	fprintf(f, "{\"scenario\":\"%s\",\"date\":\"%s\",", bo.scenario, date);
-	fprintf(f, "\"params\":{\"tds\":%u,\"vcpus\":%u,\"mem_gib\":%u,\"host_gib\":%u,\"pages_per_td\":%lu,\"gets_per_td\":%lu,\"cycles\":%u,\"threads_per_cpu\":%u,\"workers\":%u,\"cpus\":%u,\"run_pages\":%u,\"frag_pct\":%u,\"softirq_pct\":%u,\"seed\":%llu,\"host_slots\":%lu,\"idle_cap\":%lu,\"reclaim_ms\":%u,\"reclaim_shift\":%u,\"conv_pages\":%u,\"memory\":\"%s\",\"huge_pct\":%u,\"wall_s\":%.2f},",
+	fprintf(f, "\"params\":{\"tds\":%u,\"vcpus\":%u,\"mem_gib\":%u,\"host_gib\":%u,\"pages_per_td\":%lu,\"gets_per_td\":%lu,\"cycles\":%u,\"threads_per_cpu\":%u,\"workers\":%u,\"cpus\":%u,\"run_pages\":%u,\"frag_pct\":%u,\"softirq_pct\":%u,\"seed\":%llu,\"host_slots\":%lu,\"idle_cap\":%lu,\"reclaim_ms\":%u,\"reclaim_shift\":%u,\"conv_pages\":%u,\"memory\":\"%s\",\"wall_s\":%.2f},",
 		br->nr_tds, bo.vcpus, bo.mem_gib, bo.host_gib, bo.pages_per_td,
 		br->gets_per_td, br->ncycles, bo.threads_per_cpu, br->nworkers,
 		br->ncpu, bo.run_pages, bo.frag_pct, bo.softirq_pct,
 		(unsigned long long)bo.seed, br->host_slots, br->idle_cap,
 		bo.reclaim_ms, bo.reclaim_shift, bo.conv_pages,
-		bo.split_pool ? "split" : "shared", bo.huge_pct, br->total_s);
+		bo.split_pool ? "split" : "shared", br->total_s);
 	fprintf(f, "\"modelled\":{\"add_ns\":%llu,\"remove_ns\":%llu,\"add_range_ns\":[%llu,%llu],\"remove_range_ns\":[%llu,%llu],\"source\":\"%s\"},",
 		(unsigned long long)bo.add_ns, (unsigned long long)bo.remove_ns,
 		(unsigned long long)bo.add_ns / 2,
@@ -710,19 +698,14 @@ int report_json(const struct bench_result *br, const char *path)
 		json_lat(f, "put", &r->tot[OP_PUT]);
 		fputc(',', f);
 		json_sc(f, &r->ctot);
-		fprintf(f, ",\"memory\":{\"busy\":%llu,\"busy_td\":%llu,\"blocks_2m\":%llu,\"td_usable_2m\":%llu,\"pair_pages\":%llu,\"pair_blocks_2m\":%llu,\"poisoned_2m\":%llu,\"huge_requested\":%llu,\"huge_mapped\":%llu,\"huge_fallback_alloc\":%llu,\"huge_fallback_evict\":%llu,\"huge_fallback_aug\":%llu}",
+		fprintf(f, ",\"memory\":{\"busy\":%llu,\"busy_td\":%llu,\"blocks_2m\":%llu,\"td_usable_2m\":%llu,\"pair_pages\":%llu,\"pair_blocks_2m\":%llu,\"poisoned_2m\":%llu}",
 			(unsigned long long)(r->ctot.busy + r->mem.busy_td),
 			(unsigned long long)r->mem.busy_td,
 			(unsigned long long)r->mem.blocks,
 			(unsigned long long)r->mem.td_usable,
 			(unsigned long long)r->mem.pair_pages,
 			(unsigned long long)r->mem.pair_blocks,
-			(unsigned long long)r->mem.poisoned,
-			(unsigned long long)r->mem.huge_req,
-			(unsigned long long)r->mem.huge_ok,
-			(unsigned long long)r->mem.fb_alloc,
-			(unsigned long long)r->mem.fb_evict,
-			(unsigned long long)r->mem.fb_aug);
+			(unsigned long long)r->mem.poisoned);
 		fprintf(f, ",\"global_lock_acquisitions\":%llu,\"page_allocs\":%llu,\"page_frees\":%llu,\"idle_pairs_end\":%llu,\"peak_pamt_pages\":%llu,\"checks_ok\":%s,\"violations\":%llu,\"gets\":%llu,\"puts\":%llu,\"wall_s\":%.3f",
 			(unsigned long long)r->ctot.lock,
 			(unsigned long long)r->ctot.palloc,

@@ -31,25 +31,19 @@ struct bench_opts {
 	unsigned int strat_mask;
 	unsigned int reclaim_ms, reclaim_shift, conv_pages;
 	int split_pool;		/* TD pages from a separate pool */
-	unsigned int huge_pct;	/* share of TD memory requested as 2M */
 	const char *json, *plot;
 };
 
 /**
  * struct bench_mem - what pair pages do to host memory, per strategy
  * @busy_td: TDX_OPERAND_BUSY answers to the TD's own calls (PAGE.AUG and
- *	PAGE.REMOVE at 4K and 2M, control pages), each retried
+ *	PAGE.REMOVE, control pages), each retried
  * @blocks: 2M blocks of host memory
  * @td_usable: of them, blocks a TD could use: in shared mode every block
  *	not wholly made of pair pages, with --split-pool the pool's blocks
  * @pair_pages: pages held as pair pages (installed, cached or reserved)
  * @pair_blocks: distinct 2M blocks holding at least one pair page
  * @poisoned: TD-usable blocks holding a pair page: no 2M mapping there
- * @huge_req: 2M mappings requested (--huge)
- * @huge_ok: of them, mapped at 2M
- * @fb_alloc: fell back to 4K: no wholly free 2M block (order-9 failed)
- * @fb_evict: fell back: the range's pair could not be evicted
- * @fb_aug: fell back: the fake module refused the 2M PAGE.AUG
  *
  * The block figures are taken at the end of each boot, with every TD
  * booted, and the worst (most poisoned) cycle is kept.
@@ -57,7 +51,6 @@ struct bench_opts {
 struct bench_mem {
 	u64 busy_td;
 	u64 blocks, td_usable, pair_pages, pair_blocks, poisoned;
-	u64 huge_req, huge_ok, fb_alloc, fb_evict, fb_aug;
 };
 
 void bench_mem_scan(struct bench_mem *m);

@@ -14,7 +14,7 @@
  *   exactly the survivor's pair memory;
  * - the memory columns: a pair page in a TD block counts as poisoned, a
  *   block wholly of pair pages does not; shared memory poisons the tiny
- *   TD's blocks, a split pool none; --huge counts every request once.
+ *   TD's blocks, a split pool none.
  *
  * Ends with "N passed, N failed".
  */
@@ -150,13 +150,13 @@ static void test_exact_seamcalls(void)
  * bench_mem_scan() on memory laid out by hand (the simulated memory and
  * the fake module alone): block 0 holds a TD page and a page that is no TD
  * page (a pair page), block 1 is wholly such pages, block
- * 2 is a TD's 2M page, block 3 is free.
+ * 2 is wholly TD pages, block 3 is free.
  */
 static void test_mem_scan(void)
 {
 	const unsigned long base = 0x100000, per = TDX_PAMT_PAGES_PER_SLOT;
 	struct bench_mem m;
-	struct page *pairs, *huge;
+	struct page *pairs, *td;
 	unsigned long i;
 
 	CHECK(!pamt_sim_mem_init(base, 4 * per), "mem");
@@ -165,12 +165,12 @@ static void test_mem_scan(void)
 	CHECK(pamt_sim_alloc_pfn(base + 7), "td page");
 	set_bit(7, pamt_fake.td_map);
 	pairs = alloc_pages(GFP_KERNEL, PAMT_SIM_MAX_ORDER);
-	huge = alloc_pages(GFP_KERNEL, PAMT_SIM_MAX_ORDER);
-	CHECK(pairs && huge, "2M blocks");
-	if (!pairs || !huge)
+	td = alloc_pages(GFP_KERNEL, PAMT_SIM_MAX_ORDER);
+	CHECK(pairs && td, "2M blocks");
+	if (!pairs || !td)
 		goto out;
 	for (i = 0; i < per; i++)
-		set_bit(page_to_pfn(huge) - base + i, pamt_fake.td_map);
+		set_bit(page_to_pfn(td) - base + i, pamt_fake.td_map);
 
 	bench_mem_scan(&m);
 	CHECK(m.blocks == 4, "blocks %llu", (unsigned long long)m.blocks);
@@ -235,35 +235,6 @@ static void test_shared_memory_poisons(void)
 		      strat_names[s], (unsigned long long)m->poisoned,
 		      (unsigned long long)m->pair_blocks);
 	}
-}
-
-/*
- * --huge: every request is mapped or counted under one fallback cause.
- * With no wholly free 2M block left (a host too small), order-9 fails.
- */
-static void test_huge(void)
-{
-	int s;
-
-	CHECK(!run_args(SMALL "--scenario churn --tds 3 --pages-per-td 20000 --cycles 2 --huge 50"),
-	      "run");
-	check_all_ok();
-	for (s = 0; s < S_NR; s++) {
-		const struct bench_mem *m = &br.s[s].mem;
-
-		CHECK(m->huge_req > 0 && m->huge_req ==
-		      m->huge_ok + m->fb_alloc + m->fb_evict + m->fb_aug,
-		      "%s: req %llu ok %llu fb %llu/%llu/%llu", strat_names[s],
-		      (unsigned long long)m->huge_req,
-		      (unsigned long long)m->huge_ok,
-		      (unsigned long long)m->fb_alloc,
-		      (unsigned long long)m->fb_evict,
-		      (unsigned long long)m->fb_aug);
-		CHECK(m->huge_req == br.s[S_LOCK].mem.huge_req,
-		      "%s: same inputs", strat_names[s]);
-	}
-	CHECK(run_args(SMALL "--scenario churn --huge 10 --split-pool") == 2,
-	      "--huge with --split-pool must be refused");
 }
 
 static void test_churn_small(void)
@@ -376,7 +347,6 @@ static const struct {
 	{ "exact_seamcalls", test_exact_seamcalls },
 	{ "mem_scan", test_mem_scan },
 	{ "shared_memory_poisons", test_shared_memory_poisons },
-	{ "huge", test_huge },
 	{ "churn_small", test_churn_small },
 	{ "5td_small_oversubscribed", test_5td_small_oversubscribed },
 	{ "frag_small", test_frag_small },

@@ -355,12 +355,6 @@ static unsigned long ref_refs(unsigned long pfn)
 	return slot ? (unsigned long)atomic_read(slot) : 0;
 }
 
-/* A range whose count is 0 has no pair: lock and atomic free it at 1->0. */
-static int ref_evict(unsigned long pfn)
-{
-	return ref_refs(pfn) ? -EBUSY : 0;
-}
-
 static void ref_ctrs(struct strat_ctrs *c)
 {
 	unsigned int cpu;
@@ -461,29 +455,25 @@ const struct strat_ops strat_ops[S_NR] = {
 		.topup = ref_topup, .get = lock_get, .put = lock_put,
 		.drain = ref_drain, .ctl_alloc = lock_ctl_alloc,
 		.ctl_free = lock_ctl_free, .refs = ref_refs, .ctrs = ref_ctrs,
-		.evict = ref_evict,
 	},
 	[S_ATOMIC] = {
 		.name = "atomic", .init = ref_init, .exit = ref_exit,
 		.topup = ref_topup, .get = atomic_get, .put = atomic_put,
 		.drain = ref_drain, .ctl_alloc = atomic_ctl_alloc,
 		.ctl_free = atomic_ctl_free, .refs = ref_refs, .ctrs = ref_ctrs,
-		.evict = ref_evict,
 	},
 	[S_LEAN] = {
 		.name = "lean", .init = lean_init, .exit = tdx_pamt_exit,
 		.topup = core_topup, .get = tdx_pamt_get, .put = tdx_pamt_put,
 		.drain = tdx_free_pamt_cache, .ctl_alloc = core_ctl_alloc,
 		.ctl_free = tdx_free_control_page, .refs = core_refs,
-		.ctrs = core_ctrs, .evict = tdx_pamt_evict,
-		.has_shrinker = true,
+		.ctrs = core_ctrs, .has_shrinker = true,
 	},
 	[S_MAG] = {
 		.name = "magazine", .init = mag_init, .exit = tdx_pamt_exit,
 		.topup = core_topup, .get = tdx_pamt_get, .put = tdx_pamt_put,
 		.drain = tdx_free_pamt_cache, .ctl_alloc = core_ctl_alloc,
 		.ctl_free = tdx_free_control_page, .refs = core_refs,
-		.ctrs = core_ctrs, .evict = tdx_pamt_evict,
-		.has_shrinker = true,
+		.ctrs = core_ctrs, .has_shrinker = true,
 	},
 };

@@ -98,7 +98,7 @@ mkdir -p "$tmp/$TDX/tests"
 cp "$TREE"/$TDX/tests/pamt_fake*.c "$TREE"/$TDX/tests/pamt_kunit_*.c \
 	"$tmp/$TDX/tests/" 2>/dev/null || true
 "$REPO/tools/testing/pamt/kernel/hooks.sh" "$tmp" \
-	kconfig trace slots core sparse mag shrink glue backend enable debugfs huge kunit docs 2>/dev/null
+	kconfig trace slots core sparse mag shrink glue backend enable debugfs kunit docs 2>/dev/null
 for f in $HOOKED $TDX/tests/Makefile; do
 	cmp -s "$tmp/$f" "$TREE/$f" || { cp "$tmp/$f" "$TREE/$f"; log "hooked $f"; }
 done

@@ -11,13 +11,13 @@
 #   trace     the include path the tracepoints' define_trace.h needs
 #   slots     build the slot layer and the tracepoints
 #   core      build the core (init, exit, slot table, statistics)
+#   sparse    build the far blocks for sparse memory
 #   mag       build the magazine layer
 #   shrink    build the shrink layer
 #   glue      build the in-kernel glue (shrinker, CPU hotplug)
 #   backend   build the SEAMCALL backend
 #   enable    build the enabling code and call it from tdx.c
 #   debugfs   build the debugfs files
-#   huge      build DEMOTE/PROMOTE and the pair API (pamt_huge.c)
 #   kunit     build the KUnit suites, every tests/pamt_kunit_*.c of the tree
 #   docs      link Documentation/arch/x86/tdx-dpamt.rst from the x86 index
 set -euo pipefail
@@ -81,9 +81,6 @@ for hook in "$@"; do
 	debugfs)
 		append_once $TDX/Makefile \
 			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_debugfs.o' ;;
-	huge)
-		append_once $TDX/Makefile \
-			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_huge.o' ;;
 	kunit)
 		# The suites use the core's internals, which are not exported:
 		# the option is a bool, built in only.

@@ -3,7 +3,7 @@
 #
 # Turn this repo into git format-patch series against a pristine Linux
 # 7.3 tree, the way a TDX maintainer would apply them: out/patches/base/,
-# then the follow-ups out/patches/01-sparse/, 02-busy/ and 03-huge/, then
+# then the follow-ups out/patches/01-sparse/ and 02-busy/, then
 # out/patches/harness/ (not posted).
 #
 # Usage: make-patches.sh [--check] [--each]
@@ -177,7 +177,7 @@ headers() {
 KUNIT_AT=""
 kunit_here() { KUNIT_AT="$KUNIT_AT $(git -C "$WORK" rev-list --count "$BASE"..HEAD)"; }
 
-headers sparse mag shrink glue huge
+headers sparse mag shrink glue
 commit "x86/virt/tdx: Add the Dynamic PAMT cache's API and shared definitions" \
 "asm/tdx_pamt.h declares what KVM calls, with the names of the DPAMT
 series (tdx_pamt_get(), tdx_pamt_put(), struct tdx_pamt_cache and its
@@ -277,7 +277,7 @@ commit "x86/virt/tdx: Add KUnit tests for the PAMT slots" \
 kunit_here
 
 copy $TDX/pamt_mag.c $TDX/tests/pamt_kunit_mag.c
-headers sparse shrink glue huge
+headers sparse shrink glue
 "$HERE/hooks.sh" "$WORK" mag kunit 2>/dev/null
 commit "x86/virt/tdx: Add per-CPU magazines of ready PAMT pairs" \
 "Keep free pairs in a magazine per CPU (Bonwick and Adams), taken and
@@ -299,7 +299,7 @@ them."
 kunit_here
 
 copy $TDX/pamt_shrink.c
-headers sparse glue huge
+headers sparse glue
 "$HERE/hooks.sh" "$WORK" shrink 2>/dev/null
 commit "x86/virt/tdx: Give idle PAMT memory back: idle LRU, cap, shrinker and drains" \
 "An idle range keeps its pair installed, and the magazines keep free
@@ -326,7 +326,7 @@ that idle memory is in KReclaimable to the page."
 kunit_here
 
 copy $TDX/pamt_glue.c $TDX/pamt_glue.h $TDX/tests/pamt_kunit_hotplug.c
-headers sparse huge
+headers sparse
 "$HERE/hooks.sh" "$WORK" glue kunit 2>/dev/null
 commit "x86/virt/tdx: Register the PAMT shrinker and a CPU hotplug callback" \
 "Register the shrink layer's shrinker, a CPU hotplug callback that
@@ -451,7 +451,7 @@ kunit_here
 
 # What is left: the stress test (it uses the canaries' debugfs helpers).
 for f in $(tracked $TDX/tests | grep "/pamt_kunit[^/]*\.[ch]$" |
-	   grep -v "/pamt_kunit_\(huge\|sparse\|busy\)\.c$"); do
+	   grep -v "/pamt_kunit_\(sparse\|busy\)\.c$"); do
 	[ -e "$WORK/$f" ] || copy "$f"
 done
 "$HERE/hooks.sh" "$WORK" kunit 2>/dev/null
@@ -475,7 +475,7 @@ DOC_END=$(git -C "$WORK" rev-parse HEAD)
 
 # Sparse memory: far blocks.
 copy $TDX/pamt_sparse.c $TDX/tests/pamt_kunit_sparse.c
-headers huge
+headers
 "$HERE/hooks.sh" "$WORK" sparse kunit 2>/dev/null
 commit "x86/virt/tdx: Give PAMT slots to covered memory only, not to the span" \
 "2 GiB of covered memory in two ranges 4 TiB apart needs 64 MiB of slots
@@ -497,7 +497,7 @@ SPARSE_END=$(git -C "$WORK" rev-parse HEAD)
 # The serialised fallback for TDX_OPERAND_BUSY.
 UNBUSY=0
 copy $TDX/pamt_slot.c $TDX/pamt_core.c $TDX/tests/pamt_kunit_busy.c
-headers huge
+headers
 "$HERE/hooks.sh" "$WORK" kunit 2>/dev/null
 commit "x86/virt/tdx: Serialise PAMT SEAMCALLs that stay BUSY past the backoff" \
 "With an idle cap of 0, a guest converting one page between shared and
@@ -518,27 +518,6 @@ backs off.  The lock is the upstream global lock, kept for this one
 case."
 kunit_here
 BUSY_END=$(git -C "$WORK" rev-parse HEAD)
-
-# Optional: what only a huge-page series would call.  The harness after it
-# tests it too, as it compiles every layer.
-copy $TDX/pamt_huge.c $TDX/tests/pamt_kunit_huge.c
-headers
-"$HERE/hooks.sh" "$WORK" huge kunit 2>/dev/null
-commit "x86/virt/tdx: Add DEMOTE/PROMOTE and the PAMT pair API for huge pages" \
-"For a future huge-page series; not needed by 7.3, whose KVM maps
-private memory at 4K only.  A 2M range that DEMOTE splits needs a pair
-in R12/R13, and PROMOTE hands one back.  tdx_pamt_demote() takes a pair
-and installs it in the range's slot with one reference per 4K page the
-split maps; tdx_pamt_promote() empties the slot and keeps the pair for
-the next ADD.  Both run their SEAMCALL, given as a callback, inside the
-slot's transition.  tdx_pamt_pair_take() and tdx_pamt_pair_give() hand
-out and take back a pair outside any slot; tdx_pamt_evict() REMOVEs the
-pair of an idle range before it is mapped at 2M.  Nothing is exported:
-the series that makes KVM call these adds the exports it needs.  KUnit
-runs a split and a merge against the fake module under a write-held
-rwlock."
-kunit_here
-HUGE_END=$(git -C "$WORK" rev-parse HEAD)
 
 # The harness, without our CI scripts, the benchmark, the spin model and
 # virtual time, which are this project's tooling rather than something to
@@ -605,10 +584,9 @@ harness_part "tools/testing/pamt: Test giving PAMT memory back" \
 "The shrinker, the drains and the idle cap, and the memory bounds the
 documentation states." \
 	$PT/tests/shrink.c $PT/tests/reclaim.c $PT/tests/bounds.c
-harness_part "tools/testing/pamt: Test PAMT slots over memory with holes, and 2M splits" \
-"Slots over covered ranges far apart and the holes between them, and
-DEMOTE and PROMOTE through the slots." \
-	$PT/tests/sparse.c $PT/tests/split.c
+harness_part "tools/testing/pamt: Test PAMT slots over memory with holes" \
+"Slots over covered ranges far apart and the holes between them." \
+	$PT/tests/sparse.c
 for f in $(tracked $PT | grep -v '^tools/testing/pamt/\(kernel\|bench\|model\|vt\)/'); do
 	[ -e "$WORK/$f" ] || bad "$f is in no commit of the series"
 done
@@ -628,12 +606,11 @@ done
 # ---- format-patch and the cover letters ----
 # base/: the cache, its KUnit suites and the documentation, to post;
 # 01-sparse/: far blocks for sparse memory; 02-busy/: the serialised BUSY
-# fallback; 03-huge/: a follow-up for a future huge-page series;
-# harness/: the
+# fallback; harness/: the
 # userspace harness, a series of its own that is not posted.
 rm -rf "$OUT"
 mkdir -p "$OUT"
-SERIES="base:$BASE..$DOC_END 01-sparse:$DOC_END..$SPARSE_END 02-busy:$SPARSE_END..$BUSY_END 03-huge:$BUSY_END..$HUGE_END harness:$HUGE_END..HEAD"
+SERIES="base:$BASE..$DOC_END 01-sparse:$DOC_END..$SPARSE_END 02-busy:$SPARSE_END..$BUSY_END harness:$BUSY_END..HEAD"
 for sr in $SERIES; do
 	dir=$OUT/${sr%%:*}
 	git -C "$WORK" format-patch -q --cover-letter --thread=shallow -o "$dir" \

@@ -8,10 +8,11 @@
  * What is modelled:
  *  - the slot word, with the flag bits of pamt_internal.h and a 3-bit
  *    count (PAMT_SLOT_REF_MASK is 23 bits in C); PAMT_SLOT_REF_MAX is
- *    twice the pages of a range less one, as in C, with SPLIT_PAGES for
- *    512: with SPLIT the getter takes a second reference (a page's next
- *    use before the put of its last), which on a split range meets it and
- *    must answer -EOVERFLOW, changing nothing;
+ *    twice the pages of a range less one, as in C, with SLOT_PAGES for
+ *    512: with HELD the getter takes a second reference (a page's next
+ *    use before the put of its last), which on a range whose other pages
+ *    hold references meets it and must answer -EOVERFLOW, changing
+ *    nothing;
  *  - tdx_pamt_get(): one atomic add on the word, a reference on a word
  *    INSTALLED and not TRANSIT, else a pending count (the ghost `pend`
  *    counts those, and a count one reference too many);
@@ -22,7 +23,7 @@
  *    pending counts stay, and become references when INSTALLED is
  *    published (pamt_slot_publish());
  *    tdx_pamt_put() / pamt_slot_put_slow(),
- *    pamt_slot_remove(), tdx_pamt_evict(), the idle LRU (pamt_lru_add()
+ *    pamt_slot_remove(), the idle LRU (pamt_lru_add()
  *    at install and at an idle put, a walk's taking an entry off and
  *    pamt_lru_dispose() clearing its bit) and pamt_reclaim_slot() (from
  *    the shrinker, and from the idle cap in pamt_shrink_idle_inc());
@@ -48,22 +49,18 @@
  *   BUSY_MAX=n       the module answers BUSY at most n times in a run
  *                    (default: BUSY forever is allowed)
  *   PAMT_WAIT_BUDGET=n  waits a get may begin under its deadline (default 1)
- *   MUTANT_NO_TRANSIT, MUTANT_EVICT_NO_RECHECK,
+ *   MUTANT_NO_TRANSIT, MUTANT_RECLAIM_NO_RECHECK,
  *   MUTANT_ADD_FAIL_LOSES_PAIR, MUTANT_BUSY_KEEPS_TRANSIT,
- *   MUTANT_REOWN_BLIND, MUTANT_POP_DROPS_REMOVING
+ *   MUTANT_REOWN_BLIND
  *                    deliberately broken variants; see the README.  The
- *                    last two are the C code before its two starvation
+ *                    last is the C code before one of its starvation
  *                    fixes.
- *   SPLIT            the range starts mapped 2M by a TD (slot EMPTY), and
- *                    a splitter process does tdx_pamt_demote() around
- *                    TDH.MEM.PAGE.DEMOTE, then either tdx_pamt_promote()
- *                    around TDH.MEM.PAGE.PROMOTE or the unmapping of every
- *                    4K page with a put; one getter instead of two
- *   MUTANT_DEMOTE_NO_TRANSIT, MUTANT_DEMOTE_NO_REFS,
- *   MUTANT_PROMOTE_NO_TRANSIT, MUTANT_PROMOTE_KEEPS_INSTALLED
- *                    broken variants of those two (README)
+ *   HELD             the range starts ACTIVE: a TD uses SLOT_PAGES of its
+ *                    4K pages, each under a reference, and a holder
+ *                    process unmaps each with a put; one getter instead
+ *                    of two, which takes a second reference
  *   MUTANT_OVERFLOW_NO_CHECK  get takes a reference beyond
- *                    PAMT_SLOT_REF_MAX (with SPLIT)
+ *                    PAMT_SLOT_REF_MAX (with HELD)
  *   MUTANT_NO_UNCOUNT  a get that fails leaves its count in the word
  *   MUTANT_PUBLISH_STORE  owners publish with a store, as before the
  *                    atomic add: the counts of waiting gets are lost
@@ -71,7 +68,7 @@
 
 /* ---- pamt_internal.h ---------------------------------------------------- */
 #define PAMT_SLOT_REF_MASK	7
-#define PAMT_SLOT_REF_MAX	(2 * SPLIT_PAGES - 1)	/* 1023 in C */
+#define PAMT_SLOT_REF_MAX	(2 * SLOT_PAGES - 1)	/* 1023 in C */
 #define PAMT_SLOT_INSTALLED	8	/* the module holds a pair */
 #define PAMT_SLOT_TRANSIT	16	/* one CPU owns an ADD or REMOVE */
 #define PAMT_SLOT_LEAKED	32	/* REMOVE failed; never reclaimed */
@@ -114,13 +111,13 @@
 #define EAGAIN		6	/* reclaim: no REMOVE attempted */
 
 /* ---- the configuration ------------------------------------------------- */
-#ifdef SPLIT
+#ifdef HELD
 #define NGET		1	/* getter processes: get, use a page, put */
 #else
 #define NGET		2	/* getter processes: get, use a page, put */
 #endif
-/* The 512 4K pages of a split range (TDX_PAMT_PAGES_PER_SLOT), shrunk. */
-#define SPLIT_PAGES	2
+/* The 512 4K pages of a range (TDX_PAMT_PAGES_PER_SLOT), shrunk. */
+#define SLOT_PAGES	2
 #define NITER		1	/* get/put rounds per getter */
 #define NPAIRS		3
 #define NO_PAIR		255
@@ -147,16 +144,12 @@ byte installed;			/* the INSTALLED gauge, summed */
 bool mod_has_pair;
 byte mod_pair = NO_PAIR;
 byte td_pages;			/* 4K pages of the range a TD uses */
-bool mod_mapped_2m;		/* a TD maps the whole range at 2M */
-bool split_owner;		/* ghost: DEMOTE/PROMOTE owns the slot */
 byte owner[NPAIRS];
 #ifdef BUSY_MAX
 byte busy_left = BUSY_MAX;
 #endif
 
 bool in_get[2];			/* getter i is inside tdx_pamt_get() */
-bool in_evict;
-bool in_split;			/* the splitter is inside demote/promote */
 
 /* Locals every process needs; the inlines below share them. */
 #define PAMT_LOCALS						\
@@ -201,9 +194,9 @@ inline pamt_slot_state(w, s)
 
 /* ---- pairs: pamt_mag.c -------------------------------------------------- */
 
-/* tdx_pamt_pair_take(): magazines first, then the page allocator (which
+/* pamt_slot_pair_get(): magazines first, then the page allocator (which
  * may fail: GFP_NOWAIT). The reserve is one more source, not modelled. */
-inline tdx_pamt_pair_take(pp, rr)
+inline pamt_slot_pair_get(pp, rr)
 {
 	atomic {
 		pp = 0;
@@ -278,45 +271,8 @@ inline module_add(pp, st)
 		assert(!mod_has_pair);
 		assert(pp < NPAIRS && owner[pp] == OWN_ME);
 		if
-		:: mod_mapped_2m -> st = TDX_PAMT_ERROR	/* HPA_RANGE_NOT_FREE */
-		:: !mod_mapped_2m -> mod_has_pair = true; mod_pair = pp;
-		   owner[pp] = OWN_MODULE; st = TDX_PAMT_SUCCESS
-		MODULE_BUSY
-		:: st = TDX_PAMT_ERROR
-		fi
-	}
-}
-
-/* TDH.MEM.PAGE.DEMOTE with @pp in R12/R13: 2M -> SPLIT_PAGES 4K pages. */
-inline module_demote(pp, st)
-{
-	atomic {
-		/* DEMOTE is never issued on a range that has a pair. */
-		assert(!mod_has_pair && mod_mapped_2m);
-		assert(pp < NPAIRS && owner[pp] == OWN_ME);
-		if
 		:: mod_has_pair = true; mod_pair = pp; owner[pp] = OWN_MODULE;
-		   mod_mapped_2m = false; td_pages = SPLIT_PAGES;
 		   st = TDX_PAMT_SUCCESS
-		MODULE_BUSY
-		:: st = TDX_PAMT_ERROR
-		fi
-	}
-}
-
-/* TDH.MEM.PAGE.PROMOTE: needs every 4K page mapped; hands the pair back. */
-inline module_promote(pp, st)
-{
-	atomic {
-		/* PROMOTE is never issued on a range without a pair. */
-		assert(mod_has_pair && !mod_mapped_2m);
-		if
-		:: td_pages == SPLIT_PAGES ->
-			pp = mod_pair; assert(owner[pp] == OWN_MODULE);
-			owner[pp] = OWN_ME; mod_pair = NO_PAIR;
-			mod_has_pair = false; mod_mapped_2m = true; td_pages = 0;
-			st = TDX_PAMT_SUCCESS
-		:: td_pages != SPLIT_PAGES -> st = TDX_PAMT_ERROR
 		MODULE_BUSY
 		:: st = TDX_PAMT_ERROR
 		fi
@@ -329,7 +285,6 @@ inline module_remove(pp, st)
 	atomic {
 		/* REMOVE is never issued on a range in use, nor without a pair. */
 		assert(td_pages == 0);
-		assert(!(mod_mapped_2m && mod_has_pair));
 		assert(mod_has_pair);
 		if
 		:: pp = mod_pair; assert(owner[pp] == OWN_MODULE);
@@ -663,7 +618,7 @@ inline pamt_slot_get_slow(rr)
 		/* EMPTY: a pair first, outside any transition. */
 		if
 		:: p == NO_PAIR ->
-			tdx_pamt_pair_take(p, rr);
+			pamt_slot_pair_get(p, rr);
 			if
 			:: rr != 0 ->
 				/* -ENOMEM only if the slot is still EMPTY. */
@@ -785,16 +740,18 @@ inline pamt_reclaim(rr)
 			pamt_slot_state(sw_old, state);
 			if
 			:: state == PAMT_SLOT_REMOVING ->
-				/* evict's REMOVE may stay BUSY: keep it queued */
-#ifndef MUTANT_POP_DROPS_REMOVING
+				/* another's REMOVE may stay BUSY: keep it queued */
 				pamt_lru_add();
-#endif
 				break
 			:: state != PAMT_SLOT_REMOVING && !reclaimable(sw_old) ->
 				break	/* in use, empty, LEAKED: dropped */
 			:: reclaimable(sw_old) ->
 				/* a BUSY REMOVE restores the word */
+#ifdef MUTANT_RECLAIM_NO_RECHECK
+				slot = PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT; sw_ok = true;
+#else
 				try_cmpxchg(sw_old, sw_old | PAMT_SLOT_TRANSIT, sw_ok);
+#endif
 				if
 				:: sw_ok ->
 					idle--;
@@ -836,7 +793,7 @@ inline pamt_shrink_idle_inc()
 	fi
 }
 
-/* ---- put and evict ------------------------------------------------------ */
+/* ---- put ---------------------------------------------------------------- */
 
 inline pamt_slot_put_slow(rr)
 {
@@ -889,160 +846,6 @@ inline tdx_pamt_put(rr)
 	old = 0; ok = false
 }
 
-inline tdx_pamt_evict(rr)
-{
-	old = slot;
-	do
-	:: true ->
-		pamt_slot_state(old, state);
-		if
-		:: state == PAMT_SLOT_NOT_COVERED -> rr = EINVAL; break
-		:: state == PAMT_SLOT_EMPTY -> rr = 0; break
-		:: state == PAMT_SLOT_IDLE && (old & PAMT_SLOT_LEAKED) -> rr = EIO; break
-		:: state == PAMT_SLOT_IDLE && !(old & PAMT_SLOT_LEAKED) ->
-#ifdef MUTANT_EVICT_NO_RECHECK
-			slot = PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT; ok = true;
-#else
-			try_cmpxchg(old, old | PAMT_SLOT_TRANSIT, ok);
-#endif
-			if
-			:: ok ->
-				idle--;
-				pamt_slot_remove(PAMT_PAIR_TO_MAG, rr);
-				break
-			:: else	/* continue */
-			fi
-		:: else -> rr = EBUSY; break	/* ACTIVE, ADDING, REMOVING */
-		fi
-	od;
-	old = 0; ok = false; state = 0
-}
-
-/* ---- DEMOTE and PROMOTE: pamt_slot.c ------------------------------------- */
-
-/*
- * tdx_pamt_demote(): EMPTY (the range mapped 2M) -> owned as ADDING ->
- * ACTIVE with SPLIT_PAGES references, or EMPTY again on failure; the pair
- * is taken before the transition and given back after a failed one.
- */
-inline tdx_pamt_demote(rr)
-{
-	old = slot;
-	if
-	:: old & ~PAMT_SLOT_REF_MASK -> rr = EBUSY
-	:: else ->
-		/* EMPTY; a count is a get's, which the split serves too. */
-		tdx_pamt_pair_take(p, rr);
-		if
-		:: rr == 0 ->
-			atomic {
-#ifdef MUTANT_DEMOTE_NO_TRANSIT
-				ok = (slot == old);
-#else
-				try_cmpxchg(old, old | PAMT_SLOT_TRANSIT, ok);
-#endif
-				split_owner = ok
-			};
-			if
-			:: !ok -> rr = EBUSY
-			:: else ->
-				module_demote(p, st);
-				pamt_status_errno(st, rr);
-				atomic {
-#ifndef MUTANT_DEMOTE_NO_TRANSIT
-					assert((slot & ~PAMT_SLOT_REF_MASK) == PAMT_SLOT_TRANSIT);
-#else
-					slot = slot | PAMT_SLOT_TRANSIT;
-#endif
-					if
-					:: rr != 0 ->
-						pamt_slot_publish(old | PAMT_SLOT_TRANSIT,
-								  -PAMT_SLOT_TRANSIT)
-					:: else ->
-						installed++;
-#ifdef MUTANT_DEMOTE_NO_REFS
-						pamt_slot_publish(old | PAMT_SLOT_TRANSIT,
-								  PAMT_SLOT_INSTALLED - PAMT_SLOT_TRANSIT);
-#else
-						pamt_slot_publish(old | PAMT_SLOT_TRANSIT,
-								  (PAMT_SLOT_INSTALLED | SPLIT_PAGES) -
-								  PAMT_SLOT_TRANSIT);
-#endif
-						p = NO_PAIR
-					fi;
-					split_owner = false
-				};
-				if	/* pamt_shrink_installed() */
-				:: rr == 0 -> queued = true
-				:: else
-				fi
-			fi;
-			if
-			:: p != NO_PAIR -> pamt_mag_push(p)
-			:: else
-			fi
-		:: else	/* -ENOMEM */
-		fi
-	fi;
-	old = 0; ok = false; st = 0
-}
-
-/*
- * tdx_pamt_promote(): ACTIVE with exactly SPLIT_PAGES references -> owned
- * as REMOVING -> EMPTY, the pair to a magazine; or the word as it was.
- */
-inline tdx_pamt_promote(rr)
-{
-	old = slot;
-	if
-	:: old != (PAMT_SLOT_INSTALLED | SPLIT_PAGES) -> rr = EBUSY
-	:: else ->
-		/* split_owner is a ghost: set with the ownership it stands for. */
-		atomic {
-#ifdef MUTANT_PROMOTE_NO_TRANSIT
-			ok = true;
-#else
-			try_cmpxchg(old, PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT, ok);
-#endif
-			split_owner = ok
-		};
-		if
-		:: !ok -> rr = EBUSY
-		:: else ->
-			module_promote(p, st);
-			pamt_status_errno(st, rr);
-			atomic {
-#ifndef MUTANT_PROMOTE_NO_TRANSIT
-				assert((slot & ~PAMT_SLOT_REF_MASK) ==
-				       (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT));
-#else
-				slot = slot - SPLIT_PAGES + PAMT_SLOT_TRANSIT;
-#endif
-				if
-				:: rr != 0 ->
-					pamt_slot_publish(PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT,
-							  old - (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT))
-				:: else ->
-#ifdef MUTANT_PROMOTE_KEEPS_INSTALLED
-					pamt_slot_publish(PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT,
-							  old - (PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT))
-#else
-					installed--;
-					pamt_slot_publish(PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT,
-							  -(PAMT_SLOT_INSTALLED | PAMT_SLOT_TRANSIT))
-#endif
-				fi;
-				split_owner = false
-			};
-			if
-			:: p != NO_PAIR -> pamt_mag_push(p)
-			:: else
-			fi
-		fi
-	fi;
-	old = 0; ok = false; st = 0
-}
-
 /* ---- processes ---------------------------------------------------------- */
 
 /* A user of the range: get, put a TD page in it, take it out, put. */
@@ -1065,7 +868,7 @@ get_done:
 				       PAMT_SLOT_INSTALLED);
 				td_pages++
 			};
-#ifdef SPLIT
+#ifdef HELD
 			/* The page's next use, before the put of this one. */
 			in_get[i] = true;
 			tdx_pamt_get(ret);
@@ -1083,46 +886,21 @@ get_done:
 	}
 }
 
-proctype evictor()
-{
-	PAMT_LOCALS;
-
-	in_evict = true;
-	tdx_pamt_evict(ret);
-	in_evict = false
-}
-
-#ifdef SPLIT
+#ifdef HELD
 /*
- * KVM's split hook on a range the TD maps at 2M, then either its merge
- * hook, or the zap of every 4K page (PAGE.REMOVE, then a put).
+ * The TD's other pages of the range, mapped before the run: each is
+ * taken out (PAGE.REMOVE), then put.
  */
-proctype splitter()
+proctype holder()
 {
 	PAMT_LOCALS;
 	byte n;
 
-	in_split = true;
-	tdx_pamt_demote(ret);
-	in_split = false;
-	if
-	:: ret == 0 ->
-		assert(mod_has_pair);
-		if
-		:: in_split = true; tdx_pamt_promote(ret); in_split = false
-		:: ret = EBUSY	/* no merge */
-		fi;
-		if
-		:: ret == 0 -> assert(mod_mapped_2m && !mod_has_pair)
-		:: else ->
-			for (n : 1 .. SPLIT_PAGES) {
-				atomic { assert(td_pages > 0); td_pages-- };
-				tdx_pamt_put(ret);
-				assert(ret == 0)
-			}
-		fi
-	:: else -> ret = 0
-	fi
+	for (n : 1 .. SLOT_PAGES) {
+		atomic { assert(td_pages > 0); td_pages-- };
+		tdx_pamt_put(ret);
+		assert(ret == 0)
+	}
 }
 #endif
 
@@ -1143,10 +921,12 @@ init {
 	atomic {
 		/* One pair cached, the others with the page allocator. */
 		owner[0] = OWN_MAG;
-#ifdef SPLIT
-		/* The slot is EMPTY: a TD maps the range at 2M. */
-		mod_mapped_2m = true;
-		run splitter();
+#ifdef HELD
+		/* ACTIVE: a TD uses SLOT_PAGES pages of the range. */
+		slot = PAMT_SLOT_INSTALLED | SLOT_PAGES; installed = 1;
+		queued = true; td_pages = SLOT_PAGES;
+		mod_has_pair = true; mod_pair = 1; owner[1] = OWN_MODULE;
+		run holder();
 #else
 		/* The slot starts EMPTY, or IDLE. */
 		if
@@ -1159,7 +939,6 @@ init {
 		for (i : 0 .. NGET - 1) {
 			run getter(i)
 		}
-		run evictor();
 		run shrinker()
 	}
 
@@ -1167,7 +946,6 @@ init {
 	_nr_pr == 1;
 	atomic {
 		assert(td_pages == 0);
-		assert(!(mod_mapped_2m && mod_has_pair));
 		assert(pamt_slot_refs(slot) == 0 && !(slot & PAMT_SLOT_TRANSIT));
 		assert(pend == 0);
 		assert(((slot & PAMT_SLOT_INSTALLED) != 0) == mod_has_pair);
@@ -1202,10 +980,8 @@ ltl inv {
 	/* outside a transition the word says what the module holds */
 	((slot & PAMT_SLOT_TRANSIT) ||
 	 (((slot & PAMT_SLOT_INSTALLED) != 0) == mod_has_pair)) &&
-	/* TD pages only under a reference (DEMOTE/PROMOTE: in its transition) */
-	(td_pages <= pamt_slot_refs(slot) - pend || split_owner) &&
-	/* a range mapped 2M has no pair */
-	!(mod_mapped_2m && mod_has_pair) &&
+	/* TD pages only under a reference */
+	td_pages <= pamt_slot_refs(slot) - pend &&
 	/* the module holds at most one pair, the one it says */
 	(in_module(0) + in_module(1) + in_module(2)) == mod_has_pair &&
 	(!mod_has_pair || owner[mod_pair] == OWN_MODULE))
@@ -1216,8 +992,7 @@ ltl get_done {
 	[] ((in_get[0] -> <> !in_get[0]) && (in_get[1] -> <> !in_get[1]))
 }
 
-/* Every transition ends, and every evict returns. */
+/* Every transition ends. */
 ltl transit_ends {
-	[] (((slot & PAMT_SLOT_TRANSIT) -> <> !(slot & PAMT_SLOT_TRANSIT)) &&
-	    (in_evict -> <> !in_evict) && (in_split -> <> !in_split))
+	[] ((slot & PAMT_SLOT_TRANSIT) -> <> !(slot & PAMT_SLOT_TRANSIT))
 }

@@ -95,14 +95,13 @@ static void cap_random(unsigned long nr_slots,
 			EXPECT_EQ(tdx_pamt_put(held[j]), 0);
 			held[j] = held[--nr_held];
 		} else if (r < 85) {
-			ret = tdx_pamt_evict(pfn);
+			ret = evict_idle(pfn);
 			EXPECT(ret == 0 || ret == -EBUSY);
 		} else if (r < 88 && nr_pairs < 8) {
-			ASSERT(!tdx_pamt_pair_take(&pairs[nr_pairs++], NULL,
-						   GFP_KERNEL));
+			ASSERT(!take_pair(&pairs[nr_pairs++]));
 			env.held_pairs++;
 		} else if (r < 91 && nr_pairs) {
-			tdx_pamt_pair_give(&pairs[--nr_pairs]);
+			pamt_mag_push(&pairs[--nr_pairs]);
 			env.held_pairs--;
 		} else if (r < 94) {
 			env.held_pairs -= res.nr;
@@ -140,7 +139,7 @@ static void cap_random(unsigned long nr_slots,
 	env.held_pairs -= res.nr;
 	tdx_free_pamt_cache(&res);
 	while (nr_pairs) {
-		tdx_pamt_pair_give(&pairs[--nr_pairs]);
+		pamt_mag_push(&pairs[--nr_pairs]);
 		env.held_pairs--;
 	}
 	EXPECT(idle_memory() <= cap + CAP_SLACK);
@@ -244,9 +243,9 @@ PAMT_TEST(bounds_shrinker_reclaims_magazine_pairs)
 	for (cpu = 0; cpu < 4; cpu++) {
 		pamt_sim_set_cpu(cpu);
 		for (i = 0; i < 6; i++)
-			ASSERT(!tdx_pamt_pair_take(&p[i], NULL, GFP_KERNEL));
+			ASSERT(!take_pair(&p[i]));
 		for (i = 0; i < 6; i++)
-			tdx_pamt_pair_give(&p[i]);
+			pamt_mag_push(&p[i]);
 	}
 	pamt_sim_set_cpu(0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 24);

@@ -93,8 +93,8 @@ PAMT_TEST(counters_cached_pairs_never_wraps)
 	u64 *cpu0, *cpu1;
 
 	pamt_env_up_default();
-	ASSERT(!tdx_pamt_pair_take(&p, NULL, GFP_KERNEL));
-	tdx_pamt_pair_give(&p);			/* CPU 0: +1 */
+	ASSERT(!take_pair(&p));
+	pamt_mag_push(&p);			/* CPU 0: +1 */
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 1);
 
 	/*

@@ -217,9 +217,7 @@ PAMT_TEST(fake_reset_of_live_pamt_page_is_a_violation)
 
 /*
  * The PAMT page bitmap: a pair page handed to a TD, by PAGE.AUG, PAGE.ADD
- * or as a control page, is PAGE_METADATA_INCORRECT; a 2M mapping of a
- * range that holds a pair page is too (not a violation: the host cannot
- * see the bitmap).
+ * or as a control page, is PAGE_METADATA_INCORRECT.
  */
 PAMT_TEST(fake_pair_page_to_a_td_is_metadata_incorrect)
 {
@@ -255,18 +253,6 @@ PAMT_TEST(fake_pair_page_to_a_td_is_metadata_incorrect)
 	__free_page(pfn_to_page(slot_pfn(10, 2)));
 	env.held_pages--;
 
-	/* 2M: slot 11's pages 0 and 1 are slot 10's pair pages. */
-	EXPECT_EQ(pamt_fake_page_aug_2m(slot_pfn(11, 0)),
-		  TDX_PAMT_PAGE_METADATA_INCORRECT);
-	/* A range with a pair of its own. */
-	EXPECT_EQ(pamt_fake_page_aug_2m(slot_pfn(3, 0)),
-		  TDX_PAMT_HPA_RANGE_NOT_FREE);
-	EXPECT(!pamt_fake_range_mapped_2m(slot_pfn(11, 0)));
-	/* A clean range maps at 2M. */
-	EXPECT_EQ(pamt_fake_page_aug_2m(slot_pfn(12, 0)), TDX_PAMT_SUCCESS);
-	EXPECT_EQ(pamt_fake_page_remove_2m(slot_pfn(12, 0)), TDX_PAMT_SUCCESS);
-	EXPECT_EQ(atomic64_read(&pamt_fake.violations), 3);
-
 	drop_raw(10, &q);
 	env.held_pages = 2;
 	drop_raw(3, &p);
@@ -296,10 +282,11 @@ PAMT_TEST(fake_remove_clears_the_pamt_bits)
 	EXPECT_EQ(pamt_fake_page_aug(p.pfn[0]), TDX_PAMT_SUCCESS);
 	EXPECT_EQ(pamt_fake_page_remove(p.pfn[0]), TDX_PAMT_SUCCESS);
 	EXPECT_EQ(atomic64_read(&pamt_fake.violations), 1);
-	/* Slot 11 is clean once slot 10 lets its pair go. */
+	/* Slot 11's pages are ordinary once slot 10 lets its pair go. */
+	EXPECT(pamt_fake_is_pamt_page(q.pfn[0]));
 	drop_raw(10, &q);
-	EXPECT_EQ(pamt_fake_page_aug_2m(slot_pfn(11, 0)), TDX_PAMT_SUCCESS);
-	EXPECT_EQ(pamt_fake_page_remove_2m(slot_pfn(11, 0)), TDX_PAMT_SUCCESS);
+	EXPECT(!pamt_fake_is_pamt_page(q.pfn[0]));
+	EXPECT(!pamt_fake_is_pamt_page(q.pfn[1]));
 	__free_page(pfn_to_page(p.pfn[0]));
 	__free_page(pfn_to_page(p.pfn[1]));
 	env.held_pages = 0;
@@ -323,8 +310,7 @@ static void *stalled_add_fn(void *arg)
 /*
  * An ADD holds its pair pages' 2M ranges shared for as long as it runs:
  * every exclusive user of those ranges meets BUSY meanwhile -- an ADD or
- * REMOVE targeting one, a 2M mapping, a DEMOTE -- while a 4K AUG there
- * (shared) goes through.
+ * a REMOVE targeting one -- while a 4K AUG there (shared) goes through.
  */
 PAMT_TEST(fake_add_holds_pair_ranges_shared)
 {
@@ -349,15 +335,13 @@ PAMT_TEST(fake_add_holds_pair_ranges_shared)
 
 	EXPECT_EQ(pamt_fake_ops.remove(slot_pfn(10, 0), &back),
 		  TDX_PAMT_OPERAND_BUSY);
-	EXPECT_EQ(pamt_fake_page_aug_2m(slot_pfn(10, 0)), TDX_PAMT_OPERAND_BUSY);
-	EXPECT_EQ(pamt_fake_page_demote(slot_pfn(10, 0), &r),
-		  TDX_PAMT_OPERAND_BUSY);
+	EXPECT_EQ(pamt_fake_ops.add(slot_pfn(10, 0), &r), TDX_PAMT_OPERAND_BUSY);
 	/* The target itself is held exclusively: a 4K AUG there is BUSY. */
 	EXPECT_EQ(pamt_fake_page_aug(slot_pfn(3, 9)), TDX_PAMT_OPERAND_BUSY);
 	/* A 4K AUG in a pair page's range shares the lock. */
 	EXPECT_EQ(pamt_fake_page_aug(slot_pfn(10, 7)), TDX_PAMT_SUCCESS);
 	EXPECT_EQ(atomic64_read(&pamt_fake.busy[PAMT_FAKE_REMOVE]), 1);
-	EXPECT_EQ(atomic64_read(&pamt_fake.busy[PAMT_FAKE_DEMOTE]), 1);
+	EXPECT_EQ(atomic64_read(&pamt_fake.busy[PAMT_FAKE_ADD]), 1);
 
 	pamt_fake_stall(PAMT_FAKE_ADD, false);
 	pthread_join(a.thread, NULL);
@@ -378,7 +362,7 @@ PAMT_TEST(fake_add_holds_pair_ranges_shared)
 /*
  * PAGE.AUG holds its range shared and its 4K entry exclusively: a locked
  * 4K entry is BUSY for that page only, and an AUG in flight (range shared)
- * keeps ADD, REMOVE and 2M operations on the range out.
+ * keeps ADD and REMOVE on the range out.
  */
 PAMT_TEST(fake_aug_locks_2m_shared_4k_exclusive)
 {
@@ -405,7 +389,7 @@ PAMT_TEST(fake_aug_locks_2m_shared_4k_exclusive)
 	EXPECT_EQ(pamt_fake_page_remove(slot_pfn(3, 6)), TDX_PAMT_SUCCESS);
 	EXPECT_EQ(pamt_fake_ops.remove(slot_pfn(3, 0), &back),
 		  TDX_PAMT_OPERAND_BUSY);
-	EXPECT_EQ(pamt_fake_page_aug_2m(slot_pfn(3, 0)), TDX_PAMT_OPERAND_BUSY);
+	EXPECT_EQ(pamt_fake_ops.add(slot_pfn(3, 0), &p), TDX_PAMT_OPERAND_BUSY);
 	atomic_set(&pamt_fake.ranges[3].lock, 0);
 
 	EXPECT_EQ(pamt_fake_page_remove(slot_pfn(3, 5)), TDX_PAMT_SUCCESS);

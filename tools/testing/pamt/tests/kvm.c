@@ -2,8 +2,7 @@
 /*
  * The cache as KVM TDX drives it (arch/x86/kvm/vmx/tdx.c, via
  * edits/20-kvm-tdx-pamt.patch): a per-vCPU struct tdx_pamt_cache topped up
- * before mmu_lock, tdx_pamt_get() under it, tdx_pamt_evict() for a 2M
- * leaf, and the control-page helpers.
+ * before mmu_lock, tdx_pamt_get() under it, and the control-page helpers.
  */
 #include "../harness.h"
 
@@ -77,31 +76,6 @@ PAMT_TEST(kvm_fault_under_lock_uses_cache)
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 4);
 }
 
-/*
- * The 2M leaf path (unreachable in 7.3): evict removes an idle pair and
- * refuses, changing nothing, while 4K pages use it.
- */
-PAMT_TEST(kvm_huge_leaf_evicts_idle_refuses_busy)
-{
-	struct tdx_pamt_cache c;
-
-	tdx_init_pamt_cache(&c);
-	pamt_env_up_default();
-	ASSERT(!tdx_topup_pamt_cache(&c, kvm_fault_pairs(4)));
-	EXPECT_EQ(tdx_pamt_get(slot_pfn(0, 0), &c), 0);
-	EXPECT_EQ(tdx_pamt_put(slot_pfn(0, 0)), 0);
-	EXPECT(pamt_fake_range_has_pair(slot_pfn(0, 0)));
-
-	EXPECT_EQ(tdx_pamt_evict(slot_pfn(0, 0)), 0);
-	EXPECT(!pamt_fake_range_has_pair(slot_pfn(0, 0)));
-
-	EXPECT_EQ(tdx_pamt_get(slot_pfn(1, 3), &c), 0);
-	EXPECT_EQ(tdx_pamt_evict(slot_pfn(1, 0)), -EBUSY);
-	EXPECT(pamt_fake_range_has_pair(slot_pfn(1, 0)));
-	EXPECT_EQ(tdx_pamt_put(slot_pfn(1, 3)), 0);
-	tdx_free_pamt_cache(&c);
-}
-
 /* TDR, TDCS, TDVPR and TDCX pages hold their range while they live. */
 PAMT_TEST(kvm_control_pages_hold_their_range)
 {
@@ -115,7 +89,7 @@ PAMT_TEST(kvm_control_pages_hold_their_range)
 	pfn = page_to_pfn(p);
 	EXPECT(pamt_fake_range_has_pair(pfn));
 	EXPECT_EQ(stat(TDX_PAMT_STAT_INSTALLED), 1);
-	EXPECT_EQ(tdx_pamt_evict(pfn), -EBUSY);
+	EXPECT_EQ(evict_idle(pfn), -EBUSY);
 	tdx_free_control_page(p);
 	env.held_pages--;
 	tdx_free_control_page(NULL);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Magazine layer, reserves, pair take/give, control pages, CPU drains. */
+/* Magazine layer, reserves, control pages, CPU drains. */
 #include <pthread.h>
 #include "../harness.h"
 
@@ -19,16 +19,17 @@ static void take_pairs(struct tdx_pamt_pair *p, int n)
 	int i;
 
 	for (i = 0; i < n; i++)
-		EXPECT_EQ(tdx_pamt_pair_take(&p[i], NULL, GFP_KERNEL), 0);
+		EXPECT_EQ(take_pair(&p[i]), 0);
 	env.held_pairs += n;
 }
 
+/* Pairs into this CPU's magazine, freed once it is full or at the cap. */
 static void give_pairs(struct tdx_pamt_pair *p, int n)
 {
 	int i;
 
 	for (i = 0; i < n; i++)
-		tdx_pamt_pair_give(&p[i]);
+		pamt_mag_push(&p[i]);
 	env.held_pairs -= n;
 }
 
@@ -162,22 +163,6 @@ PAMT_TEST(get_in_atomic_without_reserve_never_sleeps)
 	EXPECT_EQ(tdx_pamt_get(slot_pfn(4, 0), NULL), -ENOMEM);
 	pamt_sim_exit_atomic();
 	EXPECT_EQ(tdx_pamt_put(slot_pfn(3, 0)), 0);
-}
-
-PAMT_TEST(pair_take_and_give_for_demote_promote)
-{
-	struct tdx_pamt_cache res = { 0 };
-	struct tdx_pamt_pair p;
-
-	pamt_env_up_default();
-	EXPECT_EQ(__tdx_topup_pamt_cache(&res, 1, GFP_KERNEL), 0);
-	pamt_sim_fail_set(&pamt_sim_fail_page, 0, 1000000);
-	EXPECT_EQ(tdx_pamt_pair_take(&p, &res, GFP_NOWAIT), 0);
-	EXPECT_EQ(res.nr, 0);
-	EXPECT_EQ(tdx_pamt_pair_take(&p, &res, GFP_NOWAIT), -ENOMEM);
-	pamt_sim_fail_set(&pamt_sim_fail_page, -1, 0);
-	tdx_pamt_pair_give(&p);
-	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 1);
 }
 
 PAMT_TEST(control_page_alloc_and_free)
@@ -335,7 +320,7 @@ static void *softirq_putter(void *arg)
 			if (tdx_pamt_put(c->pfns[i]))
 				pamt_sim_fatal("put", __FILE__, __LINE__);
 			/* -EBUSY: the task got the range again meanwhile. */
-			ret = tdx_pamt_evict(c->pfns[i]);
+			ret = evict_idle(c->pfns[i]);
 			if (ret && ret != -EBUSY)
 				pamt_sim_fatal("evict", __FILE__, __LINE__);
 			__atomic_store_n(&c->tail, ++i, __ATOMIC_RELEASE);
@@ -418,7 +403,7 @@ PAMT_TEST(busy_fallback_beats_a_conversion_storm)
 	ASSERT(pamt_sim_alloc_pfn(p.pfn[0]) && pamt_sim_alloc_pfn(p.pfn[1]));
 	pamt_sim_set_cpu(1);
 	pamt_stat_add(PAGE_ALLOC, 2);	/* as if the cache had allocated it */
-	tdx_pamt_pair_give(&p);		/* the storm's only pair */
+	pamt_mag_push(&p);		/* the storm's only pair */
 	pthread_create(&t, NULL, conversion_storm, &st);
 	while (__atomic_load_n(&st.rounds, __ATOMIC_RELAXED) < 100)
 		cpu_relax();

@@ -150,7 +150,7 @@ PAMT_TEST(memcg_uncharge_on_evict_shrink_cap_drain)
 
 	memcg_up();
 	idle_ranges(&cg_a, 0, 3);
-	EXPECT_EQ(tdx_pamt_evict(slot_pfn(1, 0)), 0);
+	EXPECT_EQ(evict_idle(slot_pfn(1, 0)), 0);
 	EXPECT_EQ(charged(&cg_a), 2);
 
 	/* The shrinker, in the kernel's batches, until nothing is idle. */
@@ -235,59 +235,6 @@ PAMT_TEST(memcg_lost_pair_charge_leaves_with_its_pages)
 	pamt_stat_add(PAGE_FREE, 2);
 	EXPECT_EQ(charged(&cg_a), 0);
 	EXPECT_EQ(refs(&cg_a), 0);
-}
-
-/* A pair taken from a charged reserve for no range leaves its charge. */
-PAMT_TEST(memcg_pair_taken_from_a_reserve_is_uncharged)
-{
-	struct tdx_pamt_cache c;
-	struct tdx_pamt_pair p;
-
-	memcg_up();
-	tdx_init_pamt_cache(&c);
-	pamt_sim_objcg = &cg_a;
-	ASSERT(!tdx_topup_pamt_cache(&c, 2));
-	env.held_pairs = c.nr;
-	EXPECT_EQ(charged(&cg_a), 2);
-	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 0);
-	EXPECT_EQ(tdx_pamt_pair_take(&p, &c, GFP_NOWAIT), 0);
-	EXPECT_EQ(c.nr, 1);
-	EXPECT_EQ(charged(&cg_a), 1);
-	tdx_pamt_pair_give(&p);
-	vm_teardown(&c);
-	EXPECT_EQ(charged(&cg_a), 0);
-	EXPECT_EQ(refs(&cg_a), 0);
-}
-
-static u64 split_demote(const struct tdx_pamt_pair *pair, void *arg)
-{
-	return pamt_fake_page_demote(*(unsigned long *)arg, pair);
-}
-
-static u64 split_promote(struct tdx_pamt_pair *pair, void *arg)
-{
-	return pamt_fake_page_promote(*(unsigned long *)arg, pair);
-}
-
-/* DEMOTE installs a pair as a get does; PROMOTE hands it back. */
-PAMT_TEST(memcg_demote_charges_promote_uncharges)
-{
-	struct tdx_pamt_cache c;
-	unsigned long base;
-
-	memcg_up();
-	base = slot_pfn(5, 0);
-	EXPECT_EQ(pamt_fake_page_aug_2m(base), TDX_PAMT_SUCCESS);
-	tdx_init_pamt_cache(&c);
-	pamt_sim_objcg = &cg_a;
-	ASSERT(!tdx_topup_pamt_cache(&c, 1));
-	EXPECT_EQ(tdx_pamt_demote(base, &c, split_demote, &base), 0);
-	tdx_free_pamt_cache(&c);
-	EXPECT_EQ(charged(&cg_a), 1);
-	EXPECT_EQ(tdx_pamt_promote(base, split_promote, &base), 0);
-	EXPECT_EQ(charged(&cg_a), 0);
-	EXPECT_EQ(refs(&cg_a), 0);
-	EXPECT_EQ(pamt_fake_page_remove_2m(base), TDX_PAMT_SUCCESS);
 }
 
 /*

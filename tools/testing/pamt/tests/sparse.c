@@ -67,7 +67,7 @@ PAMT_TEST(sparse_far_ranges_work_at_both_ends)
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 4);
 
 	/* evict at the far end, the shrinker for the rest. */
-	EXPECT_EQ(tdx_pamt_evict(FAR_PFN + GIB_PFNS - 1), 0);
+	EXPECT_EQ(evict_idle(FAR_PFN + GIB_PFNS - 1), 0);
 	EXPECT(!pamt_fake_range_has_pair(FAR_PFN + GIB_PFNS - 512));
 	EXPECT_EQ(pfn_word(FAR_PFN + GIB_PFNS - 1), 0);
 	/* Three idle slots, and the evicted pair, cached. */
@@ -87,19 +87,6 @@ static const unsigned long sparse_holes[] = {
 	FAR_PFN + 2 * GIB_PFNS, 2 * FAR_PFN, (1UL << 40) + FAR_PFN,
 	~0UL, ~0UL - GIB_PFNS,
 };
-
-/* Never called: a covered range's hooks would be. */
-static u64 hole_demote(const struct tdx_pamt_pair *pair, void *arg)
-{
-	pamt_test_failed(__FILE__, __LINE__, "DEMOTE on a hole");
-	return TDX_PAMT_SUCCESS;
-}
-
-static u64 hole_promote(struct tdx_pamt_pair *pair, void *arg)
-{
-	pamt_test_failed(__FILE__, __LINE__, "PROMOTE on a hole");
-	return TDX_PAMT_SUCCESS;
-}
 
 /* Every call on a pfn in a hole is -EINVAL and changes no word at all. */
 PAMT_TEST(sparse_holes_are_einval_and_change_nothing)
@@ -123,12 +110,7 @@ PAMT_TEST(sparse_holes_are_einval_and_change_nothing)
 		EXPECT(!pamt_slot_lookup(sparse_holes[i]));
 		EXPECT_EQ(tdx_pamt_get(sparse_holes[i], NULL), -EINVAL);
 		EXPECT_EQ(tdx_pamt_put(sparse_holes[i]), -EINVAL);
-		EXPECT_EQ(tdx_pamt_evict(sparse_holes[i]), -EINVAL);
-		EXPECT_EQ(tdx_pamt_demote(sparse_holes[i], NULL,
-					  hole_demote, NULL),
-			  -EINVAL);
-		EXPECT_EQ(tdx_pamt_promote(sparse_holes[i],
-					   hole_promote, NULL), -EINVAL);
+		EXPECT_EQ(evict_idle(sparse_holes[i]), -EINVAL);
 	}
 
 	stats_snapshot(after);

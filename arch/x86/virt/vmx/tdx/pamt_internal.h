@@ -39,13 +39,10 @@ enum tdx_pamt_stat {
 	TDX_PAMT_STAT_PAGE_FREE,	/* pages returned to the allocator */
 	TDX_PAMT_STAT_MAG_HIT,		/* pair taken from a per-CPU magazine */
 	TDX_PAMT_STAT_MAG_MISS,		/* magazine empty: page allocator */
-	TDX_PAMT_STAT_EVICT,		/* idle slots removed by evict */
 	TDX_PAMT_STAT_SHRINK,		/* idle slots removed by the shrinker */
 	TDX_PAMT_STAT_CAP,		/* idle slots removed by the idle cap */
 	TDX_PAMT_STAT_LEAKED,		/* pairs lost: REMOVE failed, ADD refused */
 	TDX_PAMT_STAT_ADD_FAILED,	/* get whose PAMT.ADD failed */
-	TDX_PAMT_STAT_DEMOTE,		/* tdx_pamt_demote() that installed */
-	TDX_PAMT_STAT_PROMOTE,		/* tdx_pamt_promote() that emptied */
 	TDX_PAMT_STAT_NR_COUNTERS,
 	/* Gauges, not per-CPU counters: */
 	TDX_PAMT_STAT_IDLE_SLOTS = TDX_PAMT_STAT_NR_COUNTERS,
@@ -467,8 +464,5 @@ unsigned long pamt_platform_drain_cpus(unsigned long nr);
 /* Run pamt_shrink_deferred() in process context soon; _sync() waits for it. */
 void pamt_platform_defer(void);
 void pamt_platform_defer_sync(void);
-
-/* pamt_huge.c */
-int tdx_pamt_evict(unsigned long pfn);
 
 #endif /* _X86_VIRT_TDX_PAMT_INTERNAL_H */

@@ -7,16 +7,13 @@ Usage: stage.py SRC DST LAYER...
 SRC holds the final files (arch/x86/virt/vmx/tdx/pamt_internal.h, the
 layers' pamt_<layer>.c, arch/x86/include/asm/tdx_pamt.h) and this folder
 (tools/testing/pamt/kernel/series/).  For each LAYER not in the series yet
-(mag, shrink, glue, huge):
+(sparse, mag, shrink, glue):
 
   - its block of pamt_internal.h, from its "/* pamt_<layer>.c" line to
     the next such line, is replaced by the stand-ins in series/<layer>.h;
   - the prototypes in asm/tdx_pamt.h of the functions its .c file defines
     (tdx_* and __tdx_*) are left out;
-  - for glue, pamt_glue.h is series/pamt_glue.h;
-  - for huge, its block of pamt_internal.h is left out with no stand-in,
-    and so is the block of asm/tdx_pamt.h from its "pamt_huge.c:" comment
-    to the end.
+  - for glue, pamt_glue.h is series/pamt_glue.h.
 
 The results go to DST at the same paths.  With no LAYER, the files are
 the final ones.
@@ -30,8 +27,6 @@ SERIES = "tools/testing/pamt/kernel/series"
 PUB = "arch/x86/include/asm/tdx_pamt.h"
 MARK = re.compile(r"^/\* pamt_(\w+)\.c\b")
 END = "#endif /* _X86_VIRT_TDX_PAMT_INTERNAL_H */"
-PUB_END = "#endif /* _ASM_X86_TDX_PAMT_H */"
-HUGE = "/*\n * pamt_huge.c:"
 
 
 def die(msg):
@@ -63,12 +58,6 @@ def swap_block(lines, layer, stub):
     if end is None:
         die(f"no end to the pamt_{layer}.c block of pamt_internal.h")
     return lines[:start] + stub.rstrip("\n").split("\n") + [""] + lines[end:]
-
-
-def drop_block(lines, layer):
-    """Leave out a block that ends the file, with its blank line."""
-    blank = swap_block(lines, layer, "")
-    return blank[:blank.index(END) - 2] + blank[blank.index(END):]
 
 
 def public_names(src, layer):
@@ -103,12 +92,6 @@ def main():
     lines = read(src, f"{TDX}/pamt_internal.h").split("\n")
     pub = read(src, PUB)
     for layer in layers:
-        if layer == "huge":
-            lines = drop_block(lines, layer)
-            if pub.count(HUGE) != 1:
-                die("asm/tdx_pamt.h has no single pamt_huge.c block")
-            pub = pub[:pub.index(HUGE)] + pub[pub.index(PUB_END):]
-            continue
         lines = swap_block(lines, layer, read(src, f"{SERIES}/{layer}.h"))
         pub = drop_prototypes(pub, public_names(src, layer))
     write(dst, f"{TDX}/pamt_internal.h", "\n".join(lines))

@@ -203,10 +203,10 @@ u64 pamt_fake_result(enum pamt_fake_op op, u64 status)
 }
 
 /*
- * The locks of an ADD or a DEMOTE on @base with @pair, as the module takes
- * them: the target range exclusive, the pair pages' ranges shared.  On
- * success *@rp is the target range, locked; otherwise the status to
- * answer, nothing held.
+ * The locks of an ADD on @base with @pair, as the module takes them: the
+ * target range exclusive, the pair pages' ranges shared.  On success *@rp
+ * is the target range, locked; otherwise the status to answer, nothing
+ * held.
  */
 u64 pamt_fake_lock_for_pair(enum pamt_fake_op op, unsigned long base,
 			    const struct tdx_pamt_pair *pair,
@@ -229,8 +229,8 @@ u64 pamt_fake_lock_for_pair(enum pamt_fake_op op, unsigned long base,
 }
 
 /*
- * Hand @pair to range @r, as ADD and DEMOTE do: each page must be free (no
- * TD page, no PAMT page) and the two must differ.  Then both become PAMT
+ * Hand @pair to range @r, as ADD does: each page must be free (no TD
+ * page, no PAMT page) and the two must differ.  Then both become PAMT
  * pages in the bitmap.
  */
 u64 pamt_fake_install_pair(struct pamt_fake_range *r,
@@ -275,8 +275,8 @@ static u64 pamt_fake_add(unsigned long base, const struct tdx_pamt_pair *pair)
 
 	pamt_fake_delay(PAMT_FAKE_ADD);
 
-	if (r->has_pair || r->mapped_2m) {
-		pamt_fake_violation("PAMT.ADD on pfn %#lx, which has a pair or a 2M mapping",
+	if (r->has_pair) {
+		pamt_fake_violation("PAMT.ADD on pfn %#lx, which has a pair",
 				    base);
 		status = TDX_PAMT_HPA_RANGE_NOT_FREE;
 		goto out;
@@ -385,11 +385,6 @@ unsigned long pamt_fake_check_all(void)
 		}
 		if (atomic_read(&r->td_pages) && !r->has_pair) {
 			pamt_fake_violation("range %lu has TD pages, no pair", i);
-			bad++;
-		}
-		if (r->mapped_2m && (r->has_pair || atomic_read(&r->td_pages))) {
-			pamt_fake_violation("range %lu mapped 2M with a pair or 4K pages",
-					    i);
 			bad++;
 		}
 		pairs += r->has_pair;

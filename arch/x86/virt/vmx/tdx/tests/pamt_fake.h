@@ -22,20 +22,8 @@
 enum pamt_fake_op {
 	PAMT_FAKE_ADD,
 	PAMT_FAKE_REMOVE,
-	PAMT_FAKE_DEMOTE,	/* TDH.MEM.PAGE.DEMOTE, 2M -> 512 x 4K */
-	PAMT_FAKE_PROMOTE,	/* TDH.MEM.PAGE.PROMOTE, 512 x 4K -> 2M */
 	PAMT_FAKE_NR_OPS,
 };
-
-/*
- * What the fake answers a DEMOTE of a range that is not mapped at 2M, and
- * a PROMOTE of one whose 512 pages are not all mapped at 4K.  The real
- * module reports these as S-EPT walk and promote-condition errors, whose
- * values are not in our headers; placeholders in the module's error class
- * (unverified).
- */
-#define PAMT_FAKE_NOT_MAPPED_2M		0xC0000B0000000000ULL
-#define PAMT_FAKE_PROMOTE_REFUSED	0xC0000B0A00000000ULL
 
 /**
  * struct pamt_fake_inject - failures injected into one SEAMCALL
@@ -71,16 +59,13 @@ struct pamt_fake_latency {
  * @lock: 0 free, > 0 shared holders, -1 held exclusively
  * @has_pair: PAMT.ADD succeeded and no REMOVE since
  * @pair: the pair, valid with @has_pair
- * @td_pages: 4K pages of the range in use by a TD, mapped at 4K
- * @mapped_2m: a TD maps the whole range as one 2M page (its 512 pages are
- *	set in td_map, and @td_pages is 0)
+ * @td_pages: 4K pages of the range in use by a TD
  */
 struct pamt_fake_range {
 	atomic_t lock;
 	bool has_pair;
 	struct tdx_pamt_pair pair;
 	atomic_t td_pages;
-	bool mapped_2m;
 };
 
 /* Covered pfn ranges the fake module tracks, far apart or not. */
@@ -165,11 +150,6 @@ u64 pamt_fake_page_remove(unsigned long pfn);
 u64 pamt_fake_page_add(unsigned long pfn);
 u64 pamt_fake_control_add(unsigned long pfn);
 bool pamt_fake_is_pamt_page(unsigned long pfn);
-u64 pamt_fake_page_aug_2m(unsigned long base);
-u64 pamt_fake_page_remove_2m(unsigned long base);
-u64 pamt_fake_page_demote(unsigned long base, const struct tdx_pamt_pair *pair);
-u64 pamt_fake_page_promote(unsigned long base, struct tdx_pamt_pair *pair);
-bool pamt_fake_range_mapped_2m(unsigned long pfn);
 bool pamt_fake_range_has_pair(unsigned long pfn);
 unsigned long pamt_fake_check_all(void);
 

@@ -75,9 +75,9 @@ void pk_expect_warn(struct kunit *test)
 }
 
 /*
- * Remove an idle range's pair through the slot layer, as
- * tdx_pamt_evict() of the optional huge-page patch does: 0 once the range
- * has no pair; -EBUSY in use or BUSY; -EINVAL uncovered; -EIO LEAKED.
+ * Remove an idle range's pair through the slot layer, as the shrinker
+ * does for one slot: 0 once the range has no pair; -EBUSY in use or
+ * BUSY; -EINVAL uncovered; -EIO LEAKED.
  */
 int pk_evict(unsigned long pfn)
 {
