@@ -132,7 +132,6 @@ int run_in_child(void (*fn)(void));
 unsigned long reclaim_work(void);
 void run_deferred(void);
 void set_idle_cap(unsigned long cap);
-int evict_idle(unsigned long pfn);
 int take_pair(struct tdx_pamt_pair *pair);
 
 /* The fake module behind the shim's SEAMCALL checks (shim/fake_ops.c). */

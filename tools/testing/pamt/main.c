@@ -298,48 +298,6 @@ unsigned long reclaim_work(void)
 	return READ_ONCE(pamt_sim_lru_walked);
 }
 
-/**
- * evict_idle() - REMOVE the pair of @pfn's range if it is idle
- * @pfn: any page of the range
- *
- * What the shrinker and the idle cap do to one slot, on demand: takes the
- * IDLE slot, REMOVEs its pair and gives the pair to this CPU's magazines.
- * The harness's own; the cache exports nothing of the kind (KUnit's is
- * pk_evict()).
- *
- * Return: 0 if the range has no pair now; -EBUSY if it is in use, the
- * REMOVE stayed BUSY or another CPU took it over; -EINVAL if @pfn is not
- * covered; -EIO if LEAKED or the REMOVE failed.
- */
-int evict_idle(unsigned long pfn)
-{
-	atomic_t *slot = pamt_slot_lookup(pfn);
-	struct tdx_pamt_pair pair;
-	int old, ret;
-
-	if (!slot)
-		return pamt.enabled ? -EINVAL : 0;
-	old = atomic_read(slot);
-	do {
-		switch (pamt_slot_state(old)) {
-		case PAMT_SLOT_NOT_COVERED:
-			return -EINVAL;
-		case PAMT_SLOT_EMPTY:
-			return 0;
-		case PAMT_SLOT_IDLE:
-			break;
-		default:
-			return -EBUSY;
-		}
-		if (old & PAMT_SLOT_LEAKED)
-			return -EIO;
-		ret = pamt_slot_remove(slot, pamt_slot_idx(slot), &old, &pair);
-	} while (ret == -EAGAIN);
-	if (!ret)
-		pamt_pair_release(&pair, PAMT_PAIR_TO_MAG);
-	return ret == -ENOENT ? 0 : ret;
-}
-
 /*
  * A free pair outside any slot, for a test to hold: from this CPU's
  * magazine, else from the page allocator.  Return: 0 or -ENOMEM.

@@ -175,7 +175,7 @@ static void stress_one(struct stress_thread *t)
 		if (t->nr_held)
 			stress_release(t, get_random_u32_below(t->nr_held));
 	} else if (r < 960) {
-		ret = evict_idle(stress_slot_pfn(stress_pick_slot(t), 0));
+		ret = pamt_fake_evict(stress_slot_pfn(stress_pick_slot(t), 0));
 		if (ret && ret != -EBUSY && ret != -EIO)
 			pamt_sim_fatal("evict", __FILE__, __LINE__);
 		t->counts[R_EVICT]++;

@@ -95,7 +95,7 @@ static void cap_random(unsigned long nr_slots,
 			EXPECT_EQ(tdx_pamt_put(held[j]), 0);
 			held[j] = held[--nr_held];
 		} else if (r < 85) {
-			ret = evict_idle(pfn);
+			ret = pamt_fake_evict(pfn);
 			EXPECT(ret == 0 || ret == -EBUSY);
 		} else if (r < 88 && nr_pairs < 8) {
 			ASSERT(!take_pair(&pairs[nr_pairs++]));

@@ -16,7 +16,7 @@ PAMT_TEST(err_pfn_outside_covered_memory)
 	EXPECT_EQ(tdx_pamt_get(~0UL, NULL), -EINVAL);
 	EXPECT_EQ(tdx_pamt_put(below), -EINVAL);
 	EXPECT_EQ(tdx_pamt_put(above), -EINVAL);
-	EXPECT_EQ(evict_idle(above), -EINVAL);
+	EXPECT_EQ(pamt_fake_evict(above), -EINVAL);
 	stats_snapshot(after);
 	EXPECT(!memcmp(before, after, sizeof(before)));
 	EXPECT_EQ(fake_calls(PAMT_FAKE_ADD) + fake_calls(PAMT_FAKE_REMOVE), 0);
@@ -155,13 +155,13 @@ PAMT_TEST(err_remove_failure_leaks_in_module)
 	ASSERT(!tdx_pamt_get(slot_pfn(4, 0), NULL));
 	EXPECT_EQ(tdx_pamt_put(slot_pfn(4, 0)), 0);
 	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_PAGE_NOT_EMPTY, 1, 0);
-	EXPECT_EQ(evict_idle(slot_pfn(4, 0)), -EIO);
+	EXPECT_EQ(pamt_fake_evict(slot_pfn(4, 0)), -EIO);
 	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED | PAMT_SLOT_LEAKED);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_LEAKED), 1);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 0);
 	EXPECT(pamt_fake_range_has_pair(slot_pfn(4, 0)));
 	/* Not reclaimable, not evictable ... */
-	EXPECT_EQ(evict_idle(slot_pfn(4, 0)), -EIO);
+	EXPECT_EQ(pamt_fake_evict(slot_pfn(4, 0)), -EIO);
 	EXPECT_EQ(tdx_pamt_shrink_count(), 0);
 	EXPECT_EQ(tdx_pamt_drain(), 0);
 	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), 1);
@@ -179,13 +179,13 @@ PAMT_TEST(err_remove_busy_leaves_slot_idle)
 	ASSERT(!tdx_pamt_get(slot_pfn(4, 0), NULL));
 	ASSERT(!tdx_pamt_put(slot_pfn(4, 0)));
 	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, 1000, 0);
-	EXPECT_EQ(evict_idle(slot_pfn(4, 0)), -EBUSY);
+	EXPECT_EQ(pamt_fake_evict(slot_pfn(4, 0)), -EBUSY);
 	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), PAMT_BUSY_CALLS_MAX);
 	EXPECT_EQ(pamt_slot_state(slot_word(4)), PAMT_SLOT_IDLE);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 1);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_LEAKED), 0);
 	pamt_fake_inject(PAMT_FAKE_REMOVE, 0, 0, 0);
-	EXPECT_EQ(evict_idle(slot_pfn(4, 0)), 0);
+	EXPECT_EQ(pamt_fake_evict(slot_pfn(4, 0)), 0);
 	EXPECT_EQ(slot_word(4), 0);
 }
 
@@ -280,7 +280,7 @@ PAMT_TEST(err_fake_catches_remove_in_use)
 	EXPECT_EQ(pamt_fake_page_aug(slot_pfn(5, 100)), TDX_PAMT_SUCCESS);
 	/* A caller bug: the last put while the TD still maps the page. */
 	EXPECT_EQ(tdx_pamt_put(slot_pfn(5, 100)), 0);
-	EXPECT_EQ(evict_idle(slot_pfn(5, 100)), -EIO);
+	EXPECT_EQ(pamt_fake_evict(slot_pfn(5, 100)), -EIO);
 	EXPECT_EQ(atomic64_read(&pamt_fake.violations), 1);
 	EXPECT_EQ(slot_word(5), PAMT_SLOT_INSTALLED | PAMT_SLOT_LEAKED);
 	EXPECT_EQ(pamt_fake_page_remove(slot_pfn(5, 100)), TDX_PAMT_SUCCESS);
@@ -303,11 +303,11 @@ PAMT_TEST(err_remove_sw_error_is_transient)
 	pamt_env_up_default();
 	make_idle_slot(4);
 	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_SW_ERROR | 6, 1, 0);
-	EXPECT_EQ(evict_idle(slot_pfn(4, 0)), -EBUSY);
+	EXPECT_EQ(pamt_fake_evict(slot_pfn(4, 0)), -EBUSY);
 	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_LEAKED), 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 1);
-	EXPECT_EQ(evict_idle(slot_pfn(4, 0)), 0);
+	EXPECT_EQ(pamt_fake_evict(slot_pfn(4, 0)), 0);
 }
 
 /*
@@ -323,7 +323,7 @@ static void expect_pair_lost(u64 status)
 	ASSERT(!tdx_pamt_get(slot_pfn(4, 0), NULL));
 	ASSERT(!tdx_pamt_put(slot_pfn(4, 0)));
 	pamt_fake_inject(PAMT_FAKE_REMOVE, status, 1, 0);
-	EXPECT_EQ(evict_idle(slot_pfn(4, 0)), 0);
+	EXPECT_EQ(pamt_fake_evict(slot_pfn(4, 0)), 0);
 	EXPECT_EQ(slot_word(4), 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_LEAKED), 1);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_INSTALLED), 0);
@@ -405,7 +405,7 @@ PAMT_TEST(err_busy_reclaim_restores_exact_word)
 	make_idle_slot(4);
 	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, 100000, 0);
 
-	EXPECT_EQ(evict_idle(slot_pfn(4, 0)), -EBUSY);
+	EXPECT_EQ(pamt_fake_evict(slot_pfn(4, 0)), -EBUSY);
 	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED);
 	EXPECT_EQ(tdx_pamt_drain(), 0);
 	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED);
@@ -419,7 +419,7 @@ PAMT_TEST(err_busy_reclaim_restores_exact_word)
 	EXPECT(pamt_fake_range_has_pair(slot_pfn(4, 0)));
 
 	pamt_fake_inject(PAMT_FAKE_REMOVE, 0, 0, 0);
-	EXPECT_EQ(evict_idle(slot_pfn(4, 0)), 0);
+	EXPECT_EQ(pamt_fake_evict(slot_pfn(4, 0)), 0);
 	EXPECT_EQ(slot_word(4), 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 0);
 }
@@ -442,7 +442,7 @@ PAMT_TEST(err_exit_leaves_module_pairs)
 	ASSERT(!tdx_pamt_get(slot_pfn(4, 0), NULL));
 	ASSERT(!tdx_pamt_put(slot_pfn(4, 0)));
 	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_PAGE_NOT_EMPTY, 1, 0);
-	EXPECT_EQ(evict_idle(slot_pfn(4, 0)), -EIO);
+	EXPECT_EQ(pamt_fake_evict(slot_pfn(4, 0)), -EIO);
 	/* Slot 6: IDLE, and the module stays BUSY through exit's REMOVE. */
 	ASSERT(!tdx_pamt_get(slot_pfn(6, 0), NULL));
 	ASSERT(!tdx_pamt_put(slot_pfn(6, 0)));
@@ -506,7 +506,7 @@ PAMT_TEST(err_remove_module_no_pair_empties_slot)
 	/* ... and says so, with the operand id in the low bits. */
 	pamt_fake_inject(PAMT_FAKE_REMOVE,
 			 MODULE_NO_PAMT_PAGE_PAIR | MODULE_OPERAND_ID_RCX, 1, 0);
-	EXPECT_EQ(evict_idle(slot_pfn(4, 0)), 0);
+	EXPECT_EQ(pamt_fake_evict(slot_pfn(4, 0)), 0);
 	EXPECT_EQ(slot_word(4), 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_INSTALLED), 0);
 
@@ -534,7 +534,7 @@ PAMT_TEST(err_remove_module_not_empty_keeps_pair)
 	ASSERT(!tdx_pamt_put(slot_pfn(4, 0)));
 	pamt_fake_inject(PAMT_FAKE_REMOVE,
 			 MODULE_PAMT_PAGE_NOT_EMPTY | MODULE_OPERAND_ID_RCX, 1, 0);
-	EXPECT_EQ(evict_idle(slot_pfn(4, 0)), -EIO);
+	EXPECT_EQ(pamt_fake_evict(slot_pfn(4, 0)), -EIO);
 	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED | PAMT_SLOT_LEAKED);
 	EXPECT(pamt_fake_range_has_pair(slot_pfn(4, 0)));
 

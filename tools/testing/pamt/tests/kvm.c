@@ -89,7 +89,7 @@ PAMT_TEST(kvm_control_pages_hold_their_range)
 	pfn = page_to_pfn(p);
 	EXPECT(pamt_fake_range_has_pair(pfn));
 	EXPECT_EQ(stat(TDX_PAMT_STAT_INSTALLED), 1);
-	EXPECT_EQ(evict_idle(pfn), -EBUSY);
+	EXPECT_EQ(pamt_fake_evict(pfn), -EBUSY);
 	tdx_free_control_page(p);
 	env.held_pages--;
 	tdx_free_control_page(NULL);

@@ -320,7 +320,7 @@ static void *softirq_putter(void *arg)
 			if (tdx_pamt_put(c->pfns[i]))
 				pamt_sim_fatal("put", __FILE__, __LINE__);
 			/* -EBUSY: the task got the range again meanwhile. */
-			ret = evict_idle(c->pfns[i]);
+			ret = pamt_fake_evict(c->pfns[i]);
 			if (ret && ret != -EBUSY)
 				pamt_sim_fatal("evict", __FILE__, __LINE__);
 			__atomic_store_n(&c->tail, ++i, __ATOMIC_RELEASE);

@@ -150,7 +150,7 @@ PAMT_TEST(memcg_uncharge_on_evict_shrink_cap_drain)
 
 	memcg_up();
 	idle_ranges(&cg_a, 0, 3);
-	EXPECT_EQ(evict_idle(slot_pfn(1, 0)), 0);
+	EXPECT_EQ(pamt_fake_evict(slot_pfn(1, 0)), 0);
 	EXPECT_EQ(charged(&cg_a), 2);
 
 	/* The shrinker, in the kernel's batches, until nothing is idle. */

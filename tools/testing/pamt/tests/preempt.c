@@ -250,7 +250,7 @@ PAMT_TEST(preempt_get_during_remove_backoff_revives)
 	backoff_ret = 1;
 	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, 1, 0);
 	pamt_sim_delay_hook = backoff_get;
-	EXPECT_EQ(evict_idle(slot_pfn(5, 0)), -EBUSY);
+	EXPECT_EQ(pamt_fake_evict(slot_pfn(5, 0)), -EBUSY);
 	pamt_sim_delay_hook = NULL;
 	EXPECT_EQ(backoff_ret, 0);
 	EXPECT_EQ(slot_word(5), PAMT_SLOT_INSTALLED | 1);
@@ -293,6 +293,6 @@ PAMT_TEST(preempt_softirq_remove_never_serialises)
 	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), 1);
 	EXPECT_EQ(slot_word(2), PAMT_SLOT_INSTALLED);
 	pamt_fake_inject(PAMT_FAKE_REMOVE, 0, 0, 0);
-	EXPECT_EQ(evict_idle(slot_pfn(2, 0)), 0);
+	EXPECT_EQ(pamt_fake_evict(slot_pfn(2, 0)), 0);
 	EXPECT(pamt_accounting_ok());
 }

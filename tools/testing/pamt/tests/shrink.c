@@ -338,13 +338,14 @@ PAMT_TEST(evict_idle_slot)
 {
 	pamt_env_up_default();
 	make_idle(3, 1);
-	EXPECT_EQ(evict_idle(slot_pfn(3, 100)), 0);
+	EXPECT_EQ(pamt_fake_evict(slot_pfn(3, 100)), 0);
 	EXPECT_EQ(slot_word(3), 0);
 	EXPECT(!pamt_fake_range_has_pair(slot_pfn(3, 0)));
 	EXPECT_EQ(stat(TDX_PAMT_STAT_REMOVE), 1);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 1);
-	EXPECT_EQ(evict_idle(slot_pfn(3, 0)), 0);	/* EMPTY: nothing to do */
+	/* EMPTY: nothing to do */
+	EXPECT_EQ(pamt_fake_evict(slot_pfn(3, 0)), 0);
 	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), 1);
 }
 
@@ -352,11 +353,11 @@ PAMT_TEST(evict_refuses_slot_in_use)
 {
 	pamt_env_up_default();
 	ASSERT(!tdx_pamt_get(slot_pfn(3, 0), NULL));
-	EXPECT_EQ(evict_idle(slot_pfn(3, 0)), -EBUSY);
+	EXPECT_EQ(pamt_fake_evict(slot_pfn(3, 0)), -EBUSY);
 	EXPECT_EQ(slot_word(3), PAMT_SLOT_INSTALLED | 1);
 	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), 0);
 	slot_set_word(4, PAMT_SLOT_TRANSIT);
-	EXPECT_EQ(evict_idle(slot_pfn(4, 0)), -EBUSY);
+	EXPECT_EQ(pamt_fake_evict(slot_pfn(4, 0)), -EBUSY);
 	EXPECT_EQ(slot_word(4), PAMT_SLOT_TRANSIT);
 	slot_set_word(4, 0);
 	EXPECT_EQ(tdx_pamt_put(slot_pfn(3, 0)), 0);
@@ -374,7 +375,7 @@ PAMT_TEST(shrink_drain_gets_past_evicted_entries)
 	env_cap(1000, 0);
 	make_idle(0, 40);
 	for (s = 0; s < 36; s++)
-		EXPECT_EQ(evict_idle(slot_pfn(s, 0)), 0);
+		EXPECT_EQ(pamt_fake_evict(slot_pfn(s, 0)), 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 4);
 	tdx_pamt_drain();
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 0);

@@ -112,7 +112,7 @@ PAMT_TEST(slot_off_is_a_noop)
 	EXPECT(!tdx_pamt_enabled());
 	EXPECT_EQ(tdx_pamt_get(0x1234, NULL), 0);
 	EXPECT_EQ(tdx_pamt_put(0x1234), 0);
-	EXPECT_EQ(evict_idle(0x1234), 0);
+	EXPECT_EQ(pamt_fake_evict(0x1234), 0);
 	EXPECT_EQ(tdx_pamt_shrink_count(), 0);
 	{
 		struct tdx_pamt_cache res = { 0 };
@@ -132,7 +132,7 @@ PAMT_TEST(slot_hole_is_not_covered)
 	EXPECT_EQ(tdx_pamt_get(slot_pfn(7, 0), NULL), -EINVAL);
 	EXPECT_EQ(tdx_pamt_get(slot_pfn(8, 3), NULL), -EINVAL);
 	EXPECT_EQ(tdx_pamt_put(slot_pfn(7, 0)), -EINVAL);
-	EXPECT_EQ(evict_idle(slot_pfn(8, 0)), -EINVAL);
+	EXPECT_EQ(pamt_fake_evict(slot_pfn(8, 0)), -EINVAL);
 	EXPECT_EQ(slot_word(7), PAMT_SLOT_HOLE);
 	EXPECT_EQ(tdx_pamt_get(slot_pfn(6, 0), NULL), 0);
 	EXPECT_EQ(tdx_pamt_get(slot_pfn(9, 0), NULL), 0);

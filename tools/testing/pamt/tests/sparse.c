@@ -67,7 +67,7 @@ PAMT_TEST(sparse_far_ranges_work_at_both_ends)
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 4);
 
 	/* evict at the far end, the shrinker for the rest. */
-	EXPECT_EQ(evict_idle(FAR_PFN + GIB_PFNS - 1), 0);
+	EXPECT_EQ(pamt_fake_evict(FAR_PFN + GIB_PFNS - 1), 0);
 	EXPECT(!pamt_fake_range_has_pair(FAR_PFN + GIB_PFNS - 512));
 	EXPECT_EQ(pfn_word(FAR_PFN + GIB_PFNS - 1), 0);
 	/* Three idle slots, and the evicted pair, cached. */
@@ -110,7 +110,7 @@ PAMT_TEST(sparse_holes_are_einval_and_change_nothing)
 		EXPECT(!pamt_slot_lookup(sparse_holes[i]));
 		EXPECT_EQ(tdx_pamt_get(sparse_holes[i], NULL), -EINVAL);
 		EXPECT_EQ(tdx_pamt_put(sparse_holes[i]), -EINVAL);
-		EXPECT_EQ(evict_idle(sparse_holes[i]), -EINVAL);
+		EXPECT_EQ(pamt_fake_evict(sparse_holes[i]), -EINVAL);
 	}
 
 	stats_snapshot(after);

@@ -547,3 +547,43 @@ void pamt_fake_exit(void)
 	pamt_fake.nr_pages = 0;
 	pamt_fake.nr_pieces = 0;
 }
+
+/**
+ * pamt_fake_evict() - REMOVE an idle range's pair, for a test
+ * @pfn: a page of the range
+ *
+ * Not the module's: what the cache's shrinker does to one slot, through
+ * its slot layer, on demand.  The pair goes to this CPU's magazine.
+ *
+ * Return: 0 once the range has no pair; -EBUSY if it is in use, the
+ * REMOVE stayed BUSY or another CPU took it over; -EINVAL if @pfn is not
+ * covered; -EIO if LEAKED or the REMOVE failed.
+ */
+int pamt_fake_evict(unsigned long pfn)
+{
+	atomic_t *slot = pamt_slot_lookup(pfn);
+	struct tdx_pamt_pair pair;
+	int old, ret;
+
+	if (!slot)
+		return pamt.enabled ? -EINVAL : 0;
+	old = atomic_read(slot);
+	do {
+		switch (pamt_slot_state(old)) {
+		case PAMT_SLOT_NOT_COVERED:
+			return -EINVAL;
+		case PAMT_SLOT_EMPTY:
+			return 0;
+		case PAMT_SLOT_IDLE:
+			break;
+		default:
+			return -EBUSY;
+		}
+		if (old & PAMT_SLOT_LEAKED)
+			return -EIO;
+		ret = pamt_slot_remove(slot, pamt_slot_idx(slot), &old, &pair);
+	} while (ret == -EAGAIN);
+	if (!ret)
+		pamt_pair_release(&pair, PAMT_PAIR_TO_MAG);
+	return ret == -ENOENT ? 0 : ret;
+}

@@ -140,6 +140,7 @@ int pamt_fake_init(unsigned long start_pfn, unsigned long end_pfn);
 int pamt_fake_init_ranges(const struct tdx_pamt_range *ranges,
 			  unsigned int nr);
 void pamt_fake_exit(void);
+int pamt_fake_evict(unsigned long pfn);
 void pamt_fake_inject(enum pamt_fake_op op, u64 status, unsigned int count,
 		      unsigned int rate_ppm);
 void pamt_fake_set_latency(enum pamt_fake_op op, u64 min_ns, u64 avg_ns,

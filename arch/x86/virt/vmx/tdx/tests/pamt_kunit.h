@@ -61,7 +61,6 @@ unsigned long pk_word(unsigned long pfn);
 void pk_set_word(unsigned long pfn, unsigned long word);
 void pk_unleak(struct kunit *test, unsigned long pfn);
 void pk_expect_warn(struct kunit *test);
-int pk_evict(unsigned long pfn);
 
 /* A large idle cap, so that only the tests of the cap see it act. */
 #define PK_NO_CAP	BIT(30)

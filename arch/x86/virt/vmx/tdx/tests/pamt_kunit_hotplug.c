@@ -71,7 +71,7 @@ static int pk_load_fn(void *data)
 		if (!ret && tdx_pamt_put(pfn))
 			atomic_long_inc(&l->errs);
 		if (l->churn) {
-			ret = pk_evict(pfn);
+			ret = pamt_fake_evict(pfn);
 			if (ret && ret != -EBUSY)
 				atomic_long_inc(&l->errs);
 		}

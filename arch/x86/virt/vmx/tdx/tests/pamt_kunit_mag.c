@@ -20,7 +20,7 @@ static void pk_evict_idle(struct kunit *test)
 	migrate_disable();
 	KUNIT_EXPECT_EQ(test, pk_get(pfn), 0);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_put(pfn), 0);
-	KUNIT_EXPECT_EQ(test, pk_evict(pfn), 0);
+	KUNIT_EXPECT_EQ(test, pamt_fake_evict(pfn), 0);
 	KUNIT_EXPECT_EQ(test, pk_word(pfn), 0UL);
 	KUNIT_EXPECT_FALSE(test, pamt_fake_range_has_pair(pfn));
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_REMOVE), 1ULL);
@@ -28,7 +28,7 @@ static void pk_evict_idle(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 0ULL);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_PAGE_FREE), 0ULL);
 	/* Already EMPTY: nothing to do. */
-	KUNIT_EXPECT_EQ(test, pk_evict(pfn), 0);
+	KUNIT_EXPECT_EQ(test, pamt_fake_evict(pfn), 0);
 	pk_check_accounting(test, 0);
 	/* The next ADD reuses the cached pair. */
 	KUNIT_EXPECT_EQ(test, pk_get(pfn), 0);

@@ -75,40 +75,6 @@ void pk_expect_warn(struct kunit *test)
 }
 
 /*
- * Remove an idle range's pair through the slot layer, as the shrinker
- * does for one slot: 0 once the range has no pair; -EBUSY in use or
- * BUSY; -EINVAL uncovered; -EIO LEAKED.
- */
-int pk_evict(unsigned long pfn)
-{
-	atomic_t *slot = pamt_slot_lookup(pfn);
-	struct tdx_pamt_pair pair;
-	int old, ret;
-
-	if (!slot)
-		return pamt.enabled ? -EINVAL : 0;
-	old = atomic_read(slot);
-	do {
-		switch (pamt_slot_state(old)) {
-		case PAMT_SLOT_NOT_COVERED:
-			return -EINVAL;
-		case PAMT_SLOT_EMPTY:
-			return 0;
-		case PAMT_SLOT_IDLE:
-			break;
-		default:
-			return -EBUSY;
-		}
-		if (old & PAMT_SLOT_LEAKED)
-			return -EIO;
-		ret = pamt_slot_remove(slot, pamt_slot_idx(slot), &old, &pair);
-	} while (ret == -EAGAIN);
-	if (!ret)
-		pamt_pair_release(&pair, PAMT_PAIR_TO_MAG);
-	return ret == -ENOENT ? 0 : ret;
-}
-
-/*
  * Take a pair out of the fake module behind the cache's back and free it:
  * for slots the test deliberately LEAKED, and to clean up after a failed
  * test so that the next one starts clean.

@@ -157,13 +157,13 @@ static void pk_remove_error_leaks(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, pk_get(pfn), 0);
 	tdx_pamt_put(pfn);
 	PK_INJECT(PAMT_FAKE_REMOVE, TDX_PAMT_PAGE_NOT_EMPTY, 1);
-	KUNIT_EXPECT_EQ(test, pk_evict(pfn), -EIO);
+	KUNIT_EXPECT_EQ(test, pamt_fake_evict(pfn), -EIO);
 	KUNIT_EXPECT_EQ(test, pk_word(pfn), W_INST | PAMT_SLOT_LEAKED);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_LEAKED), 1ULL);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 0ULL);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_INSTALLED), 1ULL);
 	/* Evict and the shrinker leave it alone; get and put still work. */
-	KUNIT_EXPECT_EQ(test, pk_evict(pfn), -EIO);
+	KUNIT_EXPECT_EQ(test, pamt_fake_evict(pfn), -EIO);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 0UL);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_scan(4, NULL), 0UL);
 	KUNIT_EXPECT_EQ(test, pk_get(pfn), 0);

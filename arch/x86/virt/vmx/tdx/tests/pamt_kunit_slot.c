@@ -212,7 +212,7 @@ static void pk_transit_wait_bounded(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pk_get(pfn), -EBUSY);
 	KUNIT_EXPECT_EQ(test, pk_word(pfn), PAMT_SLOT_TRANSIT);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_GET_WAIT), 1ULL);
-	KUNIT_EXPECT_EQ(test, pk_evict(pfn), -EBUSY);
+	KUNIT_EXPECT_EQ(test, pamt_fake_evict(pfn), -EBUSY);
 	KUNIT_EXPECT_EQ(test, pk_word(pfn), PAMT_SLOT_TRANSIT);
 	pk_set_word(pfn, 0);
 	pk_check_accounting(test, 0);
@@ -265,7 +265,7 @@ static void pk_removing_seen_and_waited(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, tdx_pamt_put(pfn), 0);
 	pamt_fake_stall(PAMT_FAKE_REMOVE, true);
 	migrate_disable();
-	pk_async_start(test, &a, pk_evict, pfn);
+	pk_async_start(test, &a, pamt_fake_evict, pfn);
 	KUNIT_EXPECT_TRUE(test, pk_wait_state(pfn, PAMT_SLOT_REMOVING));
 	pk_async_start_nth(test, &b, pk_get, pfn, 1);
 	KUNIT_EXPECT_TRUE(test, pk_wait_waiters(1));
@@ -290,7 +290,7 @@ static void pk_evict_in_use(struct kunit *test)
 	pk_up(test);
 	pfn = pk_slot_pfn(test, 8);
 	KUNIT_ASSERT_EQ(test, pk_get(pfn), 0);
-	KUNIT_EXPECT_EQ(test, pk_evict(pfn), -EBUSY);
+	KUNIT_EXPECT_EQ(test, pamt_fake_evict(pfn), -EBUSY);
 	KUNIT_EXPECT_EQ(test, pk_word(pfn), W_INST | 1);
 	KUNIT_EXPECT_TRUE(test, pamt_fake_range_has_pair(pfn));
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_REMOVE), 0ULL);
@@ -325,14 +325,14 @@ static void pk_remove_busy_stays_idle(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, pk_get(pfn), 0);
 	tdx_pamt_put(pfn);
 	PK_INJECT(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, PAMT_BUSY_CALLS_MAX);
-	KUNIT_EXPECT_EQ(test, pk_evict(pfn), -EBUSY);
+	KUNIT_EXPECT_EQ(test, pamt_fake_evict(pfn), -EBUSY);
 	KUNIT_EXPECT_EQ(test, pamt_slot_state(pk_word(pfn)), PAMT_SLOT_IDLE);
 	KUNIT_EXPECT_FALSE(test, pk_word(pfn) & PAMT_SLOT_LEAKED);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 1ULL);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_LEAKED), 0ULL);
 	KUNIT_EXPECT_TRUE(test, pamt_fake_range_has_pair(pfn));
 	pk_check_accounting(test, 0);
-	KUNIT_EXPECT_EQ(test, pk_evict(pfn), 0);
+	KUNIT_EXPECT_EQ(test, pamt_fake_evict(pfn), 0);
 	KUNIT_EXPECT_EQ(test, pk_word(pfn), 0UL);
 	pk_check_accounting(test, 0);
 }
@@ -350,15 +350,15 @@ static void pk_remove_errors(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, tdx_pamt_put(a), 0);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_put(b), 0);
 	PK_INJECT(PAMT_FAKE_REMOVE, TDX_PAMT_PAGE_NOT_EMPTY, 1);
-	KUNIT_EXPECT_EQ(test, pk_evict(a), -EIO);
+	KUNIT_EXPECT_EQ(test, pamt_fake_evict(a), -EIO);
 	KUNIT_EXPECT_EQ(test, pk_word(a), W_INST | PAMT_SLOT_LEAKED);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_LEAKED), 1ULL);
 	PK_INJECT(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, PAMT_BUSY_CALLS_MAX);
-	KUNIT_EXPECT_EQ(test, pk_evict(b), -EBUSY);
+	KUNIT_EXPECT_EQ(test, pamt_fake_evict(b), -EBUSY);
 	KUNIT_EXPECT_EQ(test, pk_word(b), W_INST);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 1ULL);
 	pk_check_accounting(test, 0);
-	KUNIT_EXPECT_EQ(test, pk_evict(b), 0);
+	KUNIT_EXPECT_EQ(test, pamt_fake_evict(b), 0);
 	pk_unleak(test, a);
 	pk_check_accounting(test, 0);
 }
@@ -379,12 +379,12 @@ static void pk_bad_pfn(struct kunit *test)
 	hole = 5 * TDX_PAMT_PAGES_PER_SLOT + 3;
 	KUNIT_EXPECT_EQ(test, pk_get(hole), -EINVAL);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_put(hole), -EINVAL);
-	KUNIT_EXPECT_EQ(test, pk_evict(hole), -EINVAL);
+	KUNIT_EXPECT_EQ(test, pamt_fake_evict(hole), -EINVAL);
 	KUNIT_EXPECT_EQ(test, pk_word(hole), PAMT_SLOT_HOLE);
 	KUNIT_EXPECT_EQ(test, pk_get(end), -EINVAL);
 	KUNIT_EXPECT_EQ(test, pk_get(end + 100 * TDX_PAMT_PAGES_PER_SLOT), -EINVAL);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_put(end), -EINVAL);
-	KUNIT_EXPECT_EQ(test, pk_evict(end), -EINVAL);
+	KUNIT_EXPECT_EQ(test, pamt_fake_evict(end), -EINVAL);
 	KUNIT_EXPECT_EQ(test, pk_get(ULONG_MAX), -EINVAL);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_ADD), 0ULL);
 	/* Covered slots on both sides of the hole work. */
@@ -508,7 +508,7 @@ static void pk_enomem(struct kunit *test)
 		if (ret_a)
 			break;
 		KUNIT_ASSERT_EQ(test, tdx_pamt_put(a), 0);
-		KUNIT_ASSERT_EQ(test, pk_evict(a), 0);
+		KUNIT_ASSERT_EQ(test, pamt_fake_evict(a), 0);
 		tdx_pamt_drain();
 	}
 	kunit_info(test, "-ENOMEM after %u gets that found memory\n", tries);
@@ -537,7 +537,7 @@ static void pk_enomem(struct kunit *test)
 		pfn = page_to_pfn(page);
 		tdx_free_control_page(page);
 		if (pfn / PTRS_PER_PMD != b / PTRS_PER_PMD)
-			KUNIT_ASSERT_EQ(test, pk_evict(pfn), 0);
+			KUNIT_ASSERT_EQ(test, pamt_fake_evict(pfn), 0);
 		tdx_pamt_drain();
 	}
 	pk_hog_free(&hog);
@@ -587,7 +587,7 @@ static void pk_control_pages(struct kunit *test)
 	atomic64_dec(&pamt_fake.violations);
 	/* A TD page of the range is accepted by the module now. */
 	KUNIT_EXPECT_EQ(test, pamt_fake_page_aug(pfn), TDX_PAMT_SUCCESS);
-	KUNIT_EXPECT_EQ(test, pk_evict(pfn), -EBUSY);
+	KUNIT_EXPECT_EQ(test, pamt_fake_evict(pfn), -EBUSY);
 	KUNIT_EXPECT_EQ(test, pamt_fake_page_remove(pfn), TDX_PAMT_SUCCESS);
 	tdx_free_control_page(page);
 	tdx_free_control_page(NULL);

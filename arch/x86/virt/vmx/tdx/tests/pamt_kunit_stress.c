@@ -124,7 +124,7 @@ static void pk_worker_op(struct pk_worker *w)
 	} else if (op < 780) {
 		pk_worker_put(w, i);
 	} else if (op < 880) {
-		ret = pk_evict(w->s->pfn[i]);
+		ret = pamt_fake_evict(w->s->pfn[i]);
 		if (ret && ret != -EBUSY)
 			w->bad++;
 	} else if (op < 940) {
