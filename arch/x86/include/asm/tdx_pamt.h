@@ -6,9 +6,9 @@
 #ifndef _ASM_X86_TDX_PAMT_H
 #define _ASM_X86_TDX_PAMT_H
 
-#include <linux/errno.h>
-#include <linux/gfp.h>
 #include <linux/types.h>
+
+struct page;
 
 /**
  * struct tdx_pamt_pair - the two 4K pages that hold one 2M range's 4K PAMT
@@ -39,7 +39,6 @@ static inline void tdx_init_pamt_cache(struct tdx_pamt_cache *cache)
 }
 
 /* What KVM calls (EXPORT_SYMBOL_FOR_KVM). */
-#ifdef CONFIG_INTEL_TDX_PAMT_CACHE
 bool tdx_pamt_enabled(void);
 int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_cache *cache);
 int tdx_pamt_put(unsigned long pfn);
@@ -47,33 +46,5 @@ int tdx_topup_pamt_cache(struct tdx_pamt_cache *cache, unsigned int nr);
 void tdx_free_pamt_cache(struct tdx_pamt_cache *cache);
 struct page *tdx_alloc_control_page(void);
 void tdx_free_control_page(struct page *page);
-#else
-/* Built without the cache: KVM TDX behaves as with a module lacking DPAMT. */
-static inline bool tdx_pamt_enabled(void) { return false; }
-static inline int tdx_pamt_put(unsigned long pfn) { return 0; }
-static inline void tdx_free_pamt_cache(struct tdx_pamt_cache *cache) { }
-
-static inline int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_cache *cache)
-{
-	return 0;
-}
-
-static inline int tdx_topup_pamt_cache(struct tdx_pamt_cache *cache,
-				       unsigned int nr)
-{
-	return 0;
-}
-
-static inline struct page *tdx_alloc_control_page(void)
-{
-	return alloc_page(GFP_KERNEL_ACCOUNT);
-}
-
-static inline void tdx_free_control_page(struct page *page)
-{
-	if (page)
-		__free_page(page);
-}
-#endif
 
 #endif /* _ASM_X86_TDX_PAMT_H */

@@ -54,33 +54,33 @@ for hook in "$@"; do
 		append_once $TDX/Makefile 'CFLAGS_pamt_trace.o := -I$(src)' ;;
 	slots)
 		append_once $TDX/Makefile \
-			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_slot.o pamt_trace.o' ;;
+			'obj-$(CONFIG_INTEL_TDX_HOST) += pamt_slot.o pamt_trace.o' ;;
 	core)
 		append_once $TDX/Makefile \
-			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_core.o' ;;
+			'obj-$(CONFIG_INTEL_TDX_HOST) += pamt_core.o' ;;
 	sparse)
 		append_once $TDX/Makefile \
-			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_sparse.o' ;;
+			'obj-$(CONFIG_INTEL_TDX_HOST) += pamt_sparse.o' ;;
 	mag)
 		append_once $TDX/Makefile \
-			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_mag.o' ;;
+			'obj-$(CONFIG_INTEL_TDX_HOST) += pamt_mag.o' ;;
 	shrink)
 		append_once $TDX/Makefile \
-			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_shrink.o' ;;
+			'obj-$(CONFIG_INTEL_TDX_HOST) += pamt_shrink.o' ;;
 	glue)
 		append_once $TDX/Makefile \
-			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_glue.o' ;;
+			'obj-$(CONFIG_INTEL_TDX_HOST) += pamt_glue.o' ;;
 	backend)
 		append_once $TDX/Makefile \
-			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_seamcall.o' ;;
+			'obj-$(CONFIG_INTEL_TDX_HOST) += pamt_seamcall.o' ;;
 	enable)
 		append_once $TDX/Makefile \
-			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_enable.o'
+			'obj-$(CONFIG_INTEL_TDX_HOST) += pamt_enable.o'
 		# tdx.c itself: edits/10-*.patch, applied by edits.sh.
 		;;
 	debugfs)
 		append_once $TDX/Makefile \
-			'obj-$(CONFIG_INTEL_TDX_PAMT_CACHE) += pamt_debugfs.o' ;;
+			'obj-$(CONFIG_INTEL_TDX_HOST) += pamt_debugfs.o' ;;
 	kunit)
 		# The suites use the core's internals, which are not exported:
 		# the option is a bool, built in only.

@@ -3,14 +3,12 @@
 #ifndef _X86_VIRT_TDX_PAMT_ENABLE_H
 #define _X86_VIRT_TDX_PAMT_ENABLE_H
 
-#include <linux/errno.h>
 #include <linux/types.h>
 
 struct tdmr_info_list;
 struct tdx_pamt_ops;
 struct tdx_pamt_range;
 
-#ifdef CONFIG_INTEL_TDX_PAMT_CACHE
 bool tdx_pamt_wanted(u64 features0);
 unsigned long tdx_dpamt_bitmap_size(u64 tdmr_size, unsigned int bits_per_4k_page);
 int tdx_pamt_module_prepare(struct tdmr_info_list *tdmr_list);
@@ -22,23 +20,6 @@ int pamt_enable_ranges(struct tdmr_info_list *tdmr_list,
 		       struct tdx_pamt_range *ranges);
 #if IS_ENABLED(CONFIG_KUNIT)
 extern bool pamt_param_enable;
-#endif
-#else
-/* Without the cache the module is never asked to use Dynamic PAMT. */
-static inline bool tdx_pamt_wanted(u64 features0) { return false; }
-static inline void tdx_pamt_module_ready(void) { }
-static inline void tdx_pamt_module_down(void) { }
-
-static inline unsigned long tdx_dpamt_bitmap_size(u64 tdmr_size,
-						  unsigned int bits_per_4k_page)
-{
-	return 0;
-}
-
-static inline int tdx_pamt_module_prepare(struct tdmr_info_list *tdmr_list)
-{
-	return -EOPNOTSUPP;
-}
 #endif
 
 #endif /* _X86_VIRT_TDX_PAMT_ENABLE_H */
