@@ -1,19 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit suite for the kernel integration of the Dynamic PAMT cache: the
- * SEAMCALL backend fed with made-up register results and the debugfs
- * files.  Enabling (pamt_kunit_enable.c) and the KVM call sites
- * (pamt_kunit_kvm.c) have their own suites.
+ * SEAMCALL backend fed with made-up register results.  Enabling
+ * (pamt_kunit_enable.c), the KVM call sites (pamt_kunit_kvm.c) and the
+ * debugfs files (pamt_kunit_debugfs.c) have their own suites.
  */
-#include <linux/debugfs.h>
 #include <linux/mm.h>
 #include <linux/preempt.h>
-#include <linux/seq_file.h>
 #include <linux/slab.h>
-#include <linux/string.h>
 #include <asm/tdx.h>
 #include "tdx.h"
-#include "pamt_debugfs.h"
 #include "pamt_kunit.h"
 #include "pamt_seamcall.h"
 
@@ -202,123 +198,12 @@ static void pk_integ_backend_ops(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pk_sc.calls, 2U);
 }
 
-static char *pk_integ_show_stats(struct kunit *test)
-{
-	struct seq_file m = { };
-
-	m.size = PAGE_SIZE;
-	m.buf = kunit_kzalloc(test, m.size, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, m.buf);
-	KUNIT_ASSERT_EQ(test, pamt_stats_show(&m, NULL), 0);
-	KUNIT_ASSERT_LT(test, m.count, m.size);
-	return m.buf;
-}
-
-/* /sys/kernel/debug/tdx/pamt/@name, or NULL; dput() it. */
-static struct dentry *pk_integ_debugfs(const char *name)
-{
-	struct dentry *tdx = debugfs_lookup("tdx", NULL), *dir, *d = NULL;
-
-	dir = tdx ? debugfs_lookup("pamt", tdx) : NULL;
-	if (dir)
-		d = debugfs_lookup(name, dir);
-	dput(dir);
-	dput(tdx);
-	return d;
-}
-
-/* The value of @name in the stats file, or -1 if it is not there. */
-static long long pk_integ_stat_value(const char *buf, const char *name)
-{
-	size_t len = strlen(name);
-	const char *p = buf;
-	long long val;
-
-	while (p && *p) {
-		if (!strncmp(p, name, len) && p[len] == ' ' &&
-		    sscanf(p + len + 1, "%lld", &val) == 1)
-			return val;
-		p = strchr(p, '\n');
-		if (p)
-			p++;
-	}
-	return -1;
-}
-
-static void pk_integ_debugfs_stats(struct kunit *test)
-{
-	unsigned long pfn;
-	char *buf;
-	int i, lines = 0;
-
-	pk_up(test);
-	pfn = pk_slot_pfn(test, 3);
-	KUNIT_ASSERT_EQ(test, tdx_pamt_get(pfn, NULL), 0);
-	KUNIT_ASSERT_EQ(test, tdx_pamt_get(pfn, NULL), 0);
-	KUNIT_ASSERT_EQ(test, tdx_pamt_put(pfn), 0);
-
-	buf = pk_integ_show_stats(test);
-	for (i = 0; buf[i]; i++)
-		lines += buf[i] == '\n';
-	KUNIT_EXPECT_EQ(test, lines, TDX_PAMT_STAT_NR);
-	for (i = 0; i < TDX_PAMT_STAT_NR; i++)
-		KUNIT_EXPECT_GE_MSG(test,
-				    pk_integ_stat_value(buf, tdx_pamt_stat_names[i]),
-				    0LL, "%s", tdx_pamt_stat_names[i]);
-	KUNIT_EXPECT_EQ(test, pk_integ_stat_value(buf, "get_slow"), 1LL);
-	KUNIT_EXPECT_EQ(test, pk_integ_stat_value(buf, "get_fast"), 1LL);
-	KUNIT_EXPECT_EQ(test, pk_integ_stat_value(buf, "installed_slots"), 1LL);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_put(pfn), 0);
-
-	if (IS_ENABLED(CONFIG_DEBUG_FS)) {
-		struct dentry *d;
-
-		d = pk_integ_debugfs("stats");
-		KUNIT_EXPECT_NOT_NULL(test, d);
-		dput(d);
-	}
-}
-
-static void pk_integ_debugfs_drain_cap(struct kunit *test)
-{
-	u64 cap;
-	int i;
-
-	pk_up(test);
-	for (i = 0; i < 6; i++) {
-		KUNIT_ASSERT_EQ(test, tdx_pamt_get(pk_slot_pfn(test, i), NULL), 0);
-		KUNIT_ASSERT_EQ(test, tdx_pamt_put(pk_slot_pfn(test, i)), 0);
-	}
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 6ULL);
-
-	pk_set_idle_cap(4);
-	KUNIT_EXPECT_EQ(test, pamt_debugfs_idle_cap_get(NULL, &cap), 0);
-	KUNIT_EXPECT_EQ(test, cap, 4ULL);
-	KUNIT_EXPECT_LE(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 4ULL);
-	if (IS_ENABLED(CONFIG_DEBUG_FS)) {
-		struct dentry *d = pk_integ_debugfs("idle_cap");
-
-		KUNIT_ASSERT_NOT_NULL(test, d);
-		KUNIT_EXPECT_EQ(test, d_inode(d)->i_mode & 0777, 0444);
-		dput(d);
-	}
-
-	KUNIT_EXPECT_EQ(test, pamt_debugfs_drain_set(NULL, 2), -EINVAL);
-	KUNIT_EXPECT_EQ(test, pamt_debugfs_drain_set(NULL, 1), 0);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 0ULL);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 0ULL);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_INSTALLED), 0ULL);
-	pk_check_accounting(test, 0);
-}
-
 static struct kunit_case pk_integ_cases[] = {
 	KUNIT_CASE(pk_integ_status_errno),
 	KUNIT_CASE(pk_integ_register_layout),
 	KUNIT_CASE(pk_integ_remove_result),
 	KUNIT_CASE(pk_integ_remove_bad_output),
 	KUNIT_CASE(pk_integ_backend_ops),
-	KUNIT_CASE(pk_integ_debugfs_stats),
-	KUNIT_CASE(pk_integ_debugfs_drain_cap),
 	KUNIT_CASE(pk_suite_leak_check),
 	{}
 };
