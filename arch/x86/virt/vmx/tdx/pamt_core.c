@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * TDX Dynamic PAMT cache: set-up, teardown, statistics and control pages.
- * Design: Documentation/arch/x86/tdx-dpamt.rst.
- */
+/* TDX Dynamic PAMT cache: set-up, teardown, statistics, control pages. */
 #include <linux/bug.h>
 #include <linux/errno.h>
 #include <linux/export.h>
@@ -86,13 +83,9 @@ static unsigned long pamt_slots_init(const struct tdx_pamt_range *ranges,
 	return covered;
 }
 
-/**
- * tdx_pamt_init() - set up the PAMT cache over the covered memory
- * @ranges: covered ranges, sorted, 2M aligned, not overlapping
- * @nr: entries in @ranges
- * @cfg: magazine size, idle cap and backend
- *
- * Return: 0, -EINVAL, -EBUSY if set up, or -ENOMEM with nothing allocated.
+/*
+ * Set the cache up over @ranges (sorted, 2M aligned, disjoint).  Return:
+ * 0, -EINVAL, -EBUSY if set up, or -ENOMEM with nothing allocated.
  */
 int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
 		  const struct tdx_pamt_config *cfg)
@@ -135,11 +128,9 @@ int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
 	return 0;
 }
 
-/**
- * tdx_pamt_exit() - REMOVE every idle slot, free every cached pair
- *
- * Context: process context, once nothing uses the cache.  Slots in use or
- * LEAKED keep their pairs in the module: not ours to free.
+/*
+ * REMOVE every idle slot and free every cached pair, once nothing uses the
+ * cache.  Pairs still in the module (in use, LEAKED) are not ours to free.
  */
 void tdx_pamt_exit(void)
 {
@@ -183,10 +174,7 @@ bool tdx_pamt_enabled(void)
 }
 EXPORT_SYMBOL_FOR_KVM(tdx_pamt_enabled);
 
-/**
- * tdx_pamt_read_stats() - fold the counters of every CPU, racily
- * @vals: TDX_PAMT_STAT_NR values, in the order of enum tdx_pamt_stat
- */
+/* Fold every CPU's counters into @vals[TDX_PAMT_STAT_NR], racily. */
 void tdx_pamt_read_stats(u64 *vals)
 {
 	unsigned int cpu;
@@ -207,12 +195,7 @@ void tdx_pamt_read_stats(u64 *vals)
 /* Gets of a control page's range retried after -EBUSY, where it may sleep. */
 #define PAMT_CTRL_BUSY_TRIES	3
 
-/**
- * __tdx_alloc_control_page() - allocate a TD control page with its PAMT
- * @gfp: allocation flags, for the page and, if needed, for a pair
- *
- * Return: the page, with a reference on its range's pair, or NULL.
- */
+/* A TD control page with a reference on its range's pair, or NULL. */
 struct page *__tdx_alloc_control_page(gfp_t gfp)
 {
 	struct tdx_pamt_cache res = { .nr = 0 };
@@ -251,8 +234,8 @@ struct page *tdx_alloc_control_page(void)
 EXPORT_SYMBOL_FOR_KVM(tdx_alloc_control_page);
 
 /**
- * tdx_free_control_page() - undo __tdx_alloc_control_page()
- * @page: the page, already reclaimed from the TD; NULL is ignored
+ * tdx_free_control_page() - free a page from tdx_alloc_control_page()
+ * @page: the page, reclaimed from the TD, or NULL
  */
 void tdx_free_control_page(struct page *page)
 {

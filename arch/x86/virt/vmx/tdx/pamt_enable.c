@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * TDX Dynamic PAMT cache: turned on from tdx.c if the module has Dynamic
- * PAMT.  Documentation/arch/x86/tdx-dpamt.rst, "Enabling and KVM".
- */
+/* TDX Dynamic PAMT cache: turned on from tdx.c if the module has DPAMT. */
 #define pr_fmt(fmt)	"tdx-pamt: " fmt
 
 #include <linux/math.h>
@@ -30,24 +27,13 @@ static unsigned long pamt_param_idle_cap;
 module_param_named(idle_cap, pamt_param_idle_cap, ulong, 0444);
 MODULE_PARM_DESC(idle_cap, "Initial cap on idle pairs (0: a quarter of the covered 2M ranges)");
 
-/**
- * tdx_pamt_wanted() - whether the TDX module is to run with Dynamic PAMT
- * @features0: the module's TDX_FEATURES0
- *
- * Return: true to size the 4K PAMT as a bitmap and opt in at TDH.SYS.CONFIG.
- */
+/* Whether to size the 4K PAMT as a bitmap and opt in at TDH.SYS.CONFIG. */
 bool tdx_pamt_wanted(u64 features0)
 {
 	return pamt_param_enable && (features0 & TDX_FEATURES0_DYNAMIC_PAMT);
 }
 
-/**
- * tdx_dpamt_bitmap_size() - bytes of the PAMT page bitmap of a TDMR
- * @tdmr_size: the TDMR's size in bytes
- * @bits_per_4k_page: the bitmap's entry size, from global metadata
- *
- * Return: the bitmap's size in bytes, rounded up to 4K as every PAMT is.
- */
+/* Bytes of a TDMR's PAMT page bitmap, rounded up to 4K as every PAMT is. */
 unsigned long tdx_dpamt_bitmap_size(u64 tdmr_size, unsigned int bits_per_4k_page)
 {
 	u64 bits = DIV_ROUND_UP_ULL(tdmr_size, SZ_4K) * bits_per_4k_page;
@@ -91,14 +77,9 @@ int pamt_enable(struct tdmr_info_list *tdmr_list,
 	return ret;
 }
 
-/**
- * tdx_pamt_module_prepare() - set the cache up before the module opts in
- * @tdmr_list: the TDMRs, with their PAMTs, about to be passed to the module
- *
- * All that can fail happens here, while tdx.c can still give up cleanly:
- * a module opted in to Dynamic PAMT without a cache could run no TD.
- *
- * Return: 0, or an errno for tdx.c to fail TDX initialisation with.
+/*
+ * Set the cache up before the module opts in: all that can fail happens
+ * here, while tdx.c can still give up cleanly.
  */
 int tdx_pamt_module_prepare(struct tdmr_info_list *tdmr_list)
 {
@@ -111,12 +92,7 @@ int tdx_pamt_module_prepare(struct tdmr_info_list *tdmr_list)
 	return ret;
 }
 
-/**
- * tdx_pamt_module_ready() - register the shrinker and CPU hotplug hook
- *
- * Context: process context, without the CPU hotplug lock.  On failure the
- * cache stays on, its idle memory bounded by the cap only.
- */
+/* Register the shrinker and CPU hotplug hook, without the hotplug lock. */
 void tdx_pamt_module_ready(void)
 {
 	int ret;
@@ -133,14 +109,10 @@ void tdx_pamt_module_ready(void)
 	pr_info("on: idle cap %lu pairs\n", pamt.idle_cap);
 }
 
-/**
- * tdx_pamt_module_down() - drain the cache and turn it off
- *
- * For tdx.c's error path; a runtime update of the module keeps the cache.
- *
- * Context: process context, once no TD holds a PAMT reference.  Before
- * tdx_pamt_module_ready() it takes no CPU hotplug lock, so the caller may
- * hold get_online_mems(), which nests inside it.
+/*
+ * Drain the cache and turn it off, on tdx.c's error path, once no TD holds
+ * a reference.  Before tdx_pamt_module_ready() it takes no CPU hotplug
+ * lock, so the caller may hold get_online_mems(), which nests inside it.
  */
 void tdx_pamt_module_down(void)
 {

@@ -95,11 +95,9 @@ struct tdx_pamt_config {
 };
 
 /*
- * The slot word: bits 22:0 the count, then the flags.  A count in a word
- * INSTALLED and not TRANSIT is a reference; any other is a get's pending
- * count.  A count above PAMT_SLOT_REF_MAX (each 4K page in use, and for a
- * moment a second use) is a caller bug; the field has room for one pending
- * count per task.
+ * The slot word: the count, then the flags.  A count in a word INSTALLED
+ * and not TRANSIT is a reference; any other is a get's pending count.  A
+ * count above PAMT_SLOT_REF_MAX is a caller bug.
  */
 #define PAMT_SLOT_REF_MASK	GENMASK(22, 0)
 #define PAMT_SLOT_REF_MAX	(2 * TDX_PAMT_PAGES_PER_SLOT - 1)
@@ -116,15 +114,6 @@ enum pamt_slot_state {
 	PAMT_SLOT_REMOVING,	/* INSTALLED and TRANSIT: owner issues REMOVE */
 	PAMT_SLOT_NOT_COVERED,	/* HOLE */
 };
-
-/*
- * End this CPU's transition of @slot, taken from @owned, publishing @new:
- * by adding, so the pending counts of gets that came meanwhile stay.
- */
-static inline int pamt_slot_publish(atomic_t *slot, int owned, int new)
-{
-	return atomic_add_return_release(new - owned, slot);
-}
 
 static inline unsigned long pamt_slot_refs(unsigned long word)
 {
@@ -160,10 +149,7 @@ struct pamt_mag {
 	struct tdx_pamt_pair pairs[];	/* pamt.mag_size of them */
 };
 
-/*
- * Per-CPU stats: enum tdx_pamt_stat's counters, then this CPU's changes to
- * its gauges (summed modulo 2^64), then idle memory not yet in pamt.held.
- */
+/* Per-CPU: the counters, the gauges' deltas, then unfolded pamt.held. */
 #define PAMT_PCPU_CACHED	TDX_PAMT_STAT_CACHED_PAIRS
 #define PAMT_PCPU_HELD		TDX_PAMT_STAT_NR
 #define PAMT_PCPU_NR_STATS	(PAMT_PCPU_HELD + 1)
@@ -186,21 +172,13 @@ struct pamt_pcpu {
 	unsigned int in_flight;
 };
 
-/*
- * A slot: its word, and its place on the idle LRU.  32 bytes: the ranges
- * CPUs fault at once are often neighbours, and with 16 words to a cache
- * line they waited on each other's updates.
- */
+/* A slot: its word and its place on the idle LRU; 32 bytes. */
 struct pamt_slot {
 	atomic_t word;
 	/*
-	 * The list @lru goes on: the node of the pair's pages and the
-	 * memcg its range is charged to (mem_cgroup_private_id(), 0 for
-	 * none).  Written with WRITE_ONCE() at install, before the
-	 * installer's reference can go, read with READ_ONCE(): a stale
-	 * value files the slot on another list once, which the next walk
-	 * of that list corrects.  @nid is also where meminfo counts the
-	 * slot while IDLE.
+	 * The list @lru goes on: the pair's node and the range's memcg id
+	 * (0: none), written at install.  A stale read files the slot on
+	 * another list once; that list's next walk corrects it.
 	 */
 	u16 nid;
 	u16 memcg_id;
@@ -211,10 +189,7 @@ struct pamt_slot {
 /* On a list of pamt.lru, or isolated by a walk that has yet to look at it. */
 #define PAMT_QUEUED_BIT	0
 
-/*
- * The one PAMT cache of this host: what every get and put reads first,
- * then each group that some CPU writes on its own line.
- */
+/* The host's PAMT cache: what get and put read, then written groups. */
 struct pamt_cache {
 	struct pamt_slot *slots;	/* the flat window, then far blocks */
 	unsigned long base_idx;		/* pfn / 512 of slots[0] */
@@ -224,11 +199,7 @@ struct pamt_cache {
 	const struct tdx_pamt_ops *ops;
 	unsigned int mag_size;
 	struct pamt_pcpu __percpu *pcpu;
-	/*
-	 * Set at init; the KUnit suites change both while the cache runs,
-	 * so readers use READ_ONCE(): a reader sees the old value or the
-	 * new, never a torn one.
-	 */
+	/* Set at init; tests change them live: READ_ONCE(). */
 	unsigned long idle_cap;
 	u64 wait_ns;			/* PAMT_WAIT_NS */
 	bool enabled;
@@ -248,19 +219,13 @@ extern struct pamt_cache pamt;
 #define pamt_cached_add(n)	this_cpu_add(pamt.pcpu->stat[PAMT_PCPU_CACHED], n)
 
 /*
- * Per-CPU deltas folded by one atomic add, not percpu_counter, whose fold
- * takes its raw spinlock: counted in make bench's churn, that would be 205
- * all-CPU lock acquisitions per 1M gets and puts at this batch, 51 at its
- * default of 32, against 10 allowed (5 today).  The cap's slack is this
- * batch less one per other CPU (Documentation: "Memory cost").
+ * Per-CPU deltas folded by one atomic add: percpu_counter's fold takes a
+ * raw spinlock, 205 all-CPU locks per 1M gets and puts in make bench's
+ * churn at this batch.  The cap's slack is this batch per other CPU.
  */
 #define PAMT_HELD_BATCH		8
 
-/*
- * Idle memory changed by @n pairs, as the idle cap counts it: pamt.held is
- * written once per batch.  The fold exchanges, as a softirq's may run
- * between the add and the fold.
- */
+/* Idle memory changed by @n pairs; exchange, as softirq may fold too. */
 static inline void pamt_held_add(long n)
 {
 	long d;
@@ -274,12 +239,7 @@ static inline void pamt_held_add(long n)
 	preempt_enable();
 }
 
-/*
- * Idle memory on node @nid changed by @pairs, in /proc/meminfo's
- * KReclaimable and MemAvailable: 2 pages a pair, both on the node of its
- * first page, as one allocation gave both.  vmstat batches it per CPU;
- * irq-safe, takes no lock of ours.
- */
+/* Idle pairs on node @nid, in meminfo's KReclaimable; irq-safe. */
 static inline void pamt_meminfo_add(int nid, long pairs)
 {
 	mod_node_page_state(NODE_DATA(nid), NR_KERNEL_MISC_RECLAIMABLE,
@@ -307,8 +267,7 @@ enum pamt_pair_dest {
 
 /*
  * A transition runs with preemption off, also on PREEMPT_RT, so that
- * getters spinning on the slot wait for a running CPU.  Lockdep's wait-type
- * check then flags any lock taken inside that sleeps on RT.
+ * getters spin on a running CPU; lockdep flags a sleeping lock inside.
  */
 #ifdef CONFIG_LOCKDEP
 extern struct lockdep_map pamt_transit_map;
@@ -401,19 +360,6 @@ int pamt_slot_remove(atomic_t *slot, unsigned long idx, int *word,
 void pamt_pair_release(const struct tdx_pamt_pair *pair,
 		       enum pamt_pair_dest dest);
 int pamt_status_errno(u64 status);
-
-/* Where the pair a get holds for an ADD came from. */
-enum pamt_pair_src {
-	PAMT_PAIR_NONE,
-	PAMT_PAIR_POOL,		/* magazines or page allocator: back to a magazine */
-	PAMT_PAIR_RES,		/* the caller's reserve: back to it */
-};
-
-enum pamt_pair_src pamt_slot_pair_get(struct tdx_pamt_pair *pair,
-				      struct tdx_pamt_cache *res);
-void pamt_slot_pair_put(const struct tdx_pamt_pair *pair,
-			enum pamt_pair_src src, struct tdx_pamt_cache *res);
-bool pamt_pair_refused(u64 status, const struct tdx_pamt_pair *pair);
 
 /* pamt_mag.c */
 int __tdx_topup_pamt_cache(struct tdx_pamt_cache *cache, unsigned int nr,

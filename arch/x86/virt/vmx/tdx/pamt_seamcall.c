@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * TDX Dynamic PAMT cache: the backend that issues TDH.PHYMEM.PAMT.ADD and
- * REMOVE and resets pages the module wrote.  Raw statuses go back to the
- * core; the SEAMCALL is a parameter so that KUnit can fake its results.
+ * REMOVE.  The SEAMCALL is a parameter so that KUnit can fake its results.
  */
 #include <linux/bug.h>
 #include <linux/lockdep.h>
@@ -35,10 +34,7 @@ VISIBLE_IF_KUNIT u64 pamt_sc_do_add(pamt_sc_call_fn call, unsigned long base_pfn
 	return call(TDH_PHYMEM_PAMT_ADD, &args);
 }
 
-/*
- * The pair comes back in RDX, R8.  If they are not two page addresses,
- * PAMT_SC_BAD_OUTPUT: leaking them beats freeing memory we cannot name.
- */
+/* The pair comes back in RDX, R8; if not page addresses, it is leaked. */
 VISIBLE_IF_KUNIT u64 pamt_sc_do_remove(pamt_sc_call_fn call, unsigned long base_pfn,
 				       struct tdx_pamt_pair *pair)
 {
@@ -74,11 +70,7 @@ static u64 pamt_sc_remove(unsigned long base_pfn, struct tdx_pamt_pair *pair)
 	return pamt_sc_do_remove(pamt_sc_call, base_pfn, pair);
 }
 
-/*
- * The module may have written the page with a private KeyID: on CPUs with
- * the partial-write erratum it goes back to normal memory only through
- * MOVDIR64B, as KVM does for the pages a TD gives back.
- */
+/* The module wrote the page with a private KeyID: the erratum's reset. */
 static void pamt_sc_reset_page(unsigned long pfn)
 {
 	tdx_quirk_reset_paddr(PFN_PHYS(pfn), PAGE_SIZE);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * TDX Dynamic PAMT cache, slot layer: one word per 2M range; get, put and
- * the transitions that issue PAMT.ADD/REMOVE.  The state machine and the
- * lock order are in Documentation/arch/x86/tdx-dpamt.rst.
+ * the transitions that issue PAMT.ADD/REMOVE.  State machine and lock
+ * order: Documentation/arch/x86/tdx-dpamt.rst.
  */
 #include <linux/bug.h>
 #include <linux/delay.h>
@@ -17,6 +17,19 @@
 #include "pamt_trace.h"
 
 struct pamt_cache pamt;
+
+/* Where the pair a get holds for an ADD came from. */
+enum pamt_pair_src {
+	PAMT_PAIR_NONE,
+	PAMT_PAIR_POOL,		/* magazines or page allocator: back to a magazine */
+	PAMT_PAIR_RES,		/* the caller's reserve: back to it */
+};
+
+/* End a transition owned from @owned: add, keeping pending counts. */
+static int pamt_slot_publish(atomic_t *slot, int owned, int new)
+{
+	return atomic_add_return_release(new - owned, slot);
+}
 
 /* A PAMT SEAMCALL's status as 0, -EBUSY for TDX_OPERAND_BUSY, or -EIO. */
 int pamt_status_errno(u64 status)
@@ -85,10 +98,7 @@ static u64 pamt_slot_call(unsigned int leaf, unsigned long base,
 	return status;
 }
 
-/*
- * @tries: calls that answered BUSY.  A softirq makes one call, never spins
- * in a backoff: its slot stays queued for the worker.
- */
+/* @tries: BUSY answers so far.  A softirq never backs off. */
 static bool pamt_slot_retry(unsigned int tries)
 {
 	return tries < PAMT_BUSY_CALLS_MAX - 1 && !in_serving_softirq();
@@ -141,11 +151,8 @@ static void pamt_slot_publish_idle(atomic_t *slot, int old)
 	pamt_stat_inc(REVIVE);
 }
 
-/*
- * @status refused a page of @pair as in use: the module may own it, so the
- * pair is never handed out again, nor freed.  Return: whether it is lost.
- */
-bool pamt_pair_refused(u64 status, const struct tdx_pamt_pair *pair)
+/* Whether @status refused a page of @pair as in use: then @pair is lost. */
+static bool pamt_pair_refused(u64 status, const struct tdx_pamt_pair *pair)
 {
 	if ((status & TDX_PAMT_STATUS_MASK) != TDX_PAMT_PAGE_NOT_FREE)
 		return false;
@@ -155,10 +162,7 @@ bool pamt_pair_refused(u64 status, const struct tdx_pamt_pair *pair)
 	return true;
 }
 
-/*
- * ADD for @slot, owned from @owned; on failure @pair stays ours, unless
- * the module refused it (*@src becomes PAMT_PAIR_NONE).
- */
+/* ADD for @slot, owned from @owned; a refused @pair is dropped from *@src. */
 static int pamt_slot_add(atomic_t *slot, unsigned long idx, int owned,
 			 struct tdx_pamt_pair *pair, enum pamt_pair_src *src)
 {
@@ -229,18 +233,10 @@ static int pamt_slot_removed(atomic_t *slot, unsigned long idx, int old,
 	return ret;
 }
 
-/**
- * pamt_slot_remove() - take an IDLE slot and REMOVE its pair
- * @slot: the slot
- * @idx: its index
- * @word: the IDLE word the caller read; updated if the slot moved on
- * @pair: on success, the pair to give to pamt_pair_release()
- *
- * Context: outside any transition.
- * Return: 0, the slot EMPTY; -EAGAIN if the slot did not hold *@word;
- * -EBUSY, the old word restored, if the module stayed busy, the call did
- * not run or another CPU took the slot over during a backoff; -ENOENT,
- * the slot EMPTY, if the module held no pair; -EIO, the slot LEAKED.
+/*
+ * Take IDLE @slot from *@word and REMOVE its pair into @pair.  Return: 0,
+ * EMPTY; -EAGAIN if the slot did not hold *@word (updated); -EBUSY, IDLE
+ * again; -ENOENT, EMPTY but the module held no pair; -EIO, LEAKED.
  */
 int pamt_slot_remove(atomic_t *slot, unsigned long idx, int *word,
 		     struct tdx_pamt_pair *pair)
@@ -259,7 +255,7 @@ int pamt_slot_remove(atomic_t *slot, unsigned long idx, int *word,
 	}
 	pamt_idle_count(idx, -1);
 	for (;;) {
-		/* Zeroed: the REMOVE tracepoint reads it even when REMOVE fails. */
+		/* The REMOVE tracepoint reads it even when REMOVE fails. */
 		*pair = (struct tdx_pamt_pair) { };
 		status = pamt_slot_call(TDH_PHYMEM_PAMT_REMOVE, base, pair);
 		if (pamt_status_errno(status) != -EBUSY || !pamt_slot_retry(busy))
@@ -284,9 +280,8 @@ int pamt_slot_remove(atomic_t *slot, unsigned long idx, int *word,
 }
 
 /*
- * Wait for @slot to be neither TRANSIT nor @seen; false after the deadline,
- * which covers all of a get's waits: a shrinker whose REMOVE stays BUSY
- * must not starve it (found by the spin model).
+ * Wait for @slot to be neither TRANSIT nor @seen; false after *@deadline,
+ * one for all of a get's waits, so a REMOVE that stays BUSY cannot starve it.
  */
 static bool pamt_slot_wait(atomic_t *slot, int seen, int *w, u64 *deadline,
 			   bool *waited)
@@ -321,12 +316,9 @@ static bool pamt_slot_uncount(atomic_t *slot, int *w)
 #define PAMT_ADD_TURN_NS	1000
 #define PAMT_ADD_TURNS		32UL	/* the turns after the first */
 
-/*
- * A pair for an ADD, taken before the transition: its locks sleep on RT.
- * The caller's reserve first: its pairs are charged to the caller's memcg.
- */
-enum pamt_pair_src pamt_slot_pair_get(struct tdx_pamt_pair *pair,
-				      struct tdx_pamt_cache *res)
+/* A pair for an ADD, taken before the transition: the reserve first. */
+static enum pamt_pair_src pamt_slot_pair_get(struct tdx_pamt_pair *pair,
+					     struct tdx_pamt_cache *res)
 {
 	if (res && res->nr) {
 		*pair = res->pairs[--res->nr];
@@ -340,8 +332,9 @@ enum pamt_pair_src pamt_slot_pair_get(struct tdx_pamt_pair *pair,
 }
 
 /* Give back a pair an ADD did not use. */
-void pamt_slot_pair_put(const struct tdx_pamt_pair *pair,
-			enum pamt_pair_src src, struct tdx_pamt_cache *res)
+static void pamt_slot_pair_put(const struct tdx_pamt_pair *pair,
+			       enum pamt_pair_src src,
+			       struct tdx_pamt_cache *res)
 {
 	if (src == PAMT_PAIR_RES)
 		res->pairs[res->nr++] = *pair;
@@ -485,7 +478,7 @@ out:
 	return ret;
 }
 
-/* Done if @old was INSTALLED, count in [1, REF_MAX - 1]: one compare. */
+/* Done if @old was INSTALLED with a count in [1, REF_MAX - 1]. */
 static __always_inline int pamt_slot_get_word(atomic_t *slot,
 					      struct tdx_pamt_cache *res)
 {
@@ -512,13 +505,11 @@ static noinline int pamt_slot_get_far(unsigned long idx,
 /**
  * tdx_pamt_get() - take a reference on the PAMT pair of a 4K page's range
  * @pfn: the page
- * @res: pairs to use before this CPU's magazines, charged to the
- *	caller's memcg, or NULL
+ * @res: pairs to use before this CPU's magazines, or NULL
  *
- * Context: task context, not softirq; never sleeps.  See the rst for RT.
+ * Context: task context, not softirq; never sleeps.
  * Return: 0; -EINVAL if @pfn is not covered; -ENOMEM (never with a
- * non-empty @res); -EOVERFLOW at PAMT_SLOT_REF_MAX; -EBUSY; -EIO if
- * PAMT.ADD failed.  On error nothing changed.
+ * non-empty @res); -EOVERFLOW; -EBUSY; -EIO.  On error nothing changed.
  */
 int tdx_pamt_get(unsigned long pfn, struct tdx_pamt_cache *res)
 {
@@ -582,7 +573,7 @@ static noinline int pamt_slot_put_far(unsigned long idx)
  * tdx_pamt_put() - drop a reference taken by tdx_pamt_get()
  * @pfn: the page
  *
- * Context: any but hardirq; never sleeps.  See the rst for RT.
+ * Context: any but hardirq; never sleeps.
  * Return: 0, or -EINVAL, changing nothing, if @pfn holds no reference.
  */
 int tdx_pamt_put(unsigned long pfn)
