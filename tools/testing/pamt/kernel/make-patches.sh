@@ -102,7 +102,7 @@ UNBUSY=busy
 unbusy() {
 	[ "$UNBUSY" = 0 ] && return 0
 	case $1 in
-	*/pamt_slot.c|*/pamt_core.c|*/pamt_internal.h) ;;
+	*/pamt_slot.c|*/pamt_core.c|*/pamt_internal.h|*/pamt_trace.h) ;;
 	*) return 0 ;;
 	esac
 	git -C "$REPO" show "$REV:tools/testing/pamt/kernel/series/$UNBUSY-revert.patch" |
@@ -486,7 +486,7 @@ SPARSE_END=$(git -C "$WORK" rev-parse HEAD)
 
 # The serialised fallback for TDX_OPERAND_BUSY, then the ADD turns.
 UNBUSY=turns
-copy $TDX/pamt_slot.c $TDX/pamt_core.c $TDX/tests/pamt_kunit_busy.c
+copy $TDX/pamt_slot.c $TDX/pamt_core.c $TDX/pamt_trace.h $TDX/tests/pamt_kunit_busy.c
 headers
 "$HERE/hooks.sh" "$WORK" kunit 2>/dev/null
 commit "x86/virt/tdx: Serialise PAMT SEAMCALLs that stay BUSY past the backoff" \

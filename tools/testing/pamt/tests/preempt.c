@@ -279,7 +279,7 @@ PAMT_TEST(preempt_softirq_remove_never_serialises)
 	EXPECT_EQ(tdx_pamt_put(slot_pfn(2, 0)), 0);
 	pamt_sim_softirq = 0;
 	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), 1);
-	EXPECT_EQ(stat(TDX_PAMT_STAT_BUSY), 0);
+	EXPECT_EQ(stat(TDX_PAMT_STAT_BUSY), 1);
 	EXPECT_EQ(atomic_read(&pamt.serializing), 0);
 	EXPECT_EQ(slot_word(2), PAMT_SLOT_INSTALLED);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 1);

@@ -33,7 +33,7 @@ enum tdx_pamt_stat {
 	TDX_PAMT_STAT_REVIVE,		/* idle slot made active, no SEAMCALL */
 	TDX_PAMT_STAT_ADD,		/* PAMT.ADD calls, retries included */
 	TDX_PAMT_STAT_REMOVE,		/* PAMT.REMOVE calls, retries included */
-	TDX_PAMT_STAT_BUSY,		/* TDX_OPERAND_BUSY retries */
+	TDX_PAMT_STAT_BUSY,		/* TDX_OPERAND_BUSY answers */
 	TDX_PAMT_STAT_GLOBAL_LOCK,	/* acquisitions of any all-CPU lock */
 	TDX_PAMT_STAT_PAGE_ALLOC,	/* page-allocator allocations */
 	TDX_PAMT_STAT_PAGE_FREE,	/* pages returned to the allocator */

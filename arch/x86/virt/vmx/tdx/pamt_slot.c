@@ -90,6 +90,8 @@ static u64 pamt_slot_call(unsigned int leaf, unsigned long base,
 		status = pamt.ops->remove(base, pair);
 		trace_tdx_pamt_remove(base, pair, status);
 	}
+	if ((status & TDX_PAMT_STATUS_MASK) == TDX_PAMT_OPERAND_BUSY)
+		pamt_stat_inc(BUSY);
 	if (!serial)
 		this_cpu_dec(pamt.pcpu->in_flight);
 	local_irq_restore(flags);
@@ -111,7 +113,6 @@ static void pamt_slot_backoff(unsigned int *tries, unsigned int leaf,
 	unsigned int try = (*tries)++, cpu;
 	u64 deadline;
 
-	pamt_stat_inc(BUSY);
 	trace_tdx_pamt_busy(leaf, base, try);
 	if (try != PAMT_BUSY_RETRIES) {
 		ndelay(PAMT_BUSY_BACKOFF_NS << (try % (PAMT_BUSY_RETRIES + 1)));

@@ -74,6 +74,11 @@ void pk_expect_warn(struct kunit *test);
 /* Fail the next @n calls of @op with @status. */
 #define PK_INJECT(op, status, n)	pamt_fake_inject(op, status, n, 0)
 
+/* Before the BUSY follow-up, a call that meets BUSY is not retried. */
+#ifndef PAMT_BUSY_CALLS_MAX
+#define PAMT_BUSY_CALLS_MAX	1
+#endif
+
 /* Slot words: installed and in use (add the refcount), and idle. */
 #define W_INST		PAMT_SLOT_INSTALLED
 #define W_IDLE		PAMT_SLOT_INSTALLED

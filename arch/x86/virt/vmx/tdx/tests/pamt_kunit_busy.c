@@ -1,9 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit: the serialised fallback for PAMT SEAMCALLs that stay BUSY past
- * their backed-off retries.
+ * KUnit: PAMT SEAMCALLs that meet BUSY are retried with a backoff, then
+ * serialised.
  */
 #include "pamt_kunit.h"
+
+/* ADD answering BUSY is retried; then it succeeds. */
+static void pk_add_busy_retried(struct kunit *test)
+{
+	unsigned long pfn;
+
+	pk_up(test);
+	pfn = pk_slot_pfn(test, 14);
+	PK_INJECT(PAMT_FAKE_ADD, TDX_PAMT_OPERAND_BUSY, 3);
+	KUNIT_EXPECT_EQ(test, pk_get(pfn), 0);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_BUSY), 3ULL);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_ADD), 4ULL);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&pamt_fake.injected[PAMT_FAKE_ADD]), 3LL);
+	KUNIT_EXPECT_EQ(test, pk_word(pfn), W_INST | 1);
+	tdx_pamt_put(pfn);
+	pk_check_accounting(test, 0);
+}
 
 /* BUSY through the backoff: the serialised retry gets it in. */
 static void pk_add_busy_serialised(struct kunit *test)
@@ -30,6 +47,7 @@ static void pk_add_busy_serialised(struct kunit *test)
 }
 
 static struct kunit_case pk_busy_cases[] = {
+	KUNIT_CASE(pk_add_busy_retried),
 	KUNIT_CASE(pk_add_busy_serialised),
 	KUNIT_CASE(pk_suite_leak_check),
 	{}

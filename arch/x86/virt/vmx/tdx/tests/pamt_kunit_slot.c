@@ -298,23 +298,6 @@ static void pk_evict_in_use(struct kunit *test)
 	pk_check_accounting(test, 0);
 }
 
-/* ADD answering BUSY is retried; then it succeeds. */
-static void pk_add_busy_retried(struct kunit *test)
-{
-	unsigned long pfn;
-
-	pk_up(test);
-	pfn = pk_slot_pfn(test, 14);
-	PK_INJECT(PAMT_FAKE_ADD, TDX_PAMT_OPERAND_BUSY, 3);
-	KUNIT_EXPECT_EQ(test, pk_get(pfn), 0);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_BUSY), 3ULL);
-	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_ADD), 4ULL);
-	KUNIT_EXPECT_EQ(test, atomic64_read(&pamt_fake.injected[PAMT_FAKE_ADD]), 3LL);
-	KUNIT_EXPECT_EQ(test, pk_word(pfn), W_INST | 1);
-	tdx_pamt_put(pfn);
-	pk_check_accounting(test, 0);
-}
-
 /* REMOVE answering BUSY for good: the slot stays IDLE, nothing lost. */
 static void pk_remove_busy_stays_idle(struct kunit *test)
 {
@@ -639,7 +622,6 @@ static struct kunit_case pk_slot_cases[] = {
 	KUNIT_CASE(pk_adding_failed_waiter_adds),
 	KUNIT_CASE(pk_removing_seen_and_waited),
 	KUNIT_CASE(pk_evict_in_use),
-	KUNIT_CASE(pk_add_busy_retried),
 	KUNIT_CASE(pk_remove_busy_stays_idle),
 	KUNIT_CASE(pk_remove_errors),
 	KUNIT_CASE(pk_bad_pfn),
