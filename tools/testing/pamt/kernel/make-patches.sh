@@ -680,6 +680,12 @@ done
 core=$(git -C "$WORK" diff --numstat "$BASE" "$MAIN_END" -- . \
 	":(exclude)$TDX/tests" ':(exclude)tools' | awk '{ s += $1 } END { print s + 0 }')
 echo "  core kernel code of the main series: $core lines"
+# The cache's own files, tests excluded: the base's budget (2,000 lines).
+for sr in "base:$BASE..$DOC_END" "all series:$BASE..$OBSERVE_END"; do
+	n=$(git -C "$WORK" diff --numstat "${sr#*:}" -- "$TDX/pamt_*.[ch]" \
+		arch/x86/include/asm/tdx_pamt.h | awk '{ s += $1 - $2 } END { print s + 0 }')
+	echo "  pamt_*.[ch] and asm/tdx_pamt.h, ${sr%%:*}: $n lines"
+done
 
 echo "== checkpatch"
 for p in $PATCHES; do

@@ -67,13 +67,10 @@ struct pamt_fake_range *pamt_fake_range(unsigned long pfn)
 }
 
 /*
- * Only PAMT.ADD and PAMT.REMOVE of a range take it exclusively, so finding
- * it held exclusively means two CPUs own one slot's transition: the bug
- * the slot layer's TRANSIT bit exists to prevent.  The module answers
- * BUSY; the fake also reports it.
+ * Only PAMT.ADD and REMOVE take a range exclusively: found so, two CPUs own
+ * one slot's transition, which TRANSIT prevents.  Reported, and BUSY.
  */
-bool pamt_fake_trylock_excl(struct pamt_fake_range *r,
-			    unsigned long base)
+bool pamt_fake_trylock_excl(struct pamt_fake_range *r, unsigned long base)
 {
 	int old = atomic_cmpxchg(&r->lock, 0, PAMT_FAKE_RANGE_EXCL);
 
@@ -203,10 +200,8 @@ u64 pamt_fake_result(enum pamt_fake_op op, u64 status)
 }
 
 /*
- * The locks of an ADD on @base with @pair, as the module takes them: the
- * target range exclusive, the pair pages' ranges shared.  On success *@rp
- * is the target range, locked; otherwise the status to answer, nothing
- * held.
+ * An ADD's locks on @base with @pair: the target range exclusive, the pair
+ * pages' ranges shared.  Return: success, *@rp locked; else nothing held.
  */
 u64 pamt_fake_lock_for_pair(enum pamt_fake_op op, unsigned long base,
 			    const struct tdx_pamt_pair *pair,
@@ -229,9 +224,8 @@ u64 pamt_fake_lock_for_pair(enum pamt_fake_op op, unsigned long base,
 }
 
 /*
- * Hand @pair to range @r, as ADD does: each page must be free (no TD
- * page, no PAMT page) and the two must differ.  Then both become PAMT
- * pages in the bitmap.
+ * Hand @pair to range @r, as ADD does: two distinct free pages (no TD or
+ * PAMT page), which become PAMT pages in the bitmap.
  */
 u64 pamt_fake_install_pair(struct pamt_fake_range *r,
 			   unsigned long base,
@@ -465,8 +459,7 @@ void pamt_fake_set_latency(enum pamt_fake_op op, u64 min_ns, u64 avg_ns,
  *
  * Return: 0, -EINVAL or -ENOMEM.
  */
-int pamt_fake_init_ranges(const struct tdx_pamt_range *ranges,
-			  unsigned int nr)
+int pamt_fake_init_ranges(const struct tdx_pamt_range *ranges, unsigned int nr)
 {
 	unsigned long pages = 0, i, nr_ranges;
 	unsigned int j;
