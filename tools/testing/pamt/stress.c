@@ -2,14 +2,13 @@
 /*
  * Stress: threads on simulated CPUs hammer shared and private slots with a
  * random mix of get, get through a reserve in atomic context, put, evict,
- * shrinker scans, full drains, the deferred worker and CPU-offline
- * drains, while the fake module injects BUSY and failures and the page
+ * shrinker scans, full drains and the deferred worker, which take pairs
+ * from every CPU's magazine while its CPU uses it, while the fake module injects BUSY and failures and the page
  * allocator fails now and then.  Every get is followed, sometimes, by PAGE.AUG of the page, so the
  * fake module sees any REMOVE of a range in use.
  *
  * Some CPUs carry two threads: the second plays the softirq that
- * interrupts the first.  CPU offline is emulated by the thread that owns a
- * CPU alone, under the simulated hotplug lock.
+ * interrupts the first.
  *
  * At the end the accounting must balance exactly: pair pages allocated
  * = 2 * (installed + cached + reserved) + pages freed, and after exit
@@ -31,12 +30,12 @@
 #define STRESS_HELD		64
 
 enum stress_res {
-	R_GET, R_GET_RES, R_PUT, R_EVICT, R_SHRINK, R_DRAIN, R_OFFLINE,
+	R_GET, R_GET_RES, R_PUT, R_EVICT, R_SHRINK, R_DRAIN,
 	R_ENOMEM, R_EIO, R_EBUSY, R_AUG, R_NR,
 };
 
 static const char * const stress_res_names[R_NR] = {
-	"get", "get_reserve", "put", "evict", "shrink", "drain", "offline",
+	"get", "get_reserve", "put", "evict", "shrink", "drain",
 	"enomem", "eio", "ebusy", "aug",
 };
 
@@ -44,7 +43,6 @@ struct stress_thread {
 	pthread_t tid;
 	unsigned int id;
 	unsigned int cpu;
-	bool owns_cpu;		/* alone on its CPU: may take it offline */
 	unsigned long nr_ops;
 	unsigned long held[STRESS_HELD];
 	bool augged[STRESS_HELD];
@@ -53,7 +51,6 @@ struct stress_thread {
 	unsigned long counts[R_NR];
 };
 
-static pthread_rwlock_t hotplug_lock = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_mutex_t mmu_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /*
@@ -183,21 +180,13 @@ static void stress_one(struct stress_thread *t)
 		if (tdx_pamt_shrink_count())
 			tdx_pamt_shrink_scan(1 + get_random_u32_below(8), &scanned);
 		t->counts[R_SHRINK]++;
-	} else if (r < 998) {
-		/* A drain, or the worker that put and the shrinker kick. */
-		pthread_rwlock_rdlock(&hotplug_lock);
+	} else {
+		/* A drain, or the worker that a put over the cap kicks. */
 		if (get_random_u32_below(2))
 			tdx_pamt_drain();
 		else
 			pamt_shrink_deferred();
-		pthread_rwlock_unlock(&hotplug_lock);
 		t->counts[R_DRAIN]++;
-	} else if (t->owns_cpu) {
-		/* This CPU goes down and comes back: nothing else runs on it. */
-		pthread_rwlock_wrlock(&hotplug_lock);
-		tdx_pamt_drain_cpu(t->cpu);
-		pthread_rwlock_unlock(&hotplug_lock);
-		t->counts[R_OFFLINE]++;
 	}
 }
 
@@ -270,7 +259,6 @@ static int stress_run(bool lean, unsigned int nr_threads, unsigned long nr_ops)
 		th[i].id = i;
 		/* The last @softirq threads share CPUs 0.. with the first. */
 		th[i].cpu = i < nr_threads - softirq ? i : i - (nr_threads - softirq);
-		th[i].owns_cpu = th[i].cpu >= softirq;
 		th[i].nr_ops = nr_ops / nr_threads;
 		pthread_create(&th[i].tid, NULL, stress_thread_fn, &th[i]);
 	}
@@ -303,7 +291,7 @@ static int stress_run(bool lean, unsigned int nr_threads, unsigned long nr_ops)
 	       (long long)atomic64_read(&pamt_fake.violations));
 
 	if (totals[R_GET] + totals[R_GET_RES] + totals[R_PUT] + totals[R_EVICT] +
-	    totals[R_SHRINK] + totals[R_DRAIN] + totals[R_OFFLINE] == 0)
+	    totals[R_SHRINK] + totals[R_DRAIN] == 0)
 		failed = 1;
 	if (!pamt_accounting_ok()) {
 		printf("  FAIL: accounting\n");

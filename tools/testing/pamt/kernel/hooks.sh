@@ -14,7 +14,7 @@
 #   sparse    build the far blocks for sparse memory
 #   mag       build the magazine layer
 #   shrink    build the shrink layer
-#   glue      build the in-kernel glue (shrinker, CPU hotplug)
+#   glue      build the in-kernel glue (shrinker, worker)
 #   backend   build the SEAMCALL backend
 #   enable    build the enabling code and call it from tdx.c
 #   debugfs   build the debugfs files

@@ -155,7 +155,7 @@ ours() {
 
 # The cache, one layer per patch: slots (with the core and the KUnit
 # scaffolding), the magazines, the shrink layer, the glue (shrinker and
-# CPU hotplug).  The layers call each other, so a layer
+# worker).  The layers call each other, so a layer
 # not in the series yet is stood in for: series/stage.py writes
 # pamt_internal.h with its block of prototypes replaced by the minimal
 # static inline implementations in series/<layer>.h, leaves its functions
@@ -213,8 +213,8 @@ reclaim each retry.  Tracepoints cover the slow events only.
 Until their patches, the other layers' stand-ins behave so: a pair is two
 order-0 pages taken at ADD and freed at REMOVE (no magazine);
 an idle slot keeps its pair until tdx_pamt_drain() or tdx_pamt_exit()
-walk every slot (no idle LRU, cap or shrinker); no shrinker or CPU
-hotplug callback is registered.  Until the next patch sets the cache up,
+walk every slot (no idle LRU, cap or shrinker); no shrinker is
+registered.  Until the next patch sets the cache up,
 every call succeeds at once."
 
 copy $TDX/pamt_core.c
@@ -326,14 +326,15 @@ kunit_here
 copy $TDX/pamt_glue.c $TDX/pamt_glue.h $TDX/tests/pamt_kunit_hotplug.c
 headers sparse
 "$HERE/hooks.sh" "$WORK" glue kunit 2>/dev/null
-commit "x86/virt/tdx: Register the PAMT shrinker and a CPU hotplug callback" \
-"Register the shrink layer's shrinker, a CPU hotplug callback that
-empties a dead CPU's magazines, and a worker for what put and the
-shrinker defer.
+commit "x86/virt/tdx: Register the PAMT shrinker and its worker" \
+"Register the shrink layer's shrinker, and a worker for what a put over
+the idle cap defers.  A CPU that goes offline needs no callback: its
+magazine stays reachable by every drain and by the shrinker.
 
 The cache stays off, and every call succeeds without doing anything,
 until a backend is registered with tdx_pamt_init().  KUnit takes CPUs
-down and up, before the glue is registered and under load."
+down and up: a dead CPU's pairs stay counted until a drain or the
+shrinker frees them, and nothing is lost under load."
 kunit_here
 
 copy $TDX/tests/pamt_kunit_ctx.c
@@ -342,8 +343,7 @@ commit "x86/virt/tdx: Add KUnit tests for the PAMT cache's calling contexts" \
 "Run get and put under a spinlock and a read-held rwlock, with preemption
 off, from softirq while the same CPU is inside a get, and from an RCU
 callback; call the registered shrinker as reclaim does, and check that
-reclaim's drains of other CPUs' magazines neither allocate nor wait on
-a queue reclaim could be waiting for."
+reclaim frees other CPUs' free pairs without allocating anything."
 kunit_here
 
 copy $TDX/tests/pamt_kunit_release.c $TDX/tests/pamt_kunit_pressure.c
@@ -398,7 +398,7 @@ PAMT page bitmap's entries, size each TDMR's 4K PAMT as that bitmap
 instead of the static 4K level, and opt in with bit 16 of R8 at
 TDH.SYS.CONFIG.  Once the module is initialised, set the cache up over
 the memory the TDMRs cover, with the SEAMCALL backend, and register its
-shrinker and CPU hotplug callback.
+shrinker.
 
 KVM takes its references since the previous patch, so a TD can be
 created at every point of the series.  The bitmap arithmetic is a pure

@@ -5,16 +5,16 @@
  *
  * - per-CPU data: one copy per simulated CPU; a thread picks its CPU with
  *   pamt_sim_set_cpu().  Two threads on one CPU model a task and the
- *   softirq that interrupts it: the local lock keeps them apart as
+ *   softirq that interrupts it: a magazine's spinlock keeps them apart as
  *   disabling interrupts would.
  * - locks: real spinning locks with a rank; taking a lock whose rank is not
  *   above every lock held aborts (lockdep's order check, simplified).
- * - atomic context: spinlocks, local locks and preempt_disable() raise a
+ * - atomic context: spinlocks and preempt_disable() raise a
  *   per-thread depth; might_sleep() with a non-zero depth aborts
  *   (DEBUG_ATOMIC_SLEEP).
  * - PREEMPT_RT: preempt_disable(), local_irq_save() and raw spinlocks
  *   also raise a "raw" depth: sections that stay atomic on RT.  Taking a
- *   spinlock_t or a local lock, allocating or freeing memory, or
+ *   spinlock_t, allocating or freeing memory, or
  *   get_random_u32() (a local lock in the kernel) with a
  *   non-zero raw depth aborts, as RT would sleep there (lockdep's
  *   PROVE_RAW_LOCK_NESTING and RT's own sleep check).
@@ -333,7 +333,7 @@ void pamt_sim_irqoff_end(void);
 		    __atomic_load_n(&pamt_sim_irqoff_timing, __ATOMIC_RELAXED)) \
 			pamt_sim_irqoff_end();				\
 	} while (0)
-/* What sleeps on PREEMPT_RT (spinlock_t, local locks, the allocators). */
+/* What sleeps on PREEMPT_RT (spinlock_t, the allocators). */
 #define pamt_sim_rt_sleeps(what, file, line)				\
 	do {								\
 		if (pamt_sim_raw_depth)					\
@@ -377,8 +377,7 @@ void pamt_sim_cpu_relax(const char *file, int line);
 /* ---- locks ---- */
 enum pamt_sim_rank {
 	PAMT_SIM_RANK_OUTER = 1,	/* a caller's lock, e.g. mmu_lock */
-	PAMT_SIM_RANK_LOCAL = 2,	/* pamt_pcpu.lock */
-	PAMT_SIM_RANK_SPIN = 3,		/* spinlock_t: list_lru's and index locks */
+	PAMT_SIM_RANK_SPIN = 3,		/* spinlock_t: magazines', list_lru's */
 	PAMT_SIM_RANK_RAW = 4,		/* raw_spinlock_t: the BUSY fallback */
 };
 
@@ -398,7 +397,6 @@ bool pamt_sim_lock_is_locked(struct pamt_sim_lock *l);
 
 typedef struct { struct pamt_sim_lock l; } spinlock_t;
 typedef struct { struct pamt_sim_lock l; } raw_spinlock_t;
-typedef struct { struct pamt_sim_lock l; } local_lock_t;
 
 /* spinlock_t: a sleeping lock on PREEMPT_RT, IRQs off on others. */
 #define spin_lock_init(s)	pamt_sim_lock_init(&(s)->l, PAMT_SIM_RANK_SPIN, #s)
@@ -449,24 +447,6 @@ typedef struct { struct pamt_sim_lock l; } local_lock_t;
 	do {								\
 		if (!pamt_sim_lock_held(&(s)->l))			\
 			pamt_sim_fatal("lock not held: " #s, __FILE__, __LINE__); \
-	} while (0)
-
-#define local_lock_init(ll)						\
-	pamt_sim_lock_init(&(ll)->l, PAMT_SIM_RANK_LOCAL, #ll)
-#define local_lock_irqsave(ll, f)					\
-	do {								\
-		(f) = 0;						\
-		pamt_sim_rt_sleeps("local lock " #ll, __FILE__, __LINE__); \
-		pamt_sim_enter_atomic();				\
-		pamt_sim_irq_off();					\
-		pamt_sim_lock_acquire(&this_cpu_ptr(ll)->l, __FILE__, __LINE__); \
-	} while (0)
-#define local_unlock_irqrestore(ll, f)					\
-	do {								\
-		(void)(f);						\
-		pamt_sim_lock_release(&this_cpu_ptr(ll)->l, __FILE__, __LINE__); \
-		pamt_sim_irq_on();					\
-		pamt_sim_exit_atomic();					\
 	} while (0)
 
 /* ---- per-CPU data ---- */

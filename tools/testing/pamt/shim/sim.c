@@ -942,21 +942,6 @@ u32 get_random_u32(void)
 }
 
 /* ---- the platform glue of pamt_internal.h ---- */
-unsigned long pamt_platform_drain_cpus(unsigned long nr)
-{
-	long want = min_t(unsigned long, nr, LONG_MAX);
-	atomic_long_t budget = { .counter = want };
-	unsigned int self = pamt_sim_cpu, cpu;
-
-	might_sleep();
-	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
-		pamt_sim_set_cpu(cpu);
-		pamt_mag_drain_local(&budget);
-	}
-	pamt_sim_set_cpu(self);
-	return want - atomic_long_read(&budget);
-}
-
 /*
  * The kernel queues a work item; here the test runs pamt_shrink_deferred()
  * itself when it wants the worker to have run (run_deferred()).

@@ -95,7 +95,4 @@ void pamt_sim_irqoff_timing_stop(struct pamt_sim_irqoff *out);
 void pamt_sim_preemptoff_timing_start(void);
 void pamt_sim_preemptoff_timing_stop(struct pamt_sim_irqoff *out);
 
-/* Provided by the core (pamt_mag.c) */
-void pamt_mag_drain_local(atomic_long_t *budget);
-
 #endif /* _PAMT_SIM_H */

@@ -24,16 +24,16 @@ PAMT_TEST(checker_sleep_in_atomic_aborts)
 /* A spinlock_t as the cache's own are: list_lru's. */
 static spinlock_t test_lock;
 
+/* The magazines' locks and list_lru's are leaves: none nests in another. */
 static void inverted_lock_order(void)
 {
-	unsigned long flags, lflags;
+	struct tdx_pamt_pair pair;
+	unsigned long flags;
 
 	pamt_env_up_default();
 	spin_lock_init(&test_lock);
 	spin_lock_irqsave(&test_lock, flags);
-	/* The documented order is the per-CPU lock, then a spinlock. */
-	local_lock_irqsave(&pamt.pcpu->lock, lflags);
-	local_unlock_irqrestore(&pamt.pcpu->lock, lflags);
+	pamt_mag_pop(&pair);	/* takes this CPU's magazine lock */
 	spin_unlock_irqrestore(&test_lock, flags);
 }
 
@@ -42,16 +42,19 @@ PAMT_TEST(checker_lock_order_inversion_aborts)
 	EXPECT_EQ(run_in_child(inverted_lock_order), SIGABRT);
 }
 
+/* A caller's lock (mmu_lock), then the cache's. */
 static void right_lock_order(void)
 {
-	unsigned long flags, lflags;
+	struct pamt_sim_lock outer;
+	struct tdx_pamt_pair pair;
 
 	pamt_env_up_default();
-	spin_lock_init(&test_lock);
-	local_lock_irqsave(&pamt.pcpu->lock, lflags);
-	spin_lock_irqsave(&test_lock, flags);
-	spin_unlock_irqrestore(&test_lock, flags);
-	local_unlock_irqrestore(&pamt.pcpu->lock, lflags);
+	pamt_sim_lock_init(&outer, PAMT_SIM_RANK_OUTER, "mmu_lock");
+	pamt_sim_lock_acquire(&outer, __FILE__, __LINE__);
+	pamt_sim_enter_atomic();
+	pamt_mag_pop(&pair);
+	pamt_sim_exit_atomic();
+	pamt_sim_lock_release(&outer, __FILE__, __LINE__);
 }
 
 PAMT_TEST(checker_documented_lock_order_passes)
@@ -87,7 +90,7 @@ PAMT_TEST(checker_double_free_aborts)
 }
 
 /*
- * PREEMPT_RT: spinlock_t, local locks and the allocators sleep there, so
+ * PREEMPT_RT: spinlock_t and the allocators sleep there, so
  * none may be used with preemption or IRQs off or under a raw spinlock.
  * The shim enforces it in every test; these show that it fires.
  */
@@ -108,20 +111,20 @@ PAMT_TEST(checker_rt_spinlock_preempt_off_aborts)
 	EXPECT_EQ(run_in_child(rt_spinlock_preempt_off), SIGABRT);
 }
 
-static void rt_local_lock_irqs_off(void)
+static void rt_mag_lock_irqs_off(void)
 {
 	unsigned long flags;
 	struct tdx_pamt_pair pair;
 
 	pamt_env_up_default();
 	local_irq_save(flags);
-	pamt_mag_pop(&pair);	/* takes the per-CPU local lock */
+	pamt_mag_pop(&pair);	/* takes the magazine's spinlock_t */
 	local_irq_restore(flags);
 }
 
-PAMT_TEST(checker_rt_local_lock_irqs_off_aborts)
+PAMT_TEST(checker_rt_mag_lock_irqs_off_aborts)
 {
-	EXPECT_EQ(run_in_child(rt_local_lock_irqs_off), SIGABRT);
+	EXPECT_EQ(run_in_child(rt_mag_lock_irqs_off), SIGABRT);
 }
 
 static void rt_alloc_under_raw_lock(void)

@@ -92,7 +92,7 @@ int tdx_pamt_module_prepare(struct tdmr_info_list *tdmr_list)
 	return ret;
 }
 
-/* Register the shrinker and CPU hotplug hook, without the hotplug lock. */
+/* Register the shrinker; on failure the cap alone bounds idle memory. */
 void tdx_pamt_module_ready(void)
 {
 	int ret;
@@ -104,15 +104,15 @@ void tdx_pamt_module_ready(void)
 	}
 	ret = pamt_glue_register();
 	if (ret && ret != -EBUSY)
-		pr_warn("no shrinker or CPU hotplug hook (%d); idle memory is bounded by the cap only\n",
+		pr_warn("no shrinker (%d); idle memory is bounded by the cap only\n",
 			ret);
 	pr_info("on: idle cap %lu pairs\n", pamt.idle_cap);
 }
 
 /*
  * Drain the cache and turn it off, on tdx.c's error path, once no TD holds
- * a reference.  Before tdx_pamt_module_ready() it takes no CPU hotplug
- * lock, so the caller may hold get_online_mems(), which nests inside it.
+ * a reference.  It takes no CPU hotplug lock, so the caller may hold
+ * get_online_mems(), which nests inside it.
  */
 void tdx_pamt_module_down(void)
 {

@@ -14,7 +14,6 @@
 #include <linux/limits.h>
 #include <linux/list.h>
 #include <linux/list_lru.h>
-#include <linux/local_lock.h>
 #include <linux/lockdep.h>
 #include <linux/mm.h>
 #include <linux/percpu.h>
@@ -155,7 +154,7 @@ struct pamt_mag {
 #define PAMT_PCPU_NR_STATS	(PAMT_PCPU_HELD + 1)
 
 struct pamt_pcpu {
-	local_lock_t lock;		/* @mag; never in a transition */
+	spinlock_t lock;		/* @mag, from any CPU; a leaf */
 	struct pamt_mag *mag;		/* never NULL */
 	/*
 	 * Written by this CPU only (this_cpu ops); other CPUs read them
@@ -207,7 +206,6 @@ struct pamt_cache {
 	struct list_lru lru;		/* installed slots: see pamt_shrink.c */
 	struct shrinker *shrinker;	/* registered by pamt_glue_register() */
 	atomic_t deferred ____cacheline_aligned_in_smp; /* the cap's work queued */
-	atomic_long_t defer_drain;	/* pairs to free from other CPUs */
 	atomic_t serializing;		/* CPUs retrying BUSY serialised */
 	raw_spinlock_t seamcall_lock;	/* the BUSY fallback, one SEAMCALL */
 };
@@ -369,9 +367,8 @@ int pamt_mag_init(void);
 void pamt_mag_exit(void);
 bool pamt_mag_pop(struct tdx_pamt_pair *pair);
 void pamt_mag_push(const struct tdx_pamt_pair *pair);
-void pamt_mag_drain_local(atomic_long_t *budget);
-void pamt_mag_drain_dead(unsigned int cpu);
-unsigned long pamt_mag_shrink_local(unsigned long nr);
+bool pamt_mag_free_one(void);
+unsigned long pamt_mag_drain(unsigned long nr, bool resched);
 long pamt_cached_pairs(void);
 int pamt_pair_alloc_pages(struct tdx_pamt_pair *pair, gfp_t gfp);
 unsigned long pamt_pair_free(const struct tdx_pamt_pair *pair);
@@ -389,7 +386,6 @@ unsigned long tdx_pamt_shrink_count(void);
 unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
 				   unsigned long *nr_scanned);
 unsigned long tdx_pamt_drain(void);
-void tdx_pamt_drain_cpu(unsigned int cpu);
 unsigned long tdx_pamt_idle_cap(void);
 int pamt_shrink_init(void);
 void pamt_shrink_exit(void);
@@ -403,9 +399,6 @@ unsigned long pamt_shrink_remove_all_idle(void);
 void pamt_shrink_deferred(void);
 
 /* pamt_glue.c: in the kernel; the harness's shims in userspace */
-
-/* Free up to @nr pairs from online CPUs' magazines, each on its CPU; sleeps. */
-unsigned long pamt_platform_drain_cpus(unsigned long nr);
 
 /* Run pamt_shrink_deferred() in process context soon; _sync() waits for it. */
 void pamt_platform_defer(void);

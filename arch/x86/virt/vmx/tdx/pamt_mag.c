@@ -19,7 +19,7 @@
 #include <linux/swap.h>
 #include "pamt_internal.h"
 
-#define PAMT_FREE_BATCH	16	/* pairs a drain frees per local lock hold */
+#define PAMT_FREE_BATCH	16	/* pairs a drain takes per lock hold */
 
 /* Pairs in meminfo: @pairs[0..@nr) entering (@sign 1) or leaving (-1). */
 static void pamt_free_pairs_meminfo(const struct tdx_pamt_pair *pairs,
@@ -127,31 +127,37 @@ unsigned long pamt_pair_free(const struct tdx_pamt_pair *pair)
 	return pamt_pair_free_bulk(pair, 1);
 }
 
-static struct pamt_mag *pamt_mag_new(void)
+/*
+ * Move up to @n free pairs of @pc's magazine, any CPU's, to @pairs.  The
+ * magazine's lock is a leaf, never taken inside a transition.
+ */
+static unsigned int pamt_mag_take(struct pamt_pcpu *pc,
+				  struct tdx_pamt_pair *pairs, unsigned int n)
 {
-	struct pamt_mag *mag;
+	unsigned long flags;
+	unsigned int got;
 
-	mag = kmalloc(struct_size(mag, pairs, pamt.mag_size), GFP_KERNEL);
-	if (mag)
-		mag->nr = 0;
-	return mag;
+	spin_lock_irqsave(&pc->lock, flags);
+	got = min(n, pc->mag->nr);
+	pc->mag->nr -= got;
+	memcpy(pairs, pc->mag->pairs + pc->mag->nr, got * sizeof(*pairs));
+	if (got)
+		pamt_free_pairs_add(pairs, got, -1);
+	spin_unlock_irqrestore(&pc->lock, flags);
+	return got;
 }
+
+/*
+ * This CPU's magazine.  A task moved to another CPU before it takes the
+ * lock uses the first CPU's: harmless, as the lock, not the CPU, guards it.
+ */
+#define pamt_mag_this()	raw_cpu_ptr(pamt.pcpu)
 
 /* A pair from this CPU's magazine; false if none. */
 bool pamt_mag_pop(struct tdx_pamt_pair *pair)
 {
-	struct pamt_mag *mag;
-	unsigned long flags;
-	bool found;
+	bool found = pamt_mag_take(pamt_mag_this(), pair, 1);
 
-	local_lock_irqsave(&pamt.pcpu->lock, flags);
-	mag = this_cpu_read(pamt.pcpu->mag);
-	found = mag->nr;
-	if (found) {
-		*pair = mag->pairs[--mag->nr];
-		pamt_free_pairs_add(pair, 1, -1);
-	}
-	local_unlock_irqrestore(&pamt.pcpu->lock, flags);
 	if (found)
 		pamt_stat_inc(MAG_HIT);
 	else
@@ -162,93 +168,76 @@ bool pamt_mag_pop(struct tdx_pamt_pair *pair)
 /* At the idle cap, or with this CPU's magazine full, @pair goes back. */
 void pamt_mag_push(const struct tdx_pamt_pair *pair)
 {
-	struct pamt_mag *mag;
+	struct pamt_pcpu *pc;
 	unsigned long flags;
 	bool pushed = false;
 
 	if (!pamt_shrink_over_cap(1)) {
-		local_lock_irqsave(&pamt.pcpu->lock, flags);
-		mag = this_cpu_read(pamt.pcpu->mag);
-		pushed = mag->nr < pamt.mag_size;
+		pc = pamt_mag_this();
+		spin_lock_irqsave(&pc->lock, flags);
+		pushed = pc->mag->nr < pamt.mag_size;
 		if (pushed) {
-			mag->pairs[mag->nr++] = *pair;
+			pc->mag->pairs[pc->mag->nr++] = *pair;
 			pamt_free_pairs_add(pair, 1, 1);
 		}
-		local_unlock_irqrestore(&pamt.pcpu->lock, flags);
+		spin_unlock_irqrestore(&pc->lock, flags);
 	}
 	if (!pushed)
 		pamt_pair_free(pair);
 }
 
-/* On the CPU drained; @budget is shared by all.  Allocates nothing. */
-void pamt_mag_drain_local(atomic_long_t *budget)
+/* Free one of this CPU's free pairs, for a put over the cap; never sleeps. */
+bool pamt_mag_free_one(void)
 {
-	long left = atomic_long_read(budget), n, have;
-	unsigned long freed, flags;
+	struct tdx_pamt_pair pair;
 
-	for (;;) {
-		/*
-		 * Claim no more than this CPU holds: a claim given back later
-		 * comes too late for a CPU that found the budget spent.
-		 */
-		local_lock_irqsave(&pamt.pcpu->lock, flags);
-		have = this_cpu_read(pamt.pcpu->mag)->nr;
-		local_unlock_irqrestore(&pamt.pcpu->lock, flags);
-		do {
-			n = min_t(long, min(left, have), PAMT_FREE_BATCH);
-			if (n <= 0)
-				return;
-		} while (!atomic_long_try_cmpxchg(budget, &left, left - n));
-		freed = pamt_mag_shrink_local(n);
-		if (freed < n) {
-			atomic_long_add(n - freed, budget);
-			return;
-		}
-		cond_resched();
-		left = atomic_long_read(budget);
-	}
+	if (!pamt_mag_take(pamt_mag_this(), &pair, 1))
+		return false;
+	pamt_pair_free(&pair);
+	return true;
 }
 
-/* @cpu must not run, nor come back, during the call. */
-void pamt_mag_drain_dead(unsigned int cpu)
-{
-	struct pamt_mag *mag = per_cpu_ptr(pamt.pcpu, cpu)->mag;
-
-	might_sleep();
-	pamt_free_pairs_add(mag->pairs, mag->nr, -1);
-	pamt_pair_free_bulk(mag->pairs, mag->nr);
-	mag->nr = 0;
-}
-
-/* Up to @n of this CPU's free pairs, for the caller to free. */
-static unsigned int pamt_mag_take_free(struct tdx_pamt_pair *batch,
-				       unsigned int n)
-{
-	struct pamt_mag *mag;
-	unsigned long flags;
-	unsigned int got;
-
-	local_lock_irqsave(&pamt.pcpu->lock, flags);
-	mag = this_cpu_read(pamt.pcpu->mag);
-	got = min(n, mag->nr);
-	mag->nr -= got;
-	memcpy(batch, mag->pairs + mag->nr, got * sizeof(*batch));
-	if (got)
-		pamt_free_pairs_add(batch, got, -1);
-	local_unlock_irqrestore(&pamt.pcpu->lock, flags);
-	return got;
-}
-
-/* At most PAMT_FREE_BATCH of this CPU's pairs; never sleeps. */
-unsigned long pamt_mag_shrink_local(unsigned long nr)
+/**
+ * pamt_mag_drain() - free up to @nr pairs from every CPU's magazine
+ * @nr: pairs wanted
+ * @resched: the caller may sleep: cond_resched() between batches
+ *
+ * Dead CPUs' magazines included: their pairs stay counted until here.
+ * Resets and frees with no lock held (the page allocator sleeps on RT);
+ * allocates nothing and takes no CPU hotplug lock.
+ *
+ * Return: pairs freed.
+ */
+unsigned long pamt_mag_drain(unsigned long nr, bool resched)
 {
 	struct tdx_pamt_pair batch[PAMT_FREE_BATCH];
-	unsigned int n;
+	unsigned long freed = 0;
+	unsigned int cpu, n;
 
-	n = pamt_mag_take_free(batch, min_t(unsigned long, nr,
-					    PAMT_FREE_BATCH));
-	pamt_pair_free_bulk(batch, n);
-	return n;
+	for_each_possible_cpu(cpu) {
+		while (freed < nr) {
+			n = pamt_mag_take(per_cpu_ptr(pamt.pcpu, cpu), batch,
+					  min_t(unsigned long, nr - freed,
+						PAMT_FREE_BATCH));
+			if (!n)
+				break;
+			pamt_pair_free_bulk(batch, n);
+			freed += n;
+			if (resched)
+				cond_resched();
+		}
+	}
+	return freed;
+}
+
+static void pamt_mag_free_all(void)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		kfree(per_cpu_ptr(pamt.pcpu, cpu)->mag);
+	free_percpu(pamt.pcpu);
+	pamt.pcpu = NULL;
 }
 
 int pamt_mag_init(void)
@@ -261,12 +250,14 @@ int pamt_mag_init(void)
 		return -ENOMEM;
 	for_each_possible_cpu(cpu) {
 		pc = per_cpu_ptr(pamt.pcpu, cpu);
-		local_lock_init(&pc->lock);
-		pc->mag = pamt_mag_new();
+		spin_lock_init(&pc->lock);
+		pc->mag = kmalloc(struct_size(pc->mag, pairs, pamt.mag_size),
+				  GFP_KERNEL);
 		if (!pc->mag) {
-			pamt_mag_exit();
+			pamt_mag_free_all();
 			return -ENOMEM;
 		}
+		pc->mag->nr = 0;
 	}
 	return 0;
 }
@@ -274,20 +265,8 @@ int pamt_mag_init(void)
 /* With no other user of the cache left. */
 void pamt_mag_exit(void)
 {
-	struct pamt_pcpu *pc;
-	unsigned int cpu;
-
-	if (!pamt.pcpu)
-		return;
-	for_each_possible_cpu(cpu) {
-		pc = per_cpu_ptr(pamt.pcpu, cpu);
-		if (pc->mag)
-			pamt_mag_drain_dead(cpu);
-		kfree(pc->mag);
-		pc->mag = NULL;
-	}
-	free_percpu(pamt.pcpu);
-	pamt.pcpu = NULL;
+	pamt_mag_drain(ULONG_MAX, true);
+	pamt_mag_free_all();
 }
 
 /*

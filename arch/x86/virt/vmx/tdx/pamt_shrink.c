@@ -49,7 +49,6 @@ int pamt_shrink_init(void)
 		return ret;
 	}
 	atomic_set(&pamt.deferred, 0);
-	atomic_long_set(&pamt.defer_drain, 0);
 	return 0;
 }
 
@@ -367,11 +366,6 @@ bool pamt_shrink_over_cap(unsigned long more)
 	return pamt_shrink_idle_memory(false) + more > READ_ONCE(pamt.idle_cap);
 }
 
-static bool pamt_shrink_over_cap_all(void)
-{
-	return pamt_shrink_idle_memory(true) > READ_ONCE(pamt.idle_cap);
-}
-
 /* Wake the cap's worker, once: every put over the cap calls this. */
 static void pamt_defer_cap(void)
 {
@@ -402,7 +396,7 @@ bool pamt_shrink_idle_inc(unsigned long idx)
 	 * this slot's list; the rest is the worker's.  Not with IRQs off:
 	 * the walk takes the list with spin_lock_irq().
 	 */
-	if (!pamt_mag_shrink_local(1) && !irqs_disabled()) {
+	if (!pamt_mag_free_one() && !irqs_disabled()) {
 		rcu_read_lock();
 		memcg = pamt_lru_memcg(READ_ONCE(s->memcg_id));
 		if (!mem_cgroup_tryget(memcg))
@@ -421,46 +415,34 @@ bool pamt_shrink_idle_inc(unsigned long idx)
 	return removed;
 }
 
-/* Free pairs, idle slots, then other CPUs' magazines. */
-static void pamt_shrink_cap_trim(void)
+/* Idle memory over the cap, every CPU's change read. */
+static unsigned long pamt_shrink_over_cap_by(void)
 {
-	unsigned long fails = 0, walked, idle, cap, n;
+	unsigned long idle = pamt_shrink_idle_memory(true);
+	unsigned long cap = READ_ONCE(pamt.idle_cap);
+
+	return idle > cap ? idle - cap : 0;
+}
+
+/* The work item: free pairs (any CPU's, no SEAMCALL), then idle slots. */
+void pamt_shrink_deferred(void)
+{
+	unsigned long fails = 0, walked = 0, n;
 
 	might_sleep();
-	while (pamt_shrink_over_cap_all() && fails < PAMT_SHRINK_MAX_BUSY) {
+	/* The flag, then idle memory: see pamt_defer_cap(). */
+	atomic_xchg(&pamt.deferred, 0);
+	if (!pamt.enabled)
+		return;
+	pamt_mag_drain(pamt_shrink_over_cap_by(), true);
+	while ((n = pamt_shrink_over_cap_by()) && fails < PAMT_SHRINK_MAX_BUSY) {
 		cond_resched();
-		if (pamt_mag_shrink_local(1))
-			continue;
-		walked = 0;
-		n = pamt_shrink_idle_memory(true) - READ_ONCE(pamt.idle_cap);
 		n = pamt_lru_reclaim_all(min_t(unsigned long, n, PAMT_RESCHED_POPS),
 					 true, &walked, &fails);
 		pamt_stat_add(CAP, n);
 		if (!n)
 			break;		/* nothing IDLE on any list */
 	}
-	/* What is left over the cap is in other CPUs' magazines. */
-	idle = pamt_shrink_idle_memory(true);
-	cap = READ_ONCE(pamt.idle_cap);
-	if (fails < PAMT_SHRINK_MAX_BUSY && idle > cap &&
-	    pamt_cached_pairs())
-		pamt_platform_drain_cpus(idle - cap);
-}
-
-/* The work item: other CPUs' pairs the shrinker asked for, the cap. */
-void pamt_shrink_deferred(void)
-{
-	unsigned long nr;
-
-	might_sleep();
-	/* The flag, then idle memory: see pamt_defer_cap(). */
-	atomic_xchg(&pamt.deferred, 0);
-	nr = atomic_long_xchg(&pamt.defer_drain, 0);
-	if (!pamt.enabled)
-		return;
-	if (nr)
-		pamt_platform_drain_cpus(nr);
-	pamt_shrink_cap_trim();
 }
 
 /* One round of every list; a slot that stays BUSY is filed again. */
@@ -484,32 +466,24 @@ unsigned long tdx_pamt_shrink_count(void)
 
 /*
  * What reclaim of the root's lists of node @nid may also take: the free
- * pairs, which are charged to no memcg and are counted on the first node
- * only.  Return: pairs freed; *@done: pairs looked at.
+ * pairs of every CPU, which are charged to no memcg and are counted on
+ * the first node only.  Return: pairs freed, also added to *@done.
  */
 static unsigned long pamt_shrink_free_pairs(int nid, unsigned long nr,
-					    unsigned long *done)
+					    bool resched, unsigned long *done)
 {
-	unsigned long freed = 0, n, m;
+	unsigned long freed;
 
 	if (nid != first_online_node || !nr)
 		return 0;
-	while (freed < nr && (n = pamt_mag_shrink_local(nr - freed)))
-		freed += n;
+	freed = pamt_mag_drain(nr, resched);
 	*done += freed;
-	/* Other CPUs' free pairs: the worker frees them on their CPUs. */
-	m = pamt_cached_pairs();
-	if (freed < nr && m) {
-		atomic_long_add(min(nr - freed, m), &pamt.defer_drain);
-		pamt_platform_defer();
-		*done += min(nr - freed, m);
-	}
 	return freed;
 }
 
 /*
- * Every list's IDLE slots oldest first, then this CPU's free pairs;
- * other CPUs' go to the worker.  *@nr_scanned (list entries and pairs
+ * Every list's IDLE slots oldest first, then every CPU's free pairs.
+ * *@nr_scanned (list entries and pairs
  * looked at) falls short only when nothing more can be done here.  Never
  * sleeps.
  */
@@ -524,7 +498,8 @@ unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
 	pamt_stat_add(SHRINK, freed);
 	if (freed < nr_to_scan)
 		freed += pamt_shrink_free_pairs(first_online_node,
-						nr_to_scan - freed, &done);
+						nr_to_scan - freed, false,
+						&done);
 	trace_tdx_pamt_shrink(nr_to_scan, freed);
 out:
 	if (nr_scanned)
@@ -556,18 +531,19 @@ static unsigned long pamt_shrink_count_objects(struct shrinker *s,
 static unsigned long pamt_shrink_scan_objects(struct shrinker *s,
 					      struct shrink_control *sc)
 {
+	bool resched = gfpflags_allow_blocking(sc->gfp_mask);
 	unsigned long nr = sc->nr_to_scan, freed, done = 0, fails = 0;
 
 	if (!pamt.enabled) {
 		sc->nr_scanned = 0;
 		return SHRINK_STOP;
 	}
-	freed = pamt_lru_reclaim(sc->nid, sc->memcg, nr, false,
-				 gfpflags_allow_blocking(sc->gfp_mask),
+	freed = pamt_lru_reclaim(sc->nid, sc->memcg, nr, false, resched,
 				 &done, &fails);
 	pamt_stat_add(SHRINK, freed);
 	if (!pamt_lru_memcg_id(sc->memcg) && freed < nr)
-		freed += pamt_shrink_free_pairs(sc->nid, nr - freed, &done);
+		freed += pamt_shrink_free_pairs(sc->nid, nr - freed, resched,
+						&done);
 	trace_tdx_pamt_shrink(nr, freed);
 	sc->nr_scanned = min(done, nr);
 	/* Fell short and freed nothing: another call would do the same. */
@@ -585,15 +561,8 @@ unsigned long tdx_pamt_drain(void)
 	if (!pamt.enabled)
 		return 0;
 	freed = pamt_shrink_remove_all_idle();
-	freed += pamt_platform_drain_cpus(ULONG_MAX);
+	freed += pamt_mag_drain(ULONG_MAX, true);
 	return freed;
-}
-
-/* @cpu is dead and stays so during the call. */
-void tdx_pamt_drain_cpu(unsigned int cpu)
-{
-	if (pamt.enabled)
-		pamt_mag_drain_dead(cpu);
 }
 
 unsigned long tdx_pamt_idle_cap(void)

@@ -69,8 +69,11 @@ static inline void pamt_mag_push(const struct tdx_pamt_pair *pair)
 	pamt_pair_free(pair);
 }
 
-static inline void pamt_mag_drain_local(atomic_long_t *budget) { }
-static inline void pamt_mag_drain_dead(unsigned int cpu) { }
+static inline unsigned long pamt_mag_drain(unsigned long nr, bool resched)
+{
+	return 0;
+}
+
 static inline long pamt_cached_pairs(void) { return 0; }
 
 static inline int __tdx_topup_pamt_cache(struct tdx_pamt_cache *res,

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * TDX Dynamic PAMT cache: in-kernel glue, not shared with the userspace
- * harness.  pamt_glue.c is not in the series yet: no shrinker and no CPU
- * hotplug callback can be registered.
+ * harness.  pamt_glue.c is not in the series yet: no shrinker can be
+ * registered.
  */
 #ifndef _X86_VIRT_TDX_PAMT_GLUE_H
 #define _X86_VIRT_TDX_PAMT_GLUE_H

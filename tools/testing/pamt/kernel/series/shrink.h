@@ -46,8 +46,6 @@ static inline unsigned long pamt_shrink_remove_all_idle(void)
 	return freed;
 }
 
-static inline unsigned long pamt_platform_drain_cpus(unsigned long nr);
-
 static inline unsigned long tdx_pamt_drain(void)
 {
 	unsigned long freed;
@@ -56,6 +54,6 @@ static inline unsigned long tdx_pamt_drain(void)
 	if (!pamt.enabled)
 		return 0;
 	freed = pamt_shrink_remove_all_idle();
-	freed += pamt_platform_drain_cpus(ULONG_MAX);
+	freed += pamt_mag_drain(ULONG_MAX, true);
 	return freed;
 }

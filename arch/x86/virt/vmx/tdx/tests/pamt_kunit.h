@@ -15,7 +15,7 @@
  * @tainted: TAINT_WARN was set when the test started
  * @expect_warn: the test deliberately triggers a WARN
  * @up: the fake module and the cache are set up
- * @glue: the shrinker and the CPU hotplug hook are registered
+ * @glue: the shrinker is registered
  * @held_pairs: pairs the test holds outside the cache (reserves, taken
  *	pairs); counted by the accounting check
  * @nr_slots: covered slots

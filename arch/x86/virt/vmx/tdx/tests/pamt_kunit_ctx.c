@@ -2,8 +2,8 @@
 /*
  * KUnit: the PAMT cache in the contexts its callers use (under a spinlock
  * or an rwlock, with preemption off, puts from softirq while the same CPU
- * is inside a get), the shrinker called directly and for real; reclaim's
- * drains of other CPUs' magazines.
+ * is inside a get), the shrinker called directly and for real; reclaim
+ * freeing other CPUs' free pairs.
  */
 #include <linux/cpu.h>
 #include <linux/delay.h>
@@ -397,8 +397,6 @@ static void pk_ctx_shrinker_registered(struct kunit *test)
 	migrate_enable();
 	KUNIT_EXPECT_GE(test, tdx_pamt_shrink_count(), 8UL);
 	drop_slab();
-	/* The pairs of a CPU drop_slab() did not run on are the worker's. */
-	pk_run_deferred();
 	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 0UL);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 0ULL);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_SHRINK), 6ULL);
@@ -471,10 +469,7 @@ static long pk_fill_on_cpu(void *arg)
 	return 0;
 }
 
-/*
- * The shrinker sees the pairs in every CPU's magazines, frees this CPU's
- * at once and the others' through the worker.
- */
+/* The shrinker sees the pairs in every CPU's magazines and frees them. */
 static void pk_ctx_shrinker_magazines(struct kunit *test)
 {
 	struct shrink_control sc = { .gfp_mask = GFP_KERNEL, .nid = 0 };
@@ -494,8 +489,7 @@ static void pk_ctx_shrinker_magazines(struct kunit *test)
 	KUNIT_EXPECT_GE(test, cached, 6UL * num_online_cpus());
 	KUNIT_EXPECT_EQ(test, s->count_objects(s, &sc), cached);
 	sc.nr_to_scan = cached;
-	KUNIT_EXPECT_GT(test, s->scan_objects(s, &sc), 0UL);
-	pk_run_deferred();
+	KUNIT_EXPECT_EQ(test, s->scan_objects(s, &sc), cached);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 0ULL);
 	KUNIT_EXPECT_EQ(test, s->count_objects(s, &sc), SHRINK_EMPTY);
 	pk_check_accounting(test, 0);
@@ -528,15 +522,12 @@ static void pk_give_six_elsewhere(struct kunit *test)
 }
 
 /*
- * Reclaim's drains of other CPUs' magazines: the cap's, in a PF_MEMALLOC
- * task as direct reclaim is (the workqueue code warns if such a task
- * waits on a queue without a rescuer), and the worker the shrinker
- * defers to (it warns if that worker, on a rescuer queue, waits on one
- * without).  Both free what was asked.
+ * Reclaim freeing other CPUs' free pairs, the cap's and the shrinker's,
+ * in a PF_MEMALLOC task as direct reclaim is: neither allocates nor waits
+ * for another CPU, and both free what was asked.
  */
 static void pk_drain_for_reclaim(struct kunit *test)
 {
-	unsigned long end;
 	unsigned int noreclaim;
 
 	KUNIT_ASSERT_EQ(test, pk_setup(test, 8, PK_NO_CAP), 0);
@@ -550,12 +541,9 @@ static void pk_drain_for_reclaim(struct kunit *test)
 	pk_set_idle_cap(PK_NO_CAP);
 	KUNIT_ASSERT_EQ(test, tdx_pamt_drain(), 1UL);
 	pk_give_six_elsewhere(test);
-	/* Nothing here: the shrinker leaves the other CPU to the worker. */
-	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_scan(4, NULL), 0UL);
-	end = jiffies + nsecs_to_jiffies(PK_WAIT_NS);
-	while (pk_stat(TDX_PAMT_STAT_CACHED_PAIRS) > 2 &&
-	       time_before(jiffies, end))
-		usleep_range(50, 100);
+	noreclaim = memalloc_noreclaim_save();
+	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_scan(4, NULL), 4UL);
+	memalloc_noreclaim_restore(noreclaim);
 	migrate_enable();
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 2ULL);
 	pk_check_accounting(test, 0);

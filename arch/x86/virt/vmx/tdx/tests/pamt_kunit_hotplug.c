@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit: CPU hotplug.  A dead CPU's magazine is emptied, before the glue
- * is registered too, and CPUs go down and up under gets and puts.
+ * KUnit: CPU hotplug.  A dead CPU's magazine keeps its pairs, counted,
+ * until a drain or the shrinker frees them; CPUs go down and up under gets
+ * and puts.
  */
 #include <linux/cpu.h>
 #include <linux/delay.h>
 #include <linux/kthread.h>
 #include <linux/random.h>
+#include <linux/shrinker.h>
 #include <linux/slab.h>
-#include "pamt_glue.h"
 #include "pamt_kunit.h"
 
 static unsigned long pk_ctx_pfn(struct kunit *test, int i)
@@ -38,11 +39,17 @@ static long pk_give_on_cpu(void *arg)
 	return n;
 }
 
+/* Under its lock: the worker may be draining it from another CPU. */
 static unsigned int pk_cpu_cached(int cpu)
 {
 	struct pamt_pcpu *pc = per_cpu_ptr(pamt.pcpu, cpu);
+	unsigned long flags;
+	unsigned int nr;
 
-	return pc->mag->nr;
+	spin_lock_irqsave(&pc->lock, flags);
+	nr = pc->mag->nr;
+	spin_unlock_irqrestore(&pc->lock, flags);
+	return nr;
 }
 
 struct pk_load {
@@ -106,7 +113,7 @@ static void pk_load_stop(struct pk_load *l)
 	wait_for_completion(&l->done);
 }
 
-/* An offlined CPU's magazines are drained: cached pairs drop, none leak. */
+/* A dead CPU's pairs stay counted; a drain reaches them: none leak. */
 static void pk_ctx_hotplug_drains(struct kunit *test)
 {
 	struct pk_load *l;
@@ -118,7 +125,6 @@ static void pk_ctx_hotplug_drains(struct kunit *test)
 	l = kunit_kzalloc(test, sizeof(*l), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, l);
 	KUNIT_ASSERT_EQ(test, pk_setup(test, 16, PK_NO_CAP), 0);
-	KUNIT_ASSERT_EQ(test, pk_glue(test), 0);
 
 	/* Load on held slots: fast path only, no pair moves. */
 	first = pk_ctx_pfn(test, 0);
@@ -134,6 +140,9 @@ static void pk_ctx_hotplug_drains(struct kunit *test)
 
 	KUNIT_EXPECT_EQ(test, remove_cpu(cpu), 0);
 	KUNIT_EXPECT_FALSE(test, cpu_online(cpu));
+	KUNIT_EXPECT_EQ(test, pk_cpu_cached(cpu), 10U);
+	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), cached);
+	KUNIT_EXPECT_EQ(test, tdx_pamt_drain(), 10UL);
 	KUNIT_EXPECT_EQ(test, pk_cpu_cached(cpu), 0U);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), cached - 10);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_PAGE_FREE), freed + 20);
@@ -151,27 +160,30 @@ static void pk_ctx_hotplug_drains(struct kunit *test)
 	pk_check_accounting(test, 0);
 }
 
-/*
- * The window between tdx_pamt_init() and the hook's registration: a CPU
- * that goes offline there with pairs in its magazines gets no callback.
- * Registering drains it.
- */
-static void pk_ctx_hotplug_before_glue(struct kunit *test)
+/* The shrinker frees a dead CPU's free pairs, as any other CPU's. */
+static void pk_ctx_hotplug_shrinker(struct kunit *test)
 {
+	struct shrink_control sc = {
+		.gfp_mask = GFP_KERNEL,
+		.nid = first_online_node,
+		.nr_to_scan = 10,
+	};
+	struct shrinker *s;
 	u64 cached, freed;
 	int cpu;
 
 	cpu = pk_pick_cpu(test);
 	KUNIT_ASSERT_EQ(test, pk_setup(test, 16, PK_NO_CAP), 0);
+	s = pamt.shrinker;
 	KUNIT_EXPECT_EQ(test, work_on_cpu(cpu, pk_give_on_cpu, (void *)10L), 10L);
-	KUNIT_EXPECT_EQ(test, pk_cpu_cached(cpu), 10U);
 	cached = pk_stat(TDX_PAMT_STAT_CACHED_PAIRS);
 	freed = pk_stat(TDX_PAMT_STAT_PAGE_FREE);
 
 	KUNIT_EXPECT_EQ(test, remove_cpu(cpu), 0);
-	/* No hook yet: nothing drained the dead CPU. */
 	KUNIT_EXPECT_EQ(test, pk_cpu_cached(cpu), 10U);
-	KUNIT_EXPECT_EQ(test, pk_glue(test), 0);
+	KUNIT_EXPECT_EQ(test, s->count_objects(s, &sc), (unsigned long)cached);
+	KUNIT_EXPECT_EQ(test, s->scan_objects(s, &sc), 10UL);
+	KUNIT_EXPECT_EQ(test, sc.nr_scanned, 10UL);
 	KUNIT_EXPECT_EQ(test, pk_cpu_cached(cpu), 0U);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), cached - 10);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_PAGE_FREE), freed + 20);
@@ -189,19 +201,19 @@ static void pk_ctx_hotplug_under_load(struct kunit *test)
 	l = kunit_kzalloc(test, sizeof(*l), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, l);
 	KUNIT_ASSERT_EQ(test, pk_setup(test, 8, 16), 0);
-	KUNIT_ASSERT_EQ(test, pk_glue(test), 0);
 	l->first = pk_ctx_pfn(test, 0);
 	l->churn = true;
 	pk_load_start(test, l, 4);
 	for (round = 0; round < 2; round++) {
 		msleep(100);
 		KUNIT_EXPECT_EQ(test, remove_cpu(cpu), 0);
-		KUNIT_EXPECT_EQ(test, pk_cpu_cached(cpu), 0U);
 		msleep(100);
 		KUNIT_EXPECT_EQ(test, add_cpu(cpu), 0);
 	}
 	msleep(100);
 	pk_load_stop(l);
+	tdx_pamt_drain();
+	KUNIT_EXPECT_EQ(test, pk_cpu_cached(cpu), 0U);
 	KUNIT_EXPECT_EQ(test, atomic_long_read(&l->errs), 0L);
 	kunit_info(test, "%ld operations\n", atomic_long_read(&l->ops));
 	pk_check_accounting(test, 0);
@@ -209,7 +221,7 @@ static void pk_ctx_hotplug_under_load(struct kunit *test)
 
 static struct kunit_case pk_hotplug_cases[] = {
 	KUNIT_CASE(pk_ctx_hotplug_drains),
-	KUNIT_CASE(pk_ctx_hotplug_before_glue),
+	KUNIT_CASE(pk_ctx_hotplug_shrinker),
 	KUNIT_CASE_SLOW(pk_ctx_hotplug_under_load),
 	KUNIT_CASE(pk_suite_leak_check),
 	{}
