@@ -177,8 +177,8 @@ static void stress_one(struct stress_thread *t)
 			pamt_sim_fatal("evict", __FILE__, __LINE__);
 		t->counts[R_EVICT]++;
 	} else if (r < 995) {
-		if (tdx_pamt_shrink_count())
-			tdx_pamt_shrink_scan(1 + get_random_u32_below(8), &scanned);
+		if (pamt_fake_shrink_count())
+			pamt_fake_shrink_scan(1 + get_random_u32_below(8), &scanned);
 		t->counts[R_SHRINK]++;
 	} else {
 		/* A drain, or the worker that a put over the cap kicks. */

@@ -688,10 +688,10 @@ static void *reclaimer_fn(void *arg)
 	pamt_sim_set_cpu(run.nworkers);
 	tdx_pamt_read_stats(v0);
 	while (!run.stop_aux) {
-		cnt = tdx_pamt_shrink_count();
+		cnt = pamt_fake_idle_pairs();
 		if (cnt) {
 			nr = cnt >> bo.reclaim_shift;
-			reclaim.freed += tdx_pamt_shrink_scan(nr ? nr : 1,
+			reclaim.freed += pamt_fake_shrink_scan(nr ? nr : 1,
 							      &scanned);
 			reclaim.scans++;
 		}
@@ -934,20 +934,20 @@ static void run_tds(int s, struct sresult *sr, unsigned int nr_tds,
 		sr->reclaim_freed = reclaim.freed;
 		sr->reclaim_removes = reclaim.removes;
 		pamt_sim_set_cpu(0);
-		sr->full_before = tdx_pamt_shrink_count();
+		sr->full_before = pamt_fake_idle_pairs();
 		/* As the kernel asks: do_shrink_slab(), priorities 12 to 0. */
 		pamt_reclaim_init(&r, pamt.shrinker);
 		pamt_direct_reclaim(&r);
-		/* The worker the scan handed other CPUs' magazines to. */
+		/* The cap's worker, if a put kicked it. */
 		if (atomic_long_xchg(&pamt_sim_deferred, 0))
 			pamt_shrink_deferred();
 		/*
 		 * What is still counted after the worker ran comes back in
 		 * reclaim's next attempt, as the page allocator retries.
 		 */
-		if (tdx_pamt_shrink_count())
+		if (pamt_fake_idle_pairs())
 			pamt_direct_reclaim(&r);
-		sr->full_after = tdx_pamt_shrink_count();
+		sr->full_after = pamt_fake_idle_pairs();
 		tdx_pamt_read_stats(v);
 		sr->full_installed_after = v[TDX_PAMT_STAT_INSTALLED];
 		sr->nr_samples = run.nr_samples;
@@ -1119,8 +1119,8 @@ static void run_reclaim(int s, struct sresult *sr)
 		run.ops->ctrs(&c);
 		held[0] = c.pamt_pages;
 		n = 1;
-		for (idle = 0; idle < 64 && tdx_pamt_shrink_count(); ) {
-			got = tdx_pamt_shrink_scan(128, &scanned);
+		for (idle = 0; idle < 64 && pamt_fake_idle_pairs(); ) {
+			got = pamt_fake_shrink_scan(128, &scanned);
 			if (atomic_long_xchg(&pamt_sim_deferred, 0))
 				pamt_shrink_deferred();
 			idle = got ? 0 : idle + 1;

@@ -75,7 +75,7 @@ static void cap_random(unsigned long nr_slots,
 	int ret;
 
 	ASSERT(!pamt_env_up(&o));
-	cap = tdx_pamt_idle_cap();
+	cap = READ_ONCE(pamt.idle_cap);
 	for (i = 0; i < CAP_OPS; i++) {
 		pamt_sim_set_cpu(get_random_u32_below(4));
 		r = get_random_u32_below(100);
@@ -111,7 +111,7 @@ static void cap_random(unsigned long nr_slots,
 			env.held_pairs -= res.nr;
 			tdx_free_pamt_cache(&res);
 		} else {
-			tdx_pamt_shrink_scan(1 + get_random_u32_below(4), NULL);
+			pamt_fake_shrink_scan(1 + get_random_u32_below(4), NULL);
 		}
 		/*
 		 * The one slack of one thread: a put whose first index
@@ -191,7 +191,7 @@ static void reclaim_at_scale(unsigned long nr_slots, struct scale_work *w)
 	make_idle(0, SCALE_K, step);
 	before = reclaim_work();
 	for (i = 0; i < 4 && freed < SCALE_K; i++)
-		freed += tdx_pamt_shrink_scan(SCALE_K - freed, NULL);
+		freed += pamt_fake_shrink_scan(SCALE_K - freed, NULL);
 	w->scan = reclaim_work() - before;
 	EXPECT_EQ(freed, SCALE_K);
 
@@ -246,11 +246,11 @@ PAMT_TEST(bounds_shrinker_reclaims_magazine_pairs)
 	}
 	pamt_sim_set_cpu(0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 24);
-	EXPECT_EQ(tdx_pamt_shrink_count(), 24);
-	freed = tdx_pamt_shrink_scan(24, NULL);
+	EXPECT_EQ(pamt_fake_idle_pairs(), 24);
+	freed = pamt_fake_shrink_scan(24, NULL);
 	EXPECT_EQ(freed, 24);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 0);
-	EXPECT_EQ(tdx_pamt_shrink_count(), 0);
+	EXPECT_EQ(pamt_fake_idle_pairs(), 0);
 }
 
 /*
@@ -281,7 +281,7 @@ PAMT_TEST(bounds_idle_put_takes_no_lock)
 	EXPECT_EQ(reclaim_work(), walked);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), n);
 	/* Every one of them is still reachable by reclaim. */
-	EXPECT_EQ(tdx_pamt_shrink_scan(n, NULL) + 0, n);
+	EXPECT_EQ(pamt_fake_shrink_scan(n, NULL) + 0, n);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 0);
 	pamt_env_down();
 }
@@ -303,8 +303,8 @@ PAMT_TEST(bounds_shrinker_reaches_other_cpus_idle_slots)
 	}
 	pamt_sim_set_cpu(0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 20);
-	EXPECT_EQ(tdx_pamt_shrink_scan(20, NULL), 20);
+	EXPECT_EQ(pamt_fake_shrink_scan(20, NULL), 20);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 0);
-	EXPECT_EQ(tdx_pamt_shrink_count(), 0);
+	EXPECT_EQ(pamt_fake_idle_pairs(), 0);
 	pamt_env_down();
 }

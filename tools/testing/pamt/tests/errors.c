@@ -162,7 +162,7 @@ PAMT_TEST(err_remove_failure_leaks_in_module)
 	EXPECT(pamt_fake_range_has_pair(slot_pfn(4, 0)));
 	/* Not reclaimable, not evictable ... */
 	EXPECT_EQ(pamt_fake_evict(slot_pfn(4, 0)), -EIO);
-	EXPECT_EQ(tdx_pamt_shrink_count(), 0);
+	EXPECT_EQ(pamt_fake_idle_pairs(), 0);
 	EXPECT_EQ(tdx_pamt_drain(), 0);
 	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), 1);
 	/* ... but still usable: the module holds a valid pair. */
@@ -361,7 +361,7 @@ PAMT_TEST(err_remove_no_pair_is_not_freed_memory)
 	ASSERT(!tdx_pamt_get(slot_pfn(4, 0), NULL));
 	ASSERT(!tdx_pamt_put(slot_pfn(4, 0)));
 	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_NO_PAGE_PAIR, 1, 0);
-	freed = tdx_pamt_shrink_scan(1, &scanned);
+	freed = pamt_fake_shrink_scan(1, &scanned);
 	EXPECT_EQ(slot_word(4), 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_SHRINK), 0);
 	EXPECT_EQ(2 * freed, stat(TDX_PAMT_STAT_PAGE_FREE) - pages);
@@ -409,11 +409,11 @@ PAMT_TEST(err_busy_reclaim_restores_exact_word)
 	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED);
 	EXPECT_EQ(tdx_pamt_drain(), 0);
 	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED);
-	EXPECT_EQ(tdx_pamt_shrink_scan(1, NULL), 0);
+	EXPECT_EQ(pamt_fake_shrink_scan(1, NULL), 0);
 	EXPECT_EQ(slot_word(4), PAMT_SLOT_INSTALLED);
 	/* Queued again: the next scan looks at it. */
 	before = reclaim_work();
-	EXPECT_EQ(tdx_pamt_shrink_scan(1, NULL), 0);
+	EXPECT_EQ(pamt_fake_shrink_scan(1, NULL), 0);
 	EXPECT_EQ(reclaim_work() - before, 1);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 1);
 	EXPECT(pamt_fake_range_has_pair(slot_pfn(4, 0)));

@@ -284,7 +284,7 @@ static void drain_for_reclaim(bool cap)
 		set_idle_cap(1);
 	} else {
 		/* This CPU holds nothing: the shrinker takes CPU 2's. */
-		EXPECT_EQ(tdx_pamt_shrink_scan(5, NULL), 5);
+		EXPECT_EQ(pamt_fake_shrink_scan(5, NULL), 5);
 	}
 	EXPECT_EQ(pamt_sim_kmalloc_bytes - kmalloc_bytes, 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 1);

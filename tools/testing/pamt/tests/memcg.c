@@ -155,7 +155,7 @@ PAMT_TEST(memcg_uncharge_on_evict_shrink_cap_drain)
 
 	/* The shrinker, in the kernel's batches, until nothing is idle. */
 	for (tries = 0; stat(TDX_PAMT_STAT_IDLE_SLOTS) && tries < 16; tries++)
-		tdx_pamt_shrink_scan(128, &scanned);
+		pamt_fake_shrink_scan(128, &scanned);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 0);
 	EXPECT_EQ(charged(&cg_a), 0);
 
@@ -219,13 +219,15 @@ PAMT_TEST(memcg_reclaim_takes_its_own_idle_ranges)
  */
 PAMT_TEST(memcg_lost_pair_charge_leaves_with_its_pages)
 {
-	unsigned long scanned;
+	struct shrink_control sc = { .gfp_mask = GFP_KERNEL, .nr_to_scan = 1 };
 	struct tdx_pamt_pair p;
 
 	memcg_up();
 	idle_ranges(&cg_a, 4, 1);
 	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_NO_PAGE_PAIR, 1, 0);
-	tdx_pamt_shrink_scan(1, &scanned);
+	/* cg_a's own reclaim: the root's would free a free pair first. */
+	sc.memcg = obj_cgroup_memcg(&cg_a);
+	pamt.shrinker->scan_objects(pamt.shrinker, &sc);
 	EXPECT_EQ(slot_word(4), 0);
 	EXPECT_EQ(charged(&cg_a), 1);
 	/* The injection left the fake holding the pair: free its pages. */

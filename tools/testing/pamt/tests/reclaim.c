@@ -69,16 +69,16 @@ static void reclaim_at(unsigned long nr_slots, struct reclaim_run *run)
 
 	*run = (struct reclaim_run) { 0 };
 	ASSERT(!pamt_env_up(&o));
-	for (s = 0; s < tdx_pamt_idle_cap(); s++) {
+	for (s = 0; s < READ_ONCE(pamt.idle_cap); s++) {
 		ASSERT(!tdx_pamt_get(slot_pfn(s, 0), NULL));
 		ASSERT(!tdx_pamt_put(slot_pfn(s, 0)));
 	}
-	run->idle = tdx_pamt_shrink_count();
+	run->idle = pamt_fake_idle_pairs();
 	pamt_reclaim_init(&r, pamt.shrinker);
 	printf("    %lu GiB covered, %lu idle pairs (%lu in magazines):\n",
 	       nr_slots * 2 / 1024, run->idle,
 	       (unsigned long)stat(TDX_PAMT_STAT_CACHED_PAIRS));
-	while (run->attempts < RECLAIM_ATTEMPTS && tdx_pamt_shrink_count()) {
+	while (run->attempts < RECLAIM_ATTEMPTS && pamt_fake_idle_pairs()) {
 		looks = reclaim_work();
 		asked = r.asked;
 		freed = attempt(&r, run);
@@ -95,7 +95,7 @@ static void reclaim_at(unsigned long nr_slots, struct reclaim_run *run)
 		run->freed += freed;
 		run->looks += looks;
 	}
-	run->left = tdx_pamt_shrink_count();
+	run->left = pamt_fake_idle_pairs();
 	printf("      first freed in attempt %lu; %lu in %lu attempts; %lu.%02lu entries/pair\n",
 	       run->first, run->freed, run->attempts,
 	       run->freed ? run->looks / run->freed : 0,

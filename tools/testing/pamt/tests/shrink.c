@@ -27,15 +27,15 @@ PAMT_TEST(shrink_count_is_idle_plus_free_pairs)
 	int i;
 
 	env_cap(1000, 8);
-	EXPECT_EQ(tdx_pamt_shrink_count(), 0);
+	EXPECT_EQ(pamt_fake_idle_pairs(), 0);
 	make_idle(0, 5);
-	EXPECT_EQ(tdx_pamt_shrink_count(), 5);
+	EXPECT_EQ(pamt_fake_idle_pairs(), 5);
 	for (i = 0; i < 12; i++)
 		ASSERT(!pamt_pair_alloc(&p[i], GFP_KERNEL));
 	for (i = 0; i < 12; i++)
 		pamt_mag_push(&p[i]);
 	/* The pairs in this CPU's magazine count too. */
-	EXPECT_EQ(tdx_pamt_shrink_count(), 5 + 8);
+	EXPECT_EQ(pamt_fake_idle_pairs(), 5 + 8);
 }
 
 /*
@@ -49,12 +49,12 @@ PAMT_TEST(shrink_fresh_idle_removed_at_first_look)
 	env_cap(1000, 0);
 	make_idle(0, 10);
 	before = reclaim_work();
-	EXPECT_EQ(tdx_pamt_shrink_scan(1, &scanned), 1);
+	EXPECT_EQ(pamt_fake_shrink_scan(1, &scanned), 1);
 	EXPECT_EQ(scanned, 1);
 	EXPECT_EQ(reclaim_work() - before, 1);
 	EXPECT_EQ(slot_word(0), 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_SHRINK), 1);
-	EXPECT_EQ(tdx_pamt_shrink_scan(tdx_pamt_shrink_count(), &scanned), 9);
+	EXPECT_EQ(pamt_fake_shrink_scan(pamt_fake_idle_pairs(), &scanned), 9);
 	EXPECT_EQ(scanned, 9);
 	EXPECT_EQ(reclaim_work() - before, 10);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 0);
@@ -75,15 +75,15 @@ PAMT_TEST(shrink_removes_in_queue_order)
 	make_idle(0, 4);
 	make_idle(1, 1);
 	before = reclaim_work();
-	EXPECT_EQ(tdx_pamt_shrink_scan(2, &scanned), 2);
+	EXPECT_EQ(pamt_fake_shrink_scan(2, &scanned), 2);
 	EXPECT_EQ(scanned, 2);
 	EXPECT_EQ(slot_word(0), 0);
 	EXPECT_EQ(slot_word(1), 0);
 	EXPECT_EQ(slot_word(2), PAMT_SLOT_INSTALLED);
-	EXPECT_EQ(tdx_pamt_shrink_scan(2, &scanned), 2);
+	EXPECT_EQ(pamt_fake_shrink_scan(2, &scanned), 2);
 	EXPECT_EQ(slot_word(3), 0);
 	EXPECT_EQ(reclaim_work() - before, 4);
-	EXPECT_EQ(tdx_pamt_shrink_count(), 0);
+	EXPECT_EQ(pamt_fake_idle_pairs(), 0);
 }
 
 /*
@@ -146,9 +146,9 @@ PAMT_TEST(shrink_respects_nr_to_scan)
 
 	env_cap(1000, 0);
 	make_idle(0, 10);
-	EXPECT_EQ(tdx_pamt_shrink_scan(3, &scanned), 3);
+	EXPECT_EQ(pamt_fake_shrink_scan(3, &scanned), 3);
 	EXPECT_EQ(scanned, 3);
-	EXPECT_EQ(tdx_pamt_shrink_count(), 7);
+	EXPECT_EQ(pamt_fake_idle_pairs(), 7);
 }
 
 PAMT_TEST(shrink_skips_active_slots)
@@ -156,7 +156,7 @@ PAMT_TEST(shrink_skips_active_slots)
 	env_cap(1000, 0);
 	EXPECT_EQ(tdx_pamt_get(slot_pfn(1, 0), NULL), 0);
 	make_idle(2, 1);
-	EXPECT_EQ(tdx_pamt_shrink_scan(10, NULL), 1);
+	EXPECT_EQ(pamt_fake_shrink_scan(10, NULL), 1);
 	EXPECT_EQ(slot_word(1), PAMT_SLOT_INSTALLED | 1);
 	EXPECT_EQ(fake_calls(PAMT_FAKE_REMOVE), 1);
 	EXPECT_EQ(tdx_pamt_put(slot_pfn(1, 0)), 0);
@@ -249,9 +249,9 @@ PAMT_TEST(shrink_stops_on_busy)
 	env_cap(1000, 0);
 	make_idle(0, 20);
 	pamt_fake_inject(PAMT_FAKE_REMOVE, TDX_PAMT_OPERAND_BUSY, 0, 1000000);
-	EXPECT_EQ(tdx_pamt_shrink_scan(20, NULL), 0);
+	EXPECT_EQ(pamt_fake_shrink_scan(20, NULL), 0);
 	EXPECT(fake_calls(PAMT_FAKE_REMOVE) <= 8 * PAMT_BUSY_CALLS_MAX);
-	EXPECT_EQ(tdx_pamt_shrink_count(), 20);
+	EXPECT_EQ(pamt_fake_idle_pairs(), 20);
 	pamt_fake_inject(PAMT_FAKE_REMOVE, 0, 0, 0);
 }
 
@@ -267,7 +267,7 @@ PAMT_TEST(shrink_frees_magazine_pairs_after_idle_slots)
 		ASSERT(!pamt_pair_alloc(&p[i], GFP_KERNEL));
 	for (i = 0; i < 12; i++)
 		pamt_mag_push(&p[i]);
-	EXPECT_EQ(tdx_pamt_shrink_scan(5, NULL), 5);
+	EXPECT_EQ(pamt_fake_shrink_scan(5, NULL), 5);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 0);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CACHED_PAIRS), 5);
 }
@@ -321,9 +321,9 @@ PAMT_TEST(shrink_lowering_the_cap_trims_now)
 {
 	env_cap(1000, 0);
 	make_idle(0, 12);
-	EXPECT_EQ(tdx_pamt_idle_cap(), 1000);
+	EXPECT_EQ(READ_ONCE(pamt.idle_cap), 1000);
 	set_idle_cap(3);
-	EXPECT_EQ(tdx_pamt_idle_cap(), 3);
+	EXPECT_EQ(READ_ONCE(pamt.idle_cap), 3);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 3);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_CAP), 9);
 }
@@ -331,7 +331,7 @@ PAMT_TEST(shrink_lowering_the_cap_trims_now)
 PAMT_TEST(shrink_default_cap_is_a_quarter_of_slots)
 {
 	pamt_env_up_default();
-	EXPECT_EQ(tdx_pamt_idle_cap(), env.nr_slots / 4);
+	EXPECT_EQ(READ_ONCE(pamt.idle_cap), env.nr_slots / 4);
 }
 
 PAMT_TEST(evict_idle_slot)

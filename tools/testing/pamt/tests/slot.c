@@ -72,7 +72,7 @@ PAMT_TEST(slot_idle_again_while_queued_has_one_entry)
 	}
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 1);
 	before = reclaim_work();
-	EXPECT_EQ(tdx_pamt_shrink_scan(8, NULL), 1);
+	EXPECT_EQ(pamt_fake_shrink_scan(8, NULL), 1);
 	EXPECT_EQ(reclaim_work() - before, 1);
 	EXPECT_EQ(slot_word(5), 0);
 }
@@ -113,7 +113,7 @@ PAMT_TEST(slot_off_is_a_noop)
 	EXPECT_EQ(tdx_pamt_get(0x1234, NULL), 0);
 	EXPECT_EQ(tdx_pamt_put(0x1234), 0);
 	EXPECT_EQ(pamt_fake_evict(0x1234), 0);
-	EXPECT_EQ(tdx_pamt_shrink_count(), 0);
+	EXPECT_EQ(pamt_fake_idle_pairs(), 0);
 	{
 		struct tdx_pamt_cache res = { 0 };
 

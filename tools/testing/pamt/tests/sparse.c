@@ -71,7 +71,7 @@ PAMT_TEST(sparse_far_ranges_work_at_both_ends)
 	EXPECT(!pamt_fake_range_has_pair(FAR_PFN + GIB_PFNS - 512));
 	EXPECT_EQ(pfn_word(FAR_PFN + GIB_PFNS - 1), 0);
 	/* Three idle slots, and the evicted pair, cached. */
-	EXPECT_EQ(tdx_pamt_shrink_scan(16, NULL), 4);
+	EXPECT_EQ(pamt_fake_shrink_scan(16, NULL), 4);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 0);
 	for (i = 0; i < ARRAY_SIZE(sparse_ends); i++) {
 		EXPECT_EQ(pfn_word(sparse_ends[i]), 0);
@@ -241,7 +241,7 @@ PAMT_TEST(sparse_idle_lru_cap_and_shrinker)
 	EXPECT(idle <= 40);
 	EXPECT(stat(TDX_PAMT_STAT_CAP) >= 8);
 	/* The shrinker finds every idle slot left, oldest first. */
-	EXPECT_EQ(tdx_pamt_shrink_scan(100, NULL), idle);
+	EXPECT_EQ(pamt_fake_shrink_scan(100, NULL), idle);
 	EXPECT_EQ(stat(TDX_PAMT_STAT_IDLE_SLOTS), 0);
 	for (i = 0; i < 3; i++) {
 		for (j = 0; j < 16; j++) {

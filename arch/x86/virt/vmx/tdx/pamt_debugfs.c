@@ -34,7 +34,7 @@ DEFINE_DEBUGFS_ATTRIBUTE(pamt_drain_fops, NULL, pamt_debugfs_drain_set,
 
 int pamt_debugfs_idle_cap_get(void *data, u64 *val)
 {
-	*val = tdx_pamt_idle_cap();
+	*val = READ_ONCE(pamt.idle_cap);
 	return 0;
 }
 DEFINE_DEBUGFS_ATTRIBUTE(pamt_idle_cap_fops, pamt_debugfs_idle_cap_get,

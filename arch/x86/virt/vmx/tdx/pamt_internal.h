@@ -382,11 +382,7 @@ static inline void pamt_pair_uncharge(const struct tdx_pamt_pair *pair) { }
 #endif
 
 /* pamt_shrink.c */
-unsigned long tdx_pamt_shrink_count(void);
-unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
-				   unsigned long *nr_scanned);
 unsigned long tdx_pamt_drain(void);
-unsigned long tdx_pamt_idle_cap(void);
 int pamt_shrink_init(void);
 void pamt_shrink_exit(void);
 void pamt_shrink_installed(unsigned long idx, const struct tdx_pamt_pair *pair);

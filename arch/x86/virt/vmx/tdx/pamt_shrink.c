@@ -456,57 +456,6 @@ unsigned long pamt_shrink_remove_all_idle(void)
 	return freed;
 }
 
-/* In pairs' worth of memory, as tdx_pamt_shrink_scan() frees it. */
-unsigned long tdx_pamt_shrink_count(void)
-{
-	if (!pamt.enabled)
-		return 0;
-	return pamt_shrink_idle_memory(true);
-}
-
-/*
- * What reclaim of the root's lists of node @nid may also take: the free
- * pairs of every CPU, which are charged to no memcg and are counted on
- * the first node only.  Return: pairs freed, also added to *@done.
- */
-static unsigned long pamt_shrink_free_pairs(int nid, unsigned long nr,
-					    bool resched, unsigned long *done)
-{
-	unsigned long freed;
-
-	if (nid != first_online_node || !nr)
-		return 0;
-	freed = pamt_mag_drain(nr, resched);
-	*done += freed;
-	return freed;
-}
-
-/*
- * Every list's IDLE slots oldest first, then every CPU's free pairs.
- * *@nr_scanned (list entries and pairs
- * looked at) falls short only when nothing more can be done here.  Never
- * sleeps.
- */
-unsigned long tdx_pamt_shrink_scan(unsigned long nr_to_scan,
-				   unsigned long *nr_scanned)
-{
-	unsigned long freed = 0, fails = 0, done = 0;
-
-	if (!pamt.enabled)
-		goto out;
-	freed = pamt_lru_reclaim_all(nr_to_scan, false, &done, &fails);
-	pamt_stat_add(SHRINK, freed);
-	if (freed < nr_to_scan)
-		freed += pamt_shrink_free_pairs(first_online_node,
-						nr_to_scan - freed, false,
-						&done);
-	trace_tdx_pamt_shrink(nr_to_scan, freed);
-out:
-	if (nr_scanned)
-		*nr_scanned = min(done, nr_to_scan);
-	return freed;
-}
-
 /*
  * The list of @sc's node and memcg, plus for the root's the free pairs.
  * No lock, one read per CPU.
@@ -526,13 +475,14 @@ static unsigned long pamt_shrink_count_objects(struct shrinker *s,
 
 /*
  * At most sc->nr_to_scan REMOVEs, passing at most PAMT_WALK_FACTOR times
- * as many list entries.
+ * as many list entries; then, on the root's lists of the first node, the
+ * free pairs of every CPU, which no memcg pays for.
  */
 static unsigned long pamt_shrink_scan_objects(struct shrinker *s,
 					      struct shrink_control *sc)
 {
 	bool resched = gfpflags_allow_blocking(sc->gfp_mask);
-	unsigned long nr = sc->nr_to_scan, freed, done = 0, fails = 0;
+	unsigned long nr = sc->nr_to_scan, freed, done = 0, fails = 0, n;
 
 	if (!pamt.enabled) {
 		sc->nr_scanned = 0;
@@ -541,9 +491,12 @@ static unsigned long pamt_shrink_scan_objects(struct shrinker *s,
 	freed = pamt_lru_reclaim(sc->nid, sc->memcg, nr, false, resched,
 				 &done, &fails);
 	pamt_stat_add(SHRINK, freed);
-	if (!pamt_lru_memcg_id(sc->memcg) && freed < nr)
-		freed += pamt_shrink_free_pairs(sc->nid, nr - freed, resched,
-						&done);
+	if (!pamt_lru_memcg_id(sc->memcg) && sc->nid == first_online_node &&
+	    freed < nr) {
+		n = pamt_mag_drain(nr - freed, resched);
+		freed += n;
+		done += n;
+	}
 	trace_tdx_pamt_shrink(nr, freed);
 	sc->nr_scanned = min(done, nr);
 	/* Fell short and freed nothing: another call would do the same. */
@@ -563,9 +516,4 @@ unsigned long tdx_pamt_drain(void)
 	freed = pamt_shrink_remove_all_idle();
 	freed += pamt_mag_drain(ULONG_MAX, true);
 	return freed;
-}
-
-unsigned long tdx_pamt_idle_cap(void)
-{
-	return READ_ONCE(pamt.idle_cap);
 }

@@ -153,6 +153,9 @@ u64 pamt_fake_control_add(unsigned long pfn);
 bool pamt_fake_is_pamt_page(unsigned long pfn);
 bool pamt_fake_range_has_pair(unsigned long pfn);
 unsigned long pamt_fake_check_all(void);
+unsigned long pamt_fake_idle_pairs(void);
+unsigned long pamt_fake_shrink_count(void);
+unsigned long pamt_fake_shrink_scan(unsigned long nr, unsigned long *scanned);
 
 /* Between pamt_fake.c and pamt_fake_td.c: see pamt_fake.c. */
 #define pamt_fake_violation(fmt, ...) do {				\

@@ -169,7 +169,7 @@ static void pk_enable_off(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, pamt_glue_shrinker());
 	KUNIT_EXPECT_EQ(test, tdx_pamt_get(pfn, NULL), 0);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_put(pfn), 0);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 0UL);
+	KUNIT_EXPECT_EQ(test, pamt_fake_idle_pairs(), 0UL);
 	/* Turning off what is off does nothing. */
 	tdx_pamt_module_down();
 	KUNIT_EXPECT_FALSE(test, tdx_pamt_enabled());

@@ -151,7 +151,7 @@ static unsigned long pk_press_fill(struct kunit *test, unsigned long cap)
 	/* The worker trims too: let it finish, so that this trim is exact. */
 	pamt_platform_defer_sync();
 	pk_set_idle_cap(cap);
-	return tdx_pamt_shrink_count();
+	return pamt_fake_idle_pairs();
 }
 
 /*
@@ -172,12 +172,12 @@ static unsigned long pk_press_alloc(struct list_head *pages,
 				    bool *stuck)
 {
 	unsigned long n = 0, limit = totalram_pages(), now;
-	unsigned long last = tdx_pamt_shrink_count();
+	unsigned long last = pamt_fake_idle_pairs();
 	struct page *page;
 
 	*fails = 0;
 	*stuck = false;
-	while ((now = tdx_pamt_shrink_count()) > target && n < limit) {
+	while ((now = pamt_fake_idle_pairs()) > target && n < limit) {
 		page = alloc_page(GFP_KERNEL | __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
 		if (!page) {
 			if (now >= last) {
@@ -247,7 +247,7 @@ static void pk_pressure_reclaims(struct kunit *test)
 			PK_PRESS_PFN);
 	KUNIT_ASSERT_EQ(test, pk_setup_ranges(test, &r, 1, 0, 0), 0);
 	KUNIT_ASSERT_EQ(test, pk_glue(test), 0);
-	cap = tdx_pamt_idle_cap();
+	cap = READ_ONCE(pamt.idle_cap);
 	KUNIT_ASSERT_EQ(test, cap, pamt.nr_slots / 4);
 	held = DIV_ROUND_UP(cap, PK_PRESS_HOLD);
 	filled = pk_press_fill(test, cap);
@@ -291,7 +291,7 @@ static void pk_pressure_reclaims(struct kunit *test)
 	kunit_info(test, "idle cap %lu: %lu idle pairs, %lu idle slots, %lu in use; %lu pages allocated, %u failed%s; %lu pairs left\n",
 		   cap, filled, idle0, held, nr,
 		   fails, stuck ? ", then one with no pair given back" : "",
-		   tdx_pamt_shrink_count());
+		   pamt_fake_idle_pairs());
 	kunit_info(test, "%d scans (%d kswapd, %d direct): asked %ld, freed %ld; shrink %llu\n",
 		   calls, atomic_read(&p->kswapd), atomic_read(&p->direct),
 		   atomic_long_read(&p->asked), atomic_long_read(&p->freed),
@@ -305,15 +305,15 @@ static void pk_pressure_reclaims(struct kunit *test)
 
 	KUNIT_EXPECT_FALSE_MSG(test, stuck,
 			       "an allocation failed, no pair given back since the last, with %lu of %lu idle pairs still held",
-			       tdx_pamt_shrink_count(), filled);
-	KUNIT_EXPECT_LE(test, tdx_pamt_shrink_count(), target);
+			       pamt_fake_idle_pairs(), filled);
+	KUNIT_EXPECT_LE(test, pamt_fake_idle_pairs(), target);
 	/*
 	 * In proportion: reclaim that counts no progress for what the
 	 * shrinker gave runs on to priority 0 and empties the cache.
 	 */
-	KUNIT_EXPECT_GE_MSG(test, tdx_pamt_shrink_count(), target / 2,
+	KUNIT_EXPECT_GE_MSG(test, pamt_fake_idle_pairs(), target / 2,
 			    "reclaim took %lu of %lu idle pairs to free a quarter",
-			    filled - tdx_pamt_shrink_count(), filled);
+			    filled - pamt_fake_idle_pairs(), filled);
 	KUNIT_ASSERT_GT_MSG(test, calls, 0, "reclaim never called the shrinker");
 	KUNIT_EXPECT_GT_MSG(test, p->got[0], 0UL,
 			    "the first scan, asked for %lu, freed nothing",

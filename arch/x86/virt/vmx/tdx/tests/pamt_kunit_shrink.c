@@ -23,10 +23,10 @@ static void pk_shrink_queue_order(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, pk_get(a), 0);
 	tdx_pamt_put(a);
 	KUNIT_EXPECT_EQ(test, pk_word(a), W_IDLE);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 2UL);
+	KUNIT_EXPECT_EQ(test, pamt_fake_idle_pairs(), 2UL);
 
 	/* One look: a, queued first, and queued once. */
-	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_scan(1, &scanned), 1UL);
+	KUNIT_EXPECT_EQ(test, pamt_fake_shrink_scan(1, &scanned), 1UL);
 	KUNIT_EXPECT_EQ(test, scanned, 1UL);
 	KUNIT_EXPECT_EQ(test, pk_word(a), 0UL);
 	KUNIT_EXPECT_FALSE(test, pamt_fake_range_has_pair(a));
@@ -36,12 +36,12 @@ static void pk_shrink_queue_order(struct kunit *test)
 	/* The shrinker frees pairs, reset first. */
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_PAGE_FREE), 2ULL);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&pamt_fake.resets), 2LL);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 1UL);
+	KUNIT_EXPECT_EQ(test, pamt_fake_idle_pairs(), 1UL);
 
-	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_scan(1, &scanned), 1UL);
+	KUNIT_EXPECT_EQ(test, pamt_fake_shrink_scan(1, &scanned), 1UL);
 	KUNIT_EXPECT_EQ(test, pk_word(b), 0UL);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 0UL);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_scan(8, &scanned), 0UL);
+	KUNIT_EXPECT_EQ(test, pamt_fake_idle_pairs(), 0UL);
+	KUNIT_EXPECT_EQ(test, pamt_fake_shrink_scan(8, &scanned), 0UL);
 	KUNIT_EXPECT_EQ(test, scanned, 0UL);
 	pk_check_accounting(test, 0);
 }
@@ -57,8 +57,8 @@ static void pk_shrink_skips_revived(struct kunit *test)
 	tdx_pamt_put(pfn);
 	pk_set_word(pfn, W_INST);
 	KUNIT_ASSERT_EQ(test, pk_get(pfn), 0);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 0UL);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_scan(4, NULL), 0UL);
+	KUNIT_EXPECT_EQ(test, pamt_fake_idle_pairs(), 0UL);
+	KUNIT_EXPECT_EQ(test, pamt_fake_shrink_scan(4, NULL), 0UL);
 	KUNIT_EXPECT_EQ(test, pk_word(pfn), W_INST | 1);
 	tdx_pamt_put(pfn);
 	pk_check_accounting(test, 0);
@@ -86,8 +86,8 @@ static void pk_shrink_magazines(struct kunit *test)
 	pk_give_new_pairs(test, 9);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 4ULL);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_PAGE_FREE), 2ULL * 5);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 4UL);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_scan(3, NULL), 3UL);
+	KUNIT_EXPECT_EQ(test, pamt_fake_idle_pairs(), 4UL);
+	KUNIT_EXPECT_EQ(test, pamt_fake_shrink_scan(3, NULL), 3UL);
 	migrate_enable();
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 1ULL);
 	pk_check_accounting(test, 0);
@@ -119,7 +119,7 @@ static void pk_set_idle_cap_trims(struct kunit *test)
 		tdx_pamt_put(base + i * 512);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 4ULL);
 	pk_set_idle_cap(1);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_idle_cap(), 1UL);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(pamt.idle_cap), 1UL);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 1ULL);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_CAP), 3ULL);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_INSTALLED), 1ULL);
@@ -138,7 +138,7 @@ static void pk_put_over_cap_frees_a_cached_pair(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pk_get(pfn), 0);
 	cached = pk_stat(TDX_PAMT_STAT_CACHED_PAIRS);
 	/* Idle memory (this CPU's magazine) is now exactly the cap. */
-	pk_set_idle_cap(tdx_pamt_shrink_count());
+	pk_set_idle_cap(pamt_fake_idle_pairs());
 	tdx_pamt_put(pfn);
 	migrate_enable();
 	KUNIT_EXPECT_GT(test, cached, 0UL);
@@ -164,8 +164,8 @@ static void pk_remove_error_leaks(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_INSTALLED), 1ULL);
 	/* Evict and the shrinker leave it alone; get and put still work. */
 	KUNIT_EXPECT_EQ(test, pamt_fake_evict(pfn), -EIO);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 0UL);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_scan(4, NULL), 0UL);
+	KUNIT_EXPECT_EQ(test, pamt_fake_idle_pairs(), 0UL);
+	KUNIT_EXPECT_EQ(test, pamt_fake_shrink_scan(4, NULL), 0UL);
 	KUNIT_EXPECT_EQ(test, pk_get(pfn), 0);
 	KUNIT_EXPECT_EQ(test, pamt_slot_refs(pk_word(pfn)), 1UL);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_put(pfn), 0);
@@ -188,8 +188,8 @@ static void pk_disabled_noop(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, tdx_pamt_put(1234), 0);
 	KUNIT_EXPECT_EQ(test, __tdx_topup_pamt_cache(&res, 2, GFP_KERNEL), 0);
 	KUNIT_EXPECT_EQ(test, res.nr, 0U);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_count(), 0UL);
-	KUNIT_EXPECT_EQ(test, tdx_pamt_shrink_scan(10, NULL), 0UL);
+	KUNIT_EXPECT_EQ(test, pamt_fake_idle_pairs(), 0UL);
+	KUNIT_EXPECT_EQ(test, pamt_fake_shrink_scan(10, NULL), 0UL);
 	KUNIT_EXPECT_EQ(test, tdx_pamt_drain(), 0UL);
 }
 

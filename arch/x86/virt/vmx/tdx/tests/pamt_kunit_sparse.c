@@ -98,7 +98,7 @@ static void pk_sparse_far(struct kunit *test)
 	pk_set_idle_cap(1);
 	KUNIT_EXPECT_LE(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS) +
 			pk_stat(TDX_PAMT_STAT_CACHED_PAIRS), 1ULL);
-	tdx_pamt_shrink_scan(16, NULL);
+	pamt_fake_shrink_scan(16, NULL);
 	KUNIT_EXPECT_EQ(test, pk_stat(TDX_PAMT_STAT_IDLE_SLOTS), 0ULL);
 	for (i = 0; i < ARRAY_SIZE(ends); i++) {
 		KUNIT_EXPECT_EQ(test, pk_word(ends[i]), 0UL);

@@ -128,7 +128,7 @@ static void pk_worker_op(struct pk_worker *w)
 		if (ret && ret != -EBUSY)
 			w->bad++;
 	} else if (op < 940) {
-		tdx_pamt_shrink_scan(1 + get_random_u32_below(8), NULL);
+		pamt_fake_shrink_scan(1 + get_random_u32_below(8), NULL);
 	} else if (op < 990) {
 		pk_worker_pairs(w);
 	} else if (op < 998) {
