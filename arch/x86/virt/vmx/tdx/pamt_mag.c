@@ -21,23 +21,16 @@
 
 #define PAMT_FREE_BATCH	16	/* pairs a drain takes per lock hold */
 
-/* Pairs in meminfo: @pairs[0..@nr) entering (@sign 1) or leaving (-1). */
-static void pamt_free_pairs_meminfo(const struct tdx_pamt_pair *pairs,
-				    unsigned int nr, int sign)
-{
-	unsigned int i;
-
-	for (i = 0; i < nr; i++)
-		pamt_meminfo_add(pamt_pair_nid(&pairs[i]), sign);
-}
-
 /* @pairs[0..@nr) entering (@sign 1) or leaving (-1) a magazine. */
 static void pamt_free_pairs_add(const struct tdx_pamt_pair *pairs,
 				unsigned int nr, int sign)
 {
+	unsigned int i;
+
 	pamt_held_add(sign * (long)nr);
 	pamt_cached_add(sign * (long)nr);
-	pamt_free_pairs_meminfo(pairs, nr, sign);
+	for (i = 0; i < nr; i++)
+		pamt_meminfo_add(pamt_pair_nid(&pairs[i]), sign);
 }
 
 /**
@@ -91,16 +84,6 @@ int pamt_pair_alloc_pages(struct tdx_pamt_pair *pair, gfp_t gfp)
 	return 0;
 }
 
-/* Free the two order-0 pages of a reset pair. */
-static void pamt_pair_free_pages(const struct tdx_pamt_pair *pair)
-{
-	__free_page(pfn_to_page(pair->pfn[0]));
-	__free_page(pfn_to_page(pair->pfn[1]));
-	pamt_stat_add(PAGE_FREE, 2);
-	/* Else direct reclaim sees no progress and fails __GFP_NORETRY. */
-	mm_account_reclaimed_pages(2);
-}
-
 /**
  * pamt_pair_free_bulk() - reset pairs and give them back
  * @pairs: the pairs; none may be in the module
@@ -116,8 +99,12 @@ unsigned long pamt_pair_free_bulk(const struct tdx_pamt_pair *pairs,
 	for (k = 0; k < n; k++) {
 		pamt.ops->reset_page(pairs[k].pfn[0]);
 		pamt.ops->reset_page(pairs[k].pfn[1]);
-		pamt_pair_free_pages(&pairs[k]);
+		__free_page(pfn_to_page(pairs[k].pfn[0]));
+		__free_page(pfn_to_page(pairs[k].pfn[1]));
 	}
+	pamt_stat_add(PAGE_FREE, 2 * n);
+	/* Else direct reclaim sees no progress and fails __GFP_NORETRY. */
+	mm_account_reclaimed_pages(2 * n);
 	return 2UL * n;
 }
 

@@ -24,56 +24,15 @@
 #define PAMT_WALK_FACTOR	4	/* entries a walk passes, per pair asked */
 #define PAMT_WALK_MAX		256	/* entries passed per hold of a list */
 
-static unsigned long pamt_shrink_count_objects(struct shrinker *s,
-					       struct shrink_control *sc);
-static unsigned long pamt_shrink_scan_objects(struct shrinker *s,
-					      struct shrink_control *sc);
-
 static struct lock_class_key pamt_lru_key;
 
-int pamt_shrink_init(void)
-{
-	int ret;
-
-	pamt.shrinker = shrinker_alloc(SHRINKER_MEMCG_AWARE |
-				       SHRINKER_NUMA_AWARE, "tdx-pamt");
-	if (!pamt.shrinker)
-		return -ENOMEM;
-	pamt.shrinker->count_objects = pamt_shrink_count_objects;
-	pamt.shrinker->scan_objects = pamt_shrink_scan_objects;
-	/* A lock class of its own: an idle put may take it in softirq. */
-	ret = list_lru_init_memcg_key(&pamt.lru, pamt.shrinker, &pamt_lru_key);
-	if (ret) {
-		shrinker_free(pamt.shrinker);
-		pamt.shrinker = NULL;
-		return ret;
-	}
-	atomic_set(&pamt.deferred, 0);
-	return 0;
-}
-
-/* After the last user: unregisters the shrinker if it was registered. */
-void pamt_shrink_exit(void)
-{
-	shrinker_free(pamt.shrinker);
-	pamt.shrinker = NULL;
-	list_lru_destroy(&pamt.lru);
-}
-
 /*
- * The idle LRU: installed slots on a list_lru, a list per node and memcg.
- * A slot joins the list of its pair's node and of the memcg its range is
- * charged to when the pair is installed, a path that pays a SEAMCALL, so
- * that the put that makes it IDLE takes no lock (a lock per idle put,
- * modelled, made churn's 0<->1 steps miss their targets: BENCHMARKS.md,
- * "The idle index on list_lru").  A walk takes what it passes off the
- * list, as the dcache's lazy LRU does: a slot in use stays off until its
- * next idle put adds it back.  PAMT_QUEUED_BIT: on a list, or taken off
- * by a walk that has not yet looked at it.  A walk clears the bit, then
- * reads the word; a put makes the word IDLE, then tests the bit: either
- * the walk sees IDLE or the put adds the slot.
- *
- * The lists are taken with IRQs off: an idle put may come from softirq.
+ * The idle LRU: see "Memory cost and the shrinker" in the Documentation.
+ * PAMT_QUEUED_BIT: on a list, or taken off by a walk that has not yet
+ * looked at it.  A walk clears the bit, then reads the word; a put makes
+ * the word IDLE, then tests the bit: either the walk sees IDLE or the put
+ * adds the slot.  The lists are taken with IRQs off: an idle put may come
+ * from softirq.
  */
 
 /* The id a slot records for @memcg: 0 for the root's lists, or none. */
@@ -320,13 +279,12 @@ static unsigned long pamt_lru_reclaim(int nid, struct mem_cgroup *memcg,
 /*
  * Every list, node by node and memcg by memcg, each once round: REMOVE
  * up to @nr IDLE slots, until PAMT_SHRINK_MAX_BUSY REMOVE sequences
- * failed.  Return: pairs freed; *@walked: entries passed.
+ * failed.  May sleep.  Return: pairs freed.
  */
-static unsigned long pamt_lru_reclaim_all(unsigned long nr, bool resched,
-					  unsigned long *walked,
+static unsigned long pamt_lru_reclaim_all(unsigned long nr,
 					  unsigned long *fails)
 {
-	unsigned long freed = 0;
+	unsigned long freed = 0, walked = 0;
 	struct mem_cgroup *memcg;
 	int nid;
 
@@ -334,7 +292,7 @@ static unsigned long pamt_lru_reclaim_all(unsigned long nr, bool resched,
 		memcg = mem_cgroup_iter(NULL, NULL, NULL);
 		do {
 			freed += pamt_lru_reclaim(nid, memcg, nr - freed, false,
-						  resched, walked, fails);
+						  true, &walked, fails);
 			if (freed >= nr || *fails >= PAMT_SHRINK_MAX_BUSY) {
 				mem_cgroup_iter_break(NULL, memcg);
 				return freed;
@@ -364,16 +322,6 @@ static unsigned long pamt_shrink_idle_memory(bool all)
 bool pamt_shrink_over_cap(unsigned long more)
 {
 	return pamt_shrink_idle_memory(false) + more > READ_ONCE(pamt.idle_cap);
-}
-
-/* Wake the cap's worker, once: every put over the cap calls this. */
-static void pamt_defer_cap(void)
-{
-	/* Idle memory, then the flag: pairs with pamt_shrink_deferred()'s xchg. */
-	smp_mb();
-	if (atomic_read(&pamt.deferred) || atomic_xchg(&pamt.deferred, 1))
-		return;
-	pamt_platform_defer();
 }
 
 /*
@@ -410,8 +358,12 @@ bool pamt_shrink_idle_inc(unsigned long idx)
 		/* A REMOVE was attempted, whatever it did. */
 		removed = removed || fails;
 	}
-	if (pamt_shrink_over_cap(0))
-		pamt_defer_cap();
+	if (pamt_shrink_over_cap(0)) {
+		/* Idle memory, then the flag: pairs with the worker's xchg. */
+		smp_mb();
+		if (!atomic_read(&pamt.deferred) && !atomic_xchg(&pamt.deferred, 1))
+			pamt_platform_defer();
+	}
 	return removed;
 }
 
@@ -427,10 +379,10 @@ static unsigned long pamt_shrink_over_cap_by(void)
 /* The work item: free pairs (any CPU's, no SEAMCALL), then idle slots. */
 void pamt_shrink_deferred(void)
 {
-	unsigned long fails = 0, walked = 0, n;
+	unsigned long fails = 0, n;
 
 	might_sleep();
-	/* The flag, then idle memory: see pamt_defer_cap(). */
+	/* The flag, then idle memory: see pamt_shrink_idle_inc(). */
 	atomic_xchg(&pamt.deferred, 0);
 	if (!pamt.enabled)
 		return;
@@ -438,7 +390,7 @@ void pamt_shrink_deferred(void)
 	while ((n = pamt_shrink_over_cap_by()) && fails < PAMT_SHRINK_MAX_BUSY) {
 		cond_resched();
 		n = pamt_lru_reclaim_all(min_t(unsigned long, n, PAMT_RESCHED_POPS),
-					 true, &walked, &fails);
+					 &fails);
 		pamt_stat_add(CAP, n);
 		if (!n)
 			break;		/* nothing IDLE on any list */
@@ -448,10 +400,10 @@ void pamt_shrink_deferred(void)
 /* One round of every list; a slot that stays BUSY is filed again. */
 unsigned long pamt_shrink_remove_all_idle(void)
 {
-	unsigned long freed, walked = 0, fails = 0;
+	unsigned long freed, fails = 0;
 
 	might_sleep();
-	freed = pamt_lru_reclaim_all(ULONG_MAX, true, &walked, &fails);
+	freed = pamt_lru_reclaim_all(ULONG_MAX, &fails);
 	pamt_stat_add(SHRINK, freed);
 	return freed;
 }
@@ -503,6 +455,35 @@ static unsigned long pamt_shrink_scan_objects(struct shrinker *s,
 	if (!freed && sc->nr_scanned < nr)
 		return SHRINK_STOP;
 	return freed;
+}
+
+int pamt_shrink_init(void)
+{
+	int ret;
+
+	pamt.shrinker = shrinker_alloc(SHRINKER_MEMCG_AWARE |
+				       SHRINKER_NUMA_AWARE, "tdx-pamt");
+	if (!pamt.shrinker)
+		return -ENOMEM;
+	pamt.shrinker->count_objects = pamt_shrink_count_objects;
+	pamt.shrinker->scan_objects = pamt_shrink_scan_objects;
+	/* A lock class of its own: an idle put may take it in softirq. */
+	ret = list_lru_init_memcg_key(&pamt.lru, pamt.shrinker, &pamt_lru_key);
+	if (ret) {
+		shrinker_free(pamt.shrinker);
+		pamt.shrinker = NULL;
+		return ret;
+	}
+	atomic_set(&pamt.deferred, 0);
+	return 0;
+}
+
+/* After the last user: unregisters the shrinker if it was registered. */
+void pamt_shrink_exit(void)
+{
+	shrinker_free(pamt.shrinker);
+	pamt.shrinker = NULL;
+	list_lru_destroy(&pamt.lru);
 }
 
 /* Every idle slot's pair and every cached pair.  Return: pairs freed. */
