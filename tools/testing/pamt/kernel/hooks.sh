@@ -8,8 +8,8 @@
 #
 # Usage: hooks.sh TREE HOOK...
 #   kconfig   source our Kconfig from arch/x86/Kconfig
-#   trace     the include path the tracepoints' define_trace.h needs
-#   slots     build the slot layer and the tracepoints
+#   trace     build the tracepoints, with the include path define_trace.h needs
+#   slots     build the slot layer
 #   core      build the core (init, exit, slot table, statistics)
 #   sparse    build the far blocks for sparse memory
 #   mag       build the magazine layer
@@ -51,10 +51,11 @@ for hook in "$@"; do
 	kconfig)
 		append_once arch/x86/Kconfig 'source "arch/x86/virt/vmx/tdx/Kconfig"' ;;
 	trace)
-		append_once $TDX/Makefile 'CFLAGS_pamt_trace.o := -I$(src)' ;;
+		append_once $TDX/Makefile 'CFLAGS_pamt_trace.o := -I$(src)'
+		append_once $TDX/Makefile 'obj-$(CONFIG_INTEL_TDX_HOST) += pamt_trace.o' ;;
 	slots)
 		append_once $TDX/Makefile \
-			'obj-$(CONFIG_INTEL_TDX_HOST) += pamt_slot.o pamt_trace.o' ;;
+			'obj-$(CONFIG_INTEL_TDX_HOST) += pamt_slot.o' ;;
 	core)
 		append_once $TDX/Makefile \
 			'obj-$(CONFIG_INTEL_TDX_HOST) += pamt_core.o' ;;

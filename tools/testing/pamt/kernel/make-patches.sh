@@ -94,19 +94,26 @@ REV=${PAMT_REV:-HEAD}
 git -C "$REPO" rev-parse -q --verify "$REV^{commit}" >/dev/null || die "no commit $REV"
 tracked() { git -C "$REPO" ls-tree -r --name-only "$REV" -- "$@"; }
 
-# The BUSY follow-up changes files of the base: until its first patch,
-# the files it touches are written without it, as series/busy-revert.patch
-# makes them; until its second, without the ADD turns alone, as
-# series/turns-revert.patch makes them.
-UNBUSY=busy
+# Follow-ups that change files of the base: until they come, the files
+# they touch are written without them, as series/NAME-revert.patch makes
+# them, for each NAME in REVERTS, in order.  observe-revert.patch takes
+# the tracepoints out of the final files (03-observe); busy-revert.patch
+# then takes out the BUSY retries, their serialised fallback and the ADD
+# turns (02-busy), turns-revert.patch the ADD turns alone.  To make them
+# again after a change near their hunks: write each stage's files from
+# the final ones, and git diff one stage against the next.
+REVERTS="observe busy"
 unbusy() {
-	[ "$UNBUSY" = 0 ] && return 0
+	local r
+
 	case $1 in
-	*/pamt_slot.c|*/pamt_core.c|*/pamt_internal.h|*/pamt_trace.h) ;;
+	*/pamt_slot.c|*/pamt_core.c|*/pamt_internal.h|*/pamt_shrink.c) ;;
 	*) return 0 ;;
 	esac
-	git -C "$REPO" show "$REV:tools/testing/pamt/kernel/series/$UNBUSY-revert.patch" |
-		git -C "$WORK" apply --include="$1" - || die "$UNBUSY-revert.patch on $1"
+	for r in $REVERTS; do
+		git -C "$REPO" show "$REV:tools/testing/pamt/kernel/series/$r-revert.patch" |
+			git -C "$WORK" apply --include="$1" - || die "$r-revert.patch on $1"
+	done
 }
 
 # copy PATH...: put committed files into the work tree
@@ -192,8 +199,8 @@ version, which its own patch replaces.
 The slot state machine and the lock order are documented at the end of
 the series, in Documentation/arch/x86/tdx-dpamt.rst."
 
-copy $TDX/pamt_slot.c $TDX/pamt_trace.h $TDX/pamt_trace.c
-"$HERE/hooks.sh" "$WORK" trace slots 2>/dev/null
+copy $TDX/pamt_slot.c
+"$HERE/hooks.sh" "$WORK" slots 2>/dev/null
 commit "x86/virt/tdx: Add refcounted 2M slots for Dynamic PAMT" \
 "With Dynamic PAMT the TDX module needs a pair of 4K pages for every 2M
 range that holds a 4K TD page.  The DPAMT series keeps a refcount per 2M
@@ -208,7 +215,7 @@ CPU owns an ADD or REMOVE of a range at a time.  The last put leaves the
 pair installed and the range idle: the next get revives it with no
 SEAMCALL.  A SEAMCALL that meets TDX_OPERAND_BUSY fails the get or the
 REMOVE with -EBUSY, which KVM's fault path, the control-page helper and
-reclaim each retry.  Tracepoints cover the slow events only.
+reclaim each retry.
 
 Until their patches, the other layers' stand-ins behave so: a pair is two
 order-0 pages taken at ADD and freed at REMOVE (no magazine);
@@ -457,9 +464,8 @@ copy Documentation/arch/x86/tdx-dpamt.rst
 "$HERE/hooks.sh" "$WORK" docs 2>/dev/null
 commit "Documentation/x86: Document the TDX Dynamic PAMT cache" \
 "Describe the problem, the design, the slot state machine, the lock order
-(PREEMPT_RT included), memory and its accounting, the knobs, the
-tracepoints, enabling, the KVM call sites, and how to validate the
-series on a TDX host."
+(PREEMPT_RT included), memory and its accounting, the knobs, enabling,
+the KVM call sites, and how to validate the series on a TDX host."
 # The base series ends here; what follows is posted apart.
 DOC_END=$(git -C "$WORK" rev-parse HEAD)
 
@@ -485,8 +491,8 @@ kunit_here
 SPARSE_END=$(git -C "$WORK" rev-parse HEAD)
 
 # The serialised fallback for TDX_OPERAND_BUSY, then the ADD turns.
-UNBUSY=turns
-copy $TDX/pamt_slot.c $TDX/pamt_core.c $TDX/pamt_trace.h $TDX/tests/pamt_kunit_busy.c
+REVERTS="observe turns"
+copy $TDX/pamt_slot.c $TDX/pamt_core.c $TDX/tests/pamt_kunit_busy.c
 headers
 "$HERE/hooks.sh" "$WORK" kunit 2>/dev/null
 commit "x86/virt/tdx: Retry PAMT SEAMCALLs that meet BUSY, then serialise them" \
@@ -507,11 +513,10 @@ raw spinlock that every new PAMT call then takes too, wait for the calls
 already in flight (counted per CPU, with interrupts off around each
 SEAMCALL) and retry alone, as many times again.  A put in softirq never
 takes the lock nor backs off.  The lock is the upstream global lock,
-kept for this one case.  The tdx_pamt_busy tracepoint marks each
-retry."
+kept for this one case."
 kunit_here
 
-UNBUSY=0
+REVERTS=observe
 copy $TDX/pamt_slot.c
 commit "x86/virt/tdx: Let gets on an EMPTY PAMT slot take the ADD in turns" \
 "When many CPUs fault on one EMPTY range at once, each takes a pair and
@@ -542,6 +547,21 @@ Add /sys/kernel/debug/tdx/pamt/ with \"stats\" (every counter, one
 \"idle_cap\" (the cap in force), both read-only, and \"drain\" (write 1
 to give back every idle and cached pair).  KUnit checks each file."
 kunit_here
+
+REVERTS=""
+copy $TDX/pamt_slot.c $TDX/pamt_shrink.c $TDX/pamt_trace.h $TDX/pamt_trace.c
+"$HERE/hooks.sh" "$WORK" trace 2>/dev/null
+commit "x86/virt/tdx: Add tracepoints for the PAMT cache's slow events" \
+"A 5-TD boot and teardown makes 3.53M gets and as many puts, of which
+6,885 ADD a pair (make bench, 5td); the seed's latency table was taken
+on hardware by probing tdx_pamt_get/put as a whole.  To see which calls
+reached the module, with which status and pair, and how reclaim asked
+the shrinker, there is nothing short of a kprobe on static functions.
+
+Add the tdx_pamt tracepoints on the slow events only: tdx_pamt_add and
+tdx_pamt_remove (range, pair, status), tdx_pamt_busy (a retry) and
+tdx_pamt_shrink (asked, freed).  The fast path has none: a get and a
+put on an installed range stay at 50 instructions (make bench-insn)."
 OBSERVE_END=$(git -C "$WORK" rev-parse HEAD)
 
 # The harness, without our CI scripts, the benchmark, the spin model and

@@ -12,12 +12,12 @@
 #include <linux/list.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
+#include <linux/shrinker.h>
 #include <linux/swap.h>
 #include <linux/tracepoint.h>
 #include <trace/events/kmem.h>
 #include "pamt_glue.h"
 #include "pamt_kunit.h"
-#include "pamt_trace.h"
 
 /* 128 GiB of covered memory far above the guest's RAM, as in issue 16. */
 #define PK_PRESS_PFN	BIT(46)
@@ -61,13 +61,37 @@ struct pk_press {
 	atomic_long_t nr_removed;
 };
 
-/* The tdx_pamt_shrink tracepoint, hit at the end of every scan. */
-static void pk_press_probe(void *data, unsigned long nr_to_scan,
-			   unsigned long freed)
-{
-	struct pk_press *p = data;
-	int i = atomic_inc_return(&p->calls) - 1;
+/*
+ * The shrinker's scan and the backend's REMOVE are wrapped while the test
+ * runs: pk_press_now is the record, pk_press_busy counts the wrappers
+ * using it.
+ */
+static struct pk_press *pk_press_now;
+static atomic_t pk_press_busy;
+static unsigned long (*pk_press_scan_orig)(struct shrinker *s,
+					   struct shrink_control *sc);
+static struct tdx_pamt_ops pk_press_ops;
 
+static struct pk_press *pk_press_enter(void)
+{
+	atomic_inc(&pk_press_busy);
+	smp_mb__after_atomic();	/* pairs with pk_press_unprobe() */
+	return READ_ONCE(pk_press_now);
+}
+
+/* Every scan reclaim makes: record who asked what, and what it freed. */
+static unsigned long pk_press_scan(struct shrinker *s,
+				   struct shrink_control *sc)
+{
+	struct pk_press *p = pk_press_enter();
+	unsigned long nr_to_scan = sc->nr_to_scan, ret, freed;
+	int i;
+
+	ret = pk_press_scan_orig(s, sc);
+	if (!p)
+		goto out;
+	i = atomic_inc_return(&p->calls) - 1;
+	freed = ret == SHRINK_STOP ? 0 : ret;
 	if (i < PK_PRESS_RECS) {
 		p->ask[i] = nr_to_scan;
 		p->got[i] = freed;
@@ -84,6 +108,9 @@ static void pk_press_probe(void *data, unsigned long nr_to_scan,
 		atomic_inc(&p->over);
 	atomic_long_add(nr_to_scan, &p->asked);
 	atomic_long_add(freed, &p->freed);
+out:
+	atomic_dec(&pk_press_busy);
+	return ret;
 }
 
 /* Any page freed, in any context: mark it. */
@@ -97,25 +124,40 @@ static void pk_press_page_free(void *data, struct page *page,
 		set_bit(pfn + i, p->page_freed);
 }
 
-/* Inside the SEAMCALL path, IRQs off: keep the pair REMOVE handed back. */
-static void pk_press_remove(void *data, unsigned long base_pfn,
-			    const struct tdx_pamt_pair *pair, u64 status)
+/* Inside a transition, preemption off: keep the pair REMOVE handed back. */
+static u64 pk_press_remove(unsigned long base_pfn, struct tdx_pamt_pair *pair)
 {
-	struct pk_press *p = data;
+	struct pk_press *p = pk_press_enter();
+	u64 status = pamt_fake_ops.remove(base_pfn, pair);
 	long i;
 
-	if ((status & TDX_PAMT_STATUS_MASK) != TDX_PAMT_SUCCESS)
-		return;
-	i = atomic_long_inc_return(&p->nr_removed) - 1;
-	if (i < p->max_removed)
-		p->removed[i] = *pair;
+	if (p && (status & TDX_PAMT_STATUS_MASK) == TDX_PAMT_SUCCESS) {
+		i = atomic_long_inc_return(&p->nr_removed) - 1;
+		if (i < p->max_removed)
+			p->removed[i] = *pair;
+	}
+	atomic_dec(&pk_press_busy);
+	return status;
+}
+
+static void pk_press_probe(struct pk_press *p)
+{
+	pk_press_ops = pamt_fake_ops;
+	pk_press_ops.remove = pk_press_remove;
+	pk_press_scan_orig = pamt.shrinker->scan_objects;
+	WRITE_ONCE(pk_press_now, p);
+	WRITE_ONCE(pamt.ops, &pk_press_ops);
+	WRITE_ONCE(pamt.shrinker->scan_objects, pk_press_scan);
 }
 
 static void pk_press_unprobe(void *data)
 {
-	unregister_trace_tdx_pamt_shrink(pk_press_probe, data);
-	unregister_trace_tdx_pamt_remove(pk_press_remove, data);
-	tracepoint_synchronize_unregister();
+	WRITE_ONCE(pamt.shrinker->scan_objects, pk_press_scan_orig);
+	WRITE_ONCE(pamt.ops, &pamt_fake_ops);
+	WRITE_ONCE(pk_press_now, NULL);
+	smp_mb();	/* pairs with pk_press_enter() */
+	while (atomic_read(&pk_press_busy))
+		msleep(1);
 	/*
 	 * kswapd may still be reclaiming: a pair REMOVEd just before is
 	 * freed right after its transition, which may be preempted on RT.
@@ -267,12 +309,11 @@ static void pk_pressure_reclaims(struct kunit *test)
 	p->removed = kunit_kcalloc(test, filled, sizeof(*p->removed),
 				   GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, p->removed);
-	KUNIT_ASSERT_EQ_MSG(test, register_trace_tdx_pamt_shrink(pk_press_probe, p),
+	KUNIT_ASSERT_EQ_MSG(test, register_trace_mm_page_free(pk_press_page_free, p),
 			    0, "no tracepoints (CONFIG_TRACEPOINTS)");
+	pk_press_probe(p);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, pk_press_unprobe,
 							p), 0);
-	KUNIT_ASSERT_EQ(test, register_trace_mm_page_free(pk_press_page_free, p), 0);
-	KUNIT_ASSERT_EQ(test, register_trace_tdx_pamt_remove(pk_press_remove, p), 0);
 
 	target = filled - filled / 4;
 	stalls = pk_press_stalls(ev);
