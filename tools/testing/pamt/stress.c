@@ -3,9 +3,10 @@
  * Stress: threads on simulated CPUs hammer shared and private slots with a
  * random mix of get, get through a reserve in atomic context, put, evict,
  * shrinker scans, full drains and the deferred worker, which take pairs
- * from every CPU's magazine while its CPU uses it, while the fake module injects BUSY and failures and the page
- * allocator fails now and then.  Every get is followed, sometimes, by PAGE.AUG of the page, so the
- * fake module sees any REMOVE of a range in use.
+ * from every CPU's magazine while its CPU uses it, while the fake module
+ * injects BUSY and failures and the page allocator fails now and then.
+ * Every get is followed, sometimes, by PAGE.AUG of the page, so the fake
+ * module sees any REMOVE of a range in use.
  *
  * Some CPUs carry two threads: the second plays the softirq that
  * interrupts the first.

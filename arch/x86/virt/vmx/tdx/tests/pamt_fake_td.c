@@ -3,11 +3,15 @@
  * The fake TDX module's TD pages: 4K pages given to a TD (PAGE.AUG,
  * PAGE.ADD, control pages) and taken back (PAGE.REMOVE).  The rules are
  * in Documentation/arch/x86/tdx-dpamt.rst ("The fake TDX module");
- * PAMT.ADD and PAMT.REMOVE are in pamt_fake.c.
+ * PAMT.ADD and PAMT.REMOVE are in pamt_fake.c.  Also the reclaim a test
+ * drives: the shrinker's callbacks called as reclaim calls them.
  */
 #include <linux/bitops.h>
 #include <linux/errno.h>
+#include <linux/memcontrol.h>
+#include <linux/nodemask.h>
 #include <linux/printk.h>
+#include <linux/shrinker.h>
 #include "pamt_fake.h"
 
 /*
@@ -150,4 +154,74 @@ bool pamt_fake_is_pamt_page(unsigned long pfn)
 {
 	return pamt_fake_covered(pfn) &&
 	       test_bit(pamt_fake_bit(pfn), pamt_fake.pamt_map);
+}
+
+/**
+ * pamt_fake_idle_pairs() - idle memory, as the idle cap counts it
+ *
+ * Return: idle slots plus free pairs in the magazines; 0 with the cache off.
+ */
+unsigned long pamt_fake_idle_pairs(void)
+{
+	u64 v[TDX_PAMT_STAT_NR];
+
+	tdx_pamt_read_stats(v);
+	return v[TDX_PAMT_STAT_IDLE_SLOTS] + v[TDX_PAMT_STAT_CACHED_PAIRS];
+}
+
+/**
+ * pamt_fake_shrink_count() - the shrinker's count_objects, every node and
+ *	memcg, summed as reclaim would see it
+ *
+ * Return: objects counted.
+ */
+unsigned long pamt_fake_shrink_count(void)
+{
+	struct shrink_control sc = { .gfp_mask = GFP_KERNEL };
+	struct shrinker *s = pamt.shrinker;
+	unsigned long n = 0, c;
+
+	if (!s)
+		return 0;
+	for_each_node_state(sc.nid, N_NORMAL_MEMORY) {
+		sc.memcg = mem_cgroup_iter(NULL, NULL, NULL);
+		do {
+			c = s->count_objects(s, &sc);
+			if (c != SHRINK_EMPTY)
+				n += c;
+		} while ((sc.memcg = mem_cgroup_iter(NULL, sc.memcg, NULL)));
+	}
+	return n;
+}
+
+/**
+ * pamt_fake_shrink_scan() - the shrinker's scan_objects on every node and
+ *	memcg in turn, each asked for what is still wanted
+ * @nr: objects wanted
+ * @scanned: if not NULL, the nr_scanned reported, summed
+ *
+ * Return: objects freed.
+ */
+unsigned long pamt_fake_shrink_scan(unsigned long nr, unsigned long *scanned)
+{
+	struct shrink_control sc = { .gfp_mask = GFP_KERNEL };
+	struct shrinker *s = pamt.shrinker;
+	unsigned long freed = 0, done = 0, ret;
+
+	for_each_node_state(sc.nid, N_NORMAL_MEMORY) {
+		sc.memcg = mem_cgroup_iter(NULL, NULL, NULL);
+		do {
+			if (!s || freed >= nr)
+				continue;
+			sc.nr_to_scan = nr - freed;
+			sc.nr_scanned = sc.nr_to_scan;
+			ret = s->scan_objects(s, &sc);
+			if (ret != SHRINK_STOP)
+				freed += ret;
+			done += sc.nr_scanned;
+		} while ((sc.memcg = mem_cgroup_iter(NULL, sc.memcg, NULL)));
+	}
+	if (scanned)
+		*scanned = done;
+	return freed;
 }

@@ -157,7 +157,7 @@ static void pk_press_unprobe(void *data)
 	WRITE_ONCE(pk_press_now, NULL);
 	smp_mb();	/* pairs with pk_press_enter() */
 	while (atomic_read(&pk_press_busy))
-		msleep(1);
+		usleep_range(1000, 2000);
 	/*
 	 * kswapd may still be reclaiming: a pair REMOVEd just before is
 	 * freed right after its transition, which may be preempted on RT.
