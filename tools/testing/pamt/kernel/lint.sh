@@ -10,6 +10,7 @@
 #   - the hardware-validation tools of hw/, on made-up inputs;
 #   - get-source.sh's choice of version, pinned and with the pin gone;
 #   - series/stage.py: identity, stand-ins replace prototypes, bad marker.
+#   - series/mkreverts.py: the committed revert patches are not stale.
 # Debian 12's sparse (0.6.4) cannot parse 7.3, and the kernel then skips
 # it with one line of output: we build a newer one (get-source.sh sparse)
 # and fail if the kernel still says it skipped sparse.
@@ -166,6 +167,21 @@ if out=$(python3 "$ST/src/$SP" "$ST/src" "$ST/out" mag 2>&1); then
 	bad "stage.py accepted a pamt_internal.h with no pamt_mag.c block"
 else
 	grep -q 'pamt_mag.c' <<< "$out" && ok || bad "stage.py: no clear error ($out)"
+fi
+rm -rf "$ST"
+
+# series/mkreverts.py, run on these files, makes the revert patches that
+# are committed: none is stale.
+ST=$(mktemp -d)
+git -C "$REPO" ls-files -z arch/x86/virt/vmx/tdx tools/testing/pamt/kernel/series |
+	(cd "$REPO" && xargs -0 cp --parents -t "$ST")
+if python3 "$ST/tools/testing/pamt/kernel/series/mkreverts.py" "$ST"; then
+	for r in observe busy turns; do
+		f=tools/testing/pamt/kernel/series/$r-revert.patch
+		cmp -s "$ST/$f" "$REPO/$f" && ok || bad "$f is stale: run series/mkreverts.py"
+	done
+else
+	bad "series/mkreverts.py failed"
 fi
 rm -rf "$ST"
 

@@ -99,9 +99,8 @@ tracked() { git -C "$REPO" ls-tree -r --name-only "$REV" -- "$@"; }
 # them, for each NAME in REVERTS, in order.  observe-revert.patch takes
 # the tracepoints out of the final files (03-observe); busy-revert.patch
 # then takes out the BUSY retries, their serialised fallback and the ADD
-# turns (02-busy), turns-revert.patch the ADD turns alone.  To make them
-# again after a change near their hunks: write each stage's files from
-# the final ones, and git diff one stage against the next.
+# turns (02-busy), turns-revert.patch the ADD turns alone.  After a
+# change near their hunks, series/mkreverts.py makes them again.
 REVERTS="observe busy"
 unbusy() {
 	local r
