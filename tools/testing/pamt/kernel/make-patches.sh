@@ -99,9 +99,10 @@ tracked() { git -C "$REPO" ls-tree -r --name-only "$REV" -- "$@"; }
 # them, for each NAME in REVERTS, in order.  observe-revert.patch takes
 # the tracepoints out of the final files (03-observe); busy-revert.patch
 # then takes out the BUSY retries, their serialised fallback and the ADD
-# turns (02-busy), turns-revert.patch the ADD turns alone.  After a
+# turns (02-busy), and sparse-revert.patch the far blocks (01-sparse);
+# turns-revert.patch takes the ADD turns alone.  After a
 # change near their hunks, series/mkreverts.py makes them again.
-REVERTS="observe busy"
+REVERTS="observe busy sparse"
 unbusy() {
 	local r
 
@@ -184,7 +185,7 @@ headers() {
 KUNIT_AT=""
 kunit_here() { KUNIT_AT="$KUNIT_AT $(git -C "$WORK" rev-list --count "$BASE"..HEAD)"; }
 
-headers sparse mag shrink glue
+headers mag shrink glue
 commit "x86/virt/tdx: Add the Dynamic PAMT cache's API and shared definitions" \
 "asm/tdx_pamt.h declares what KVM calls, with the names of the DPAMT
 series (tdx_pamt_get(), tdx_pamt_put(), struct tdx_pamt_cache and its
@@ -281,7 +282,7 @@ commit "x86/virt/tdx: Add KUnit tests for the PAMT slots" \
 kunit_here
 
 copy $TDX/pamt_mag.c $TDX/tests/pamt_kunit_mag.c
-headers sparse shrink glue
+headers shrink glue
 "$HERE/hooks.sh" "$WORK" mag kunit 2>/dev/null
 commit "x86/virt/tdx: Add per-CPU magazines of ready PAMT pairs" \
 "Keep free pairs in a magazine per CPU (Bonwick and Adams), taken and
@@ -303,7 +304,7 @@ them."
 kunit_here
 
 copy $TDX/pamt_shrink.c
-headers sparse glue
+headers glue
 "$HERE/hooks.sh" "$WORK" shrink 2>/dev/null
 commit "x86/virt/tdx: Give idle PAMT memory back: idle LRU, cap, shrinker and drains" \
 "An idle range keeps its pair installed, and the magazines keep free
@@ -330,7 +331,7 @@ that idle memory is in KReclaimable to the page."
 kunit_here
 
 copy $TDX/pamt_glue.c $TDX/pamt_glue.h $TDX/tests/pamt_kunit_hotplug.c
-headers sparse
+headers
 "$HERE/hooks.sh" "$WORK" glue kunit 2>/dev/null
 commit "x86/virt/tdx: Register the PAMT shrinker and its worker" \
 "Register the shrink layer's shrinker, and a worker for what a put over
@@ -469,7 +470,8 @@ the KVM call sites, and how to validate the series on a TDX host."
 DOC_END=$(git -C "$WORK" rev-parse HEAD)
 
 # Sparse memory: far blocks.
-copy $TDX/pamt_sparse.c $TDX/tests/pamt_kunit_sparse.c
+REVERTS="observe busy"
+copy $TDX/pamt_core.c $TDX/pamt_slot.c $TDX/pamt_sparse.c $TDX/tests/pamt_kunit_sparse.c
 headers
 "$HERE/hooks.sh" "$WORK" sparse kunit 2>/dev/null
 commit "x86/virt/tdx: Give PAMT slots to covered memory only, not to the span" \

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Write series/{observe,busy,turns}-revert.patch from the final files.
+"""Write series/{observe,busy,sparse,turns}-revert.patch from the final files.
 
 Usage: mkreverts.py REPO
 
 Each follow-up that changes files of the base is taken out of them by
 editing the final files (REPO's working tree) stage by stage: observe
 (the tracepoints, 03-observe), then from there busy (the BUSY retries,
-their serialised fallback and the ADD turns, 02-busy) or turns alone.
+their serialised fallback and the ADD turns, 02-busy) and then sparse
+(the far blocks, 01-sparse), or from observe the turns alone.
 Each patch is one stage against the next.  An edit that no longer
 matches the code stops the script: change the edit with the code.
 """
@@ -115,6 +116,36 @@ def busy(d):
         ('\tatomic_t serializing;\t\t/* CPUs retrying BUSY serialised */\n\traw_spinlock_t seamcall_lock;\t/* the BUSY fallback, one SEAMCALL */\n', ''),
     ])
 
+def sparse(d):
+    ed(d, 'pamt_internal.h', [
+        ('\tstruct pamt_slot *slots;\t/* the flat window, then far blocks */\n',
+         '\tstruct pamt_slot *slots;\t/* every 2M of the span */\n'),
+        ('\tunsigned long nr_flat;\t\t/* slots in the flat window */\n', ''),
+        ('\tunsigned long meta_bytes;\t/* slot metadata, for the statistics */\n', ''),
+        ('\tif (idx < pamt.nr_flat)\n\t\treturn (pamt.base_idx + idx) * TDX_PAMT_PAGES_PER_SLOT;\n\treturn pamt_far_base_pfn(idx - pamt.nr_flat);\n',
+         '\treturn (pamt.base_idx + idx) * TDX_PAMT_PAGES_PER_SLOT;\n'),
+        ('\tif (idx < pamt.nr_flat)\n\t\treturn &pamt.slots[idx].word;\n\treturn pamt_slot_far(pfn / TDX_PAMT_PAGES_PER_SLOT);\n',
+         '\treturn idx < pamt.nr_slots ? &pamt.slots[idx].word : NULL;\n'),
+    ])
+    cut(d, 'pamt_internal.h', '/* pamt_sparse.c: see', '/* pamt_slot.c */')
+    ed(d, 'pamt_core.c', [
+        ('\tpamt_sparse_free();\n\tkvfree(pamt.slots);\n\tpamt.slots = NULL;\n\tpamt.nr_flat = 0;\n\tpamt.nr_slots = 0;\n\tpamt.meta_bytes = 0;\n',
+         '\tkvfree(pamt.slots);\n\tpamt.slots = NULL;\n\tpamt.nr_slots = 0;\n'),
+        ('/* The flat window, then the far blocks.  Return: covered slots, or 0. */\n',
+         '/* A slot per 2M of the span.  Return: covered slots, or 0. */\n'),
+        ('\tunsigned int first, last, i;\n\tlong n_far;\n\n\tn_far = pamt_sparse_init(ranges, nr, &first, &last);\n\tif (n_far < 0)\n\t\treturn 0;\n\tpamt.base_idx = ranges[first].start_pfn / TDX_PAMT_PAGES_PER_SLOT;\n\tpamt.nr_flat = ranges[last].end_pfn / TDX_PAMT_PAGES_PER_SLOT -\n\t\t       pamt.base_idx;\n\tpamt.nr_slots = pamt.nr_flat + n_far;\n',
+         '\tunsigned int i;\n\n\tpamt.base_idx = ranges[0].start_pfn / TDX_PAMT_PAGES_PER_SLOT;\n\tpamt.nr_slots = ranges[nr - 1].end_pfn / TDX_PAMT_PAGES_PER_SLOT -\n\t\t\tpamt.base_idx;\n'),
+        ('\t/* pamt_sparse_init() counted its own. */\n\tpamt.meta_bytes += pamt.nr_slots * sizeof(*pamt.slots);\n\n', '\n'),
+    ])
+    cut(d, 'pamt_slot.c', '/* Takes the flat index, not the pfn: one instruction fewer in get. */\n', '/**\n * tdx_pamt_get()')
+    cut(d, 'pamt_slot.c', 'static noinline int pamt_slot_put_far(unsigned long idx)\n', '/**\n * tdx_pamt_put()')
+    ed(d, 'pamt_slot.c', [
+        ('\tif (unlikely(idx >= pamt.nr_flat))\n\t\treturn pamt_slot_get_far(idx, res);\n',
+         '\t/* Without Dynamic PAMT every call succeeds. */\n\tif (unlikely(idx >= pamt.nr_slots))\n\t\treturn pamt.enabled ? -EINVAL : 0;\n'),
+        ('\tif (unlikely(idx >= pamt.nr_flat))\n\t\treturn pamt_slot_put_far(idx);\n',
+         '\tif (unlikely(idx >= pamt.nr_slots))\n\t\treturn pamt.enabled ? -EINVAL : 0;\n'),
+    ])
+
 def snapshot(src, dst):
     for f in FILES:
         os.makedirs(os.path.join(dst, T), exist_ok=True)
@@ -135,12 +166,14 @@ def patch(d1, d2):
     return out
 
 tmp = tempfile.mkdtemp()
-F, O, B, OT = (os.path.join(tmp, x) for x in 'F O B OT'.split())
+F, O, B, BS, OT = (os.path.join(tmp, x) for x in 'F O B BS OT'.split())
 snapshot(REPO, F); snapshot(REPO, O); observe(O)
 snapshot(O, B); busy(B)
+snapshot(B, BS); sparse(BS)
 snapshot(O, OT); turns(OT)
 S = os.path.join(REPO, 'tools/testing/pamt/kernel/series/')
 open(S + 'observe-revert.patch', 'w').write(patch(F, O))
 open(S + 'busy-revert.patch', 'w').write(patch(O, B))
+open(S + 'sparse-revert.patch', 'w').write(patch(B, BS))
 open(S + 'turns-revert.patch', 'w').write(patch(O, OT))
 shutil.rmtree(tmp)

@@ -7,7 +7,7 @@ Usage: stage.py SRC DST LAYER...
 SRC holds the final files (arch/x86/virt/vmx/tdx/pamt_internal.h, the
 layers' pamt_<layer>.c, arch/x86/include/asm/tdx_pamt.h) and this folder
 (tools/testing/pamt/kernel/series/).  For each LAYER not in the series yet
-(sparse, mag, shrink, glue):
+(mag, shrink, glue):
 
   - its block of pamt_internal.h, from its "/* pamt_<layer>.c" line to
     the next such line, is replaced by the stand-ins in series/<layer>.h;
