@@ -114,18 +114,18 @@ int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
 	pamt.wait_ns = PAMT_WAIT_NS_DEFAULT;
 
 	ret = pamt_shrink_init();
-	if (ret) {
-		pamt_slots_free();
-		return ret;
-	}
+	if (ret)
+		goto free_slots;
 	ret = pamt_mag_init();
-	if (ret) {
-		pamt_shrink_exit();
-		pamt_slots_free();
-		return ret;
-	}
+	if (ret)
+		goto exit_shrink;
 	pamt.enabled = true;
 	return 0;
+exit_shrink:
+	pamt_shrink_exit();
+free_slots:
+	pamt_slots_free();
+	return ret;
 }
 
 /*
@@ -163,11 +163,7 @@ void tdx_pamt_exit(void)
 	pamt_slots_free();
 }
 
-/**
- * tdx_pamt_enabled() - whether the cache is set up
- *
- * Return: true between tdx_pamt_init() and tdx_pamt_exit().
- */
+/* Whether the cache is set up: between tdx_pamt_init() and tdx_pamt_exit(). */
 bool tdx_pamt_enabled(void)
 {
 	return pamt.enabled;
@@ -223,7 +219,7 @@ struct page *__tdx_alloc_control_page(gfp_t gfp)
 }
 
 /**
- * tdx_alloc_control_page() - allocate a TD control page, memcg-charged
+ * tdx_alloc_control_page() - a TD control page, memcg-charged, with its PAMT
  *
  * Return: the page, with a reference on its range's pair, or NULL.
  */

@@ -156,12 +156,7 @@ struct pamt_mag {
 struct pamt_pcpu {
 	spinlock_t lock;		/* @mag, from any CPU; a leaf */
 	struct pamt_mag *mag;		/* never NULL */
-	/*
-	 * Written by this CPU only (this_cpu ops); other CPUs read them
-	 * with READ_ONCE() to sum them, as statistics and as the idle cap's
-	 * estimate: a sum of values read at slightly different moments,
-	 * which both tolerate (the cap's slack is in the Documentation).
-	 */
+	/* This CPU writes them; others sum them racily, with READ_ONCE(). */
 	u64 stat[PAMT_PCPU_NR_STATS];
 	/*
 	 * SEAMCALLs not serialised.  This CPU writes it; a CPU about to
@@ -174,19 +169,14 @@ struct pamt_pcpu {
 /* A slot: its word and its place on the idle LRU; 32 bytes. */
 struct pamt_slot {
 	atomic_t word;
-	/*
-	 * The list @lru goes on: the pair's node and the range's memcg id
-	 * (0: none), written at install.  A stale read files the slot on
-	 * another list once; that list's next walk corrects it.
-	 */
+	/* @lru's list, set at install; a stale read is corrected by a walk. */
 	u16 nid;
 	u16 memcg_id;
 	unsigned long bits;
 	struct list_head lru;		/* on pamt.lru: PAMT_QUEUED_BIT */
 };
 
-/* On a list of pamt.lru, or isolated by a walk that has yet to look at it. */
-#define PAMT_QUEUED_BIT	0
+#define PAMT_QUEUED_BIT	0	/* on a list, or taken off by a walk */
 
 /* The host's PAMT cache: what get and put read, then written groups. */
 struct pamt_cache {

@@ -53,7 +53,7 @@ VISIBLE_IF_KUNIT u64 pamt_sc_do_remove(pamt_sc_call_fn call, unsigned long base_
 			      !pfn_valid(PHYS_PFN(pa[i])),
 			      "tdx-pamt: PAMT.REMOVE handed back %#llx\n",
 			      pa[i]))
-			return PAMT_SC_BAD_OUTPUT;
+			return TDX_PAMT_SW_PAIR_LOST;
 		pair->pfn[i] = PHYS_PFN(pa[i]);
 	}
 	return status;

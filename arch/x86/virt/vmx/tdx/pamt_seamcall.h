@@ -10,9 +10,6 @@
 /* TDX page-size encoding in bits 2:0 of a PAMT SEAMCALL's RCX. */
 #define PAMT_SC_PS_2M		1ULL
 
-/* A REMOVE whose outputs are not two page addresses: pages leaked. */
-#define PAMT_SC_BAD_OUTPUT	TDX_PAMT_SW_PAIR_LOST
-
 extern const struct tdx_pamt_ops tdx_pamt_seamcall_ops;
 
 typedef u64 (*pamt_sc_call_fn)(u64 fn, struct tdx_module_args *args);

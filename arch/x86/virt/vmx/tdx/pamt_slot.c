@@ -21,8 +21,8 @@ struct pamt_cache pamt;
 /* Where the pair a get holds for an ADD came from. */
 enum pamt_pair_src {
 	PAMT_PAIR_NONE,
-	PAMT_PAIR_POOL,		/* magazines or page allocator: back to a magazine */
-	PAMT_PAIR_RES,		/* the caller's reserve: back to it */
+	PAMT_PAIR_POOL,		/* magazines or page allocator */
+	PAMT_PAIR_RES,		/* the caller's reserve */
 };
 
 /* End a transition owned from @owned: add, keeping pending counts. */
@@ -138,7 +138,7 @@ static void pamt_slot_busy_end(unsigned int tries)
 		atomic_dec(&pamt.serializing);
 }
 
-/* Republish the IDLE word @old after a REMOVE that did not happen. */
+/* Republish IDLE @old after a REMOVE that did not happen. */
 static void pamt_slot_publish_idle(atomic_t *slot, int old)
 {
 	unsigned long idx = pamt_slot_idx(slot);
@@ -332,17 +332,6 @@ static enum pamt_pair_src pamt_slot_pair_get(struct tdx_pamt_pair *pair,
 	return PAMT_PAIR_NONE;
 }
 
-/* Give back a pair an ADD did not use. */
-static void pamt_slot_pair_put(const struct tdx_pamt_pair *pair,
-			       enum pamt_pair_src src,
-			       struct tdx_pamt_cache *res)
-{
-	if (src == PAMT_PAIR_RES)
-		res->pairs[res->nr++] = *pair;
-	else
-		pamt_mag_push(pair);
-}
-
 static noinline int pamt_slot_put_slow(atomic_t *slot);
 
 /* Take back a get's count that is one reference too many. */
@@ -474,8 +463,11 @@ again:
 	}
 out:
 	pamt_slot_busy_end(busy);
-	if (src != PAMT_PAIR_NONE)
-		pamt_slot_pair_put(&pair, src, res);
+	/* A pair the ADD did not use goes back where it came from. */
+	if (src == PAMT_PAIR_RES)
+		res->pairs[res->nr++] = pair;
+	else if (src == PAMT_PAIR_POOL)
+		pamt_mag_push(&pair);
 	return ret;
 }
 

@@ -64,7 +64,7 @@ def turns(d):
 
 def busy(d):
     turns(d)
-    cut(d, 'pamt_slot.c', '/*\n * While a CPU serialises, every call goes under', '/* Republish the IDLE word @old',
+    cut(d, 'pamt_slot.c', '/*\n * While a CPU serialises, every call goes under', '/* Republish IDLE @old',
         '''static u64 pamt_slot_call(unsigned int leaf, unsigned long base,
 			  struct tdx_pamt_pair *pair)
 {

@@ -34,7 +34,7 @@ static const struct {
 	{ TDX_SEAMCALL_VMFAILINVALID,			-EIO },
 	{ TDX_SEAMCALL_GP,				-EIO },
 	{ TDX_SEAMCALL_UD,				-EIO },
-	{ PAMT_SC_BAD_OUTPUT,				-EIO },
+	{ TDX_PAMT_SW_PAIR_LOST,				-EIO },
 };
 
 static void pk_integ_status_errno(struct kunit *test)
@@ -159,7 +159,7 @@ static void pk_integ_remove_bad_output(struct kunit *test)
 	pr_info(PK_INTEG_WARN_BEGIN "\n");
 	st = pk_integ_remove(TDX_SUCCESS, 0x1000, 0x2345, &pair);
 	pr_info(PK_INTEG_WARN_END "\n");
-	KUNIT_EXPECT_EQ(test, st, PAMT_SC_BAD_OUTPUT);
+	KUNIT_EXPECT_EQ(test, st, TDX_PAMT_SW_PAIR_LOST);
 	KUNIT_EXPECT_EQ(test, pamt_status_errno(st), -EIO);
 }
 
