@@ -563,6 +563,7 @@ Add the tdx_pamt tracepoints on the slow events only: tdx_pamt_add and
 tdx_pamt_remove (range, pair, status), tdx_pamt_busy (a retry) and
 tdx_pamt_shrink (asked, freed).  The fast path has none: a get and a
 put on an installed range stay at 50 instructions (make bench-insn)."
+kunit_here
 OBSERVE_END=$(git -C "$WORK" rev-parse HEAD)
 
 # The harness, without our CI scripts, the benchmark, the spin model and
