@@ -364,7 +364,6 @@ int pamt_pair_alloc_pages(struct tdx_pamt_pair *pair, gfp_t gfp);
 unsigned long pamt_pair_free(const struct tdx_pamt_pair *pair);
 unsigned long pamt_pair_free_bulk(const struct tdx_pamt_pair *pairs,
 				  unsigned int n);
-struct page *pamt_pages_alloc(gfp_t gfp, unsigned int order);
 #ifdef CONFIG_MEMCG
 void pamt_pair_uncharge(const struct tdx_pamt_pair *pair);
 #else
@@ -376,9 +375,7 @@ unsigned long tdx_pamt_drain(void);
 int pamt_shrink_init(void);
 void pamt_shrink_exit(void);
 void pamt_shrink_installed(unsigned long idx, const struct tdx_pamt_pair *pair);
-#ifdef CONFIG_MEMCG
 int pamt_shrink_prepare(struct page *page, gfp_t gfp);
-#endif
 bool pamt_shrink_idle_inc(unsigned long idx);
 bool pamt_shrink_over_cap(unsigned long more);
 unsigned long pamt_shrink_remove_all_idle(void);

@@ -5,7 +5,6 @@
  * callers' reserves, and where pair pages come from.
  * Contexts and lock order: Documentation/arch/x86/tdx-dpamt.rst.
  */
-#include <kunit/static_stub.h>
 #include <linux/export.h>
 #include <linux/kvm_types.h>
 #include <linux/gfp.h>
@@ -33,13 +32,7 @@ static void pamt_free_pairs_add(const struct tdx_pamt_pair *pairs,
 		pamt_meminfo_add(pamt_pair_nid(&pairs[i]), sign);
 }
 
-/**
- * pamt_cached_pairs() - free pairs in every CPU's magazines
- *
- * Folds every CPU's delta: for the worker and the shrinker, not for puts.
- *
- * Return: the pairs, racy; at least 0.
- */
+/* Free pairs in every CPU's magazine, racy: for the worker and the shrinker. */
 long pamt_cached_pairs(void)
 {
 	unsigned int cpu;
@@ -50,28 +43,19 @@ long pamt_cached_pairs(void)
 	return max(n, 0L);
 }
 
-/* Every pair page comes from here: the KUnit suites stub it to fail. */
-struct page *pamt_pages_alloc(gfp_t gfp, unsigned int order)
-{
-	KUNIT_STATIC_STUB_REDIRECT(pamt_pages_alloc, gfp, order);
-	return alloc_pages(gfp, order);
-}
-
 /*
- * A pair of two order-0 pages.  The shrinker frees them, so they are
- * __GFP_RECLAIMABLE: the page allocator then groups them into reclaimable
- * pageblocks, apart from guest memory's 2M blocks ("Where pair pages come
- * from" in the Documentation).  Return: 0 or -ENOMEM, nothing allocated.
+ * Two order-0 pages, __GFP_RECLAIMABLE: see "Where pair pages come from"
+ * in the rst.  Return: 0 or -ENOMEM, nothing allocated.
  */
 int pamt_pair_alloc_pages(struct tdx_pamt_pair *pair, gfp_t gfp)
 {
 	struct page *p0, *p1;
 
 	gfp |= __GFP_RECLAIMABLE;
-	p0 = pamt_pages_alloc(gfp, 0);
+	p0 = alloc_page(gfp);
 	if (!p0)
 		return -ENOMEM;
-	p1 = pamt_pages_alloc(gfp, 0);
+	p1 = alloc_page(gfp);
 	if (!p1) {
 		__free_page(p0);
 		pamt_stat_inc(PAGE_ALLOC);
@@ -84,13 +68,7 @@ int pamt_pair_alloc_pages(struct tdx_pamt_pair *pair, gfp_t gfp)
 	return 0;
 }
 
-/**
- * pamt_pair_free_bulk() - reset pairs and give them back
- * @pairs: the pairs; none may be in the module
- * @n: how many
- *
- * Return: pages that went back to the page allocator.
- */
+/* Reset @n pairs, none in the module, and free them.  Return: pages freed. */
 unsigned long pamt_pair_free_bulk(const struct tdx_pamt_pair *pairs,
 				  unsigned int n)
 {
@@ -114,10 +92,7 @@ unsigned long pamt_pair_free(const struct tdx_pamt_pair *pair)
 	return pamt_pair_free_bulk(pair, 1);
 }
 
-/*
- * Move up to @n free pairs of @pc's magazine, any CPU's, to @pairs.  The
- * magazine's lock is a leaf, never taken inside a transition.
- */
+/* Up to @n pairs of @pc to @pairs: a leaf lock, never taken in a transition. */
 static unsigned int pamt_mag_take(struct pamt_pcpu *pc,
 				  struct tdx_pamt_pair *pairs, unsigned int n)
 {
@@ -134,10 +109,7 @@ static unsigned int pamt_mag_take(struct pamt_pcpu *pc,
 	return got;
 }
 
-/*
- * This CPU's magazine.  A task moved to another CPU before it takes the
- * lock uses the first CPU's: harmless, as the lock, not the CPU, guards it.
- */
+/* This CPU's, or the old one's after a migration: the lock guards it. */
 #define pamt_mag_this()	raw_cpu_ptr(pamt.pcpu)
 
 /* A pair from this CPU's magazine; false if none. */
@@ -184,16 +156,10 @@ bool pamt_mag_free_one(void)
 	return true;
 }
 
-/**
- * pamt_mag_drain() - free up to @nr pairs from every CPU's magazine
- * @nr: pairs wanted
- * @resched: the caller may sleep: cond_resched() between batches
- *
- * Dead CPUs' magazines included: their pairs stay counted until here.
- * Resets and frees with no lock held (the page allocator sleeps on RT);
- * allocates nothing and takes no CPU hotplug lock.
- *
- * Return: pairs freed.
+/*
+ * Free up to @nr pairs of every CPU's magazine, dead CPUs' too; with @resched,
+ * cond_resched() between batches.  Frees with no lock held (the allocator
+ * sleeps on RT); allocates nothing and takes no CPU hotplug lock.
  */
 unsigned long pamt_mag_drain(unsigned long nr, bool resched)
 {
@@ -256,12 +222,6 @@ void pamt_mag_exit(void)
 	pamt_mag_free_all();
 }
 
-/*
- * Memory accounting, see the Documentation: the pages of a pair in a
- * reserve are charged to the reserve owner's memcg as kmem pages, and
- * keep that charge while the module holds them.
- */
-#ifdef CONFIG_MEMCG
 /* Charge @pair's pages to the current task's memcg; may reclaim. */
 static int pamt_pair_charge(const struct tdx_pamt_pair *pair, gfp_t gfp)
 {
@@ -279,27 +239,17 @@ static int pamt_pair_charge(const struct tdx_pamt_pair *pair, gfp_t gfp)
 	return ret;
 }
 
+#ifdef CONFIG_MEMCG
 /* Drop whatever charge @pair's pages carry; never sleeps. */
 void pamt_pair_uncharge(const struct tdx_pamt_pair *pair)
 {
 	memcg_kmem_uncharge_page(pfn_to_page(pair->pfn[0]), 0);
 	memcg_kmem_uncharge_page(pfn_to_page(pair->pfn[1]), 0);
 }
-#else
-static inline int pamt_pair_charge(const struct tdx_pamt_pair *pair,
-				   gfp_t gfp)
-{
-	return 0;
-}
 #endif
 
-/**
- * __tdx_topup_pamt_cache() - fill @res up to @nr pairs
- * @res: the caller's reserve
- * @nr: pairs wanted, at most TDX_PAMT_CACHE_MAX
- * @gfp: allocation flags; with __GFP_ACCOUNT the pages of every pair
- *	@res takes are charged to the caller's memcg
- *
+/*
+ * Fill @res up to @nr pairs, charged to the caller's memcg with __GFP_ACCOUNT.
  * Return: 0; -EINVAL if @nr is too large; -ENOMEM, @res keeping what it got.
  */
 int __tdx_topup_pamt_cache(struct tdx_pamt_cache *res, unsigned int nr,
@@ -327,14 +277,11 @@ int __tdx_topup_pamt_cache(struct tdx_pamt_cache *res, unsigned int nr,
 }
 
 /**
- * tdx_topup_pamt_cache() - fill @cache up to @nr pairs, for KVM
- * @cache: the vCPU's cache
+ * tdx_topup_pamt_cache() - fill a vCPU's @cache up to @nr pairs, for KVM
+ * @cache: the cache; the caller's memcg pays for its pairs
  * @nr: pairs wanted, at most TDX_PAMT_CACHE_MAX
  *
- * With GFP_KERNEL_ACCOUNT: the caller's memcg pays for the reserve.
- *
  * Context: process context; may sleep.
- *
  * Return: as __tdx_topup_pamt_cache().
  */
 int tdx_topup_pamt_cache(struct tdx_pamt_cache *cache, unsigned int nr)

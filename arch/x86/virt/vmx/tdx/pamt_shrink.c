@@ -3,6 +3,12 @@
  * TDX Dynamic PAMT cache, shrink layer: the idle LRU, the idle cap, the
  * shrinker and the drains.  See Documentation/arch/x86/tdx-dpamt.rst,
  * "Memory cost and the shrinker".
+ *
+ * PAMT_QUEUED_BIT: on a list, or taken off by a walk that has not yet
+ * looked at it.  A walk clears the bit, then reads the word; a put makes
+ * the word IDLE, then tests the bit: either the walk sees IDLE or the put
+ * adds the slot.  The lists are taken with IRQs off: an idle put may come
+ * from softirq.
  */
 #include <linux/bitops.h>
 #include <linux/errno.h>
@@ -15,7 +21,6 @@
 #include <linux/preempt.h>
 #include <linux/sched.h>
 #include <linux/shrinker.h>
-#include <linux/string.h>
 #include "pamt_internal.h"
 #include "pamt_trace.h"
 
@@ -26,15 +31,6 @@
 
 static struct lock_class_key pamt_lru_key;
 
-/*
- * The idle LRU: see "Memory cost and the shrinker" in the Documentation.
- * PAMT_QUEUED_BIT: on a list, or taken off by a walk that has not yet
- * looked at it.  A walk clears the bit, then reads the word; a put makes
- * the word IDLE, then tests the bit: either the walk sees IDLE or the put
- * adds the slot.  The lists are taken with IRQs off: an idle put may come
- * from softirq.
- */
-
 /* The id a slot records for @memcg: 0 for the root's lists, or none. */
 static unsigned short pamt_lru_memcg_id(struct mem_cgroup *memcg)
 {
@@ -43,10 +39,7 @@ static unsigned short pamt_lru_memcg_id(struct mem_cgroup *memcg)
 	return mem_cgroup_private_id(memcg);
 }
 
-/*
- * The memcg of @id, NULL for the root's or one gone; under RCU.  A slot
- * keeps a dead memcg's id until a walk of its new list corrects it.
- */
+/* The memcg of @id, NULL for the root's or one gone; under RCU. */
 static struct mem_cgroup *pamt_lru_memcg(unsigned short id)
 {
 	return id ? mem_cgroup_from_private_id(id) : NULL;
@@ -75,63 +68,37 @@ static void pamt_lru_add(unsigned long idx)
 	rcu_read_unlock();
 }
 
-/**
- * pamt_shrink_installed() - file a slot whose pair was just installed
- * @idx: the slot
- * @pair: its pair, whose pages name the node and the memcg charged
- *
- * Context: task context, outside any transition.
- */
+/* File slot @idx, its @pair just installed; task context, no transition. */
 void pamt_shrink_installed(unsigned long idx, const struct tdx_pamt_pair *pair)
 {
 	struct page *page = pfn_to_page(pair->pfn[0]);
 	struct pamt_slot *s = &pamt.slots[idx];
-	unsigned short id;
 
-	rcu_read_lock();
-	id = pamt_lru_memcg_id(page_memcg_check(page));
-	rcu_read_unlock();
 	WRITE_ONCE(s->nid, page_to_nid(page));
-	WRITE_ONCE(s->memcg_id, id);
+	rcu_read_lock();
+	WRITE_ONCE(s->memcg_id, pamt_lru_memcg_id(page_memcg_check(page)));
+	rcu_read_unlock();
 	pamt_lru_add(idx);
 }
 
-#ifdef CONFIG_MEMCG
-/**
- * pamt_shrink_prepare() - make the lists of @page's memcg, for its slot
- * @page: a pair page, charged or not (the root's lists always exist)
- * @gfp: allocation flags
- *
- * Return: 0 or -ENOMEM.
- */
+/* Make the lists of @page's memcg, for its slot (the root's always exist). */
 int pamt_shrink_prepare(struct page *page, gfp_t gfp)
 {
 	if (!PageMemcgKmem(page))
 		return 0;
 	return folio_memcg_list_lru_alloc(page_folio(page), &pamt.lru, gfp);
 }
-#endif
 
-/**
- * struct pamt_walk - one walk of one list, and what it took off
- * @dispose: the slots taken off
- * @nid: the list's node
- * @memcg_id: its memcg, as pamt_lru_memcg_id() names it
- * @budget: IDLE slots still to take off
- * @passed: entries taken off
- */
+/* One walk of one list, and what it took off. */
 struct pamt_walk {
-	struct list_head dispose;
-	int nid;
-	unsigned short memcg_id;
-	unsigned long budget;
-	unsigned long passed;
+	struct list_head dispose;	/* the slots taken off */
+	int nid;			/* the list's node */
+	unsigned short memcg_id;	/* and memcg, as pamt_lru_memcg_id() names it */
+	unsigned long budget;		/* IDLE slots still to take off */
+	unsigned long passed;		/* entries taken off */
 };
 
-/*
- * Under the list's lock, IRQs off: a hint, looked at again off the list.
- * LRU_STOP drops the lock, as the walk expects.
- */
+/* Under the list's lock, IRQs off, which LRU_STOP drops; the word is a hint. */
 static enum lru_status pamt_lru_isolate(struct list_head *item,
 					struct list_lru_one *list, void *arg)
 {
@@ -189,11 +156,7 @@ static int pamt_reclaim_slot(unsigned long idx)
 	return ret;
 }
 
-/*
- * Look at what walk @w took off: REMOVE the IDLE slots, file again those
- * filed on another list.  Return: pairs freed; *@fails counts REMOVE
- * sequences that failed.
- */
+/* REMOVE the IDLE slots walk @w took off, file again those of other lists. */
 static unsigned long pamt_lru_dispose(struct pamt_walk *w, bool resched,
 				      unsigned long *fails)
 {
@@ -239,11 +202,8 @@ static unsigned long pamt_lru_dispose(struct pamt_walk *w, bool resched,
 }
 
 /*
- * Walk the list of @nid and @memcg: REMOVE up to @nr IDLE slots, taking
- * the list for at most PAMT_WALK_FACTOR entries per pair still wanted
- * (PAMT_WALK_MAX) at a time, until @nr, the list's length when called,
- * or with @once a first walk, is reached.  Slots in use leave the list on the way, so a walk
- * passes each once.  Return: pairs freed; *@walked: entries passed.
+ * REMOVE up to @nr IDLE slots of the list of @nid and @memcg, walking it
+ * once at most ("scan_objects" in the rst); with @once, one hold of it.
  */
 static unsigned long pamt_lru_reclaim(int nid, struct mem_cgroup *memcg,
 				      unsigned long nr, bool once,
@@ -251,10 +211,7 @@ static unsigned long pamt_lru_reclaim(int nid, struct mem_cgroup *memcg,
 				      unsigned long *fails)
 {
 	unsigned long left = list_lru_count_one(&pamt.lru, nid, memcg);
-	struct pamt_walk w = {
-		.nid = nid,
-		.memcg_id = pamt_lru_memcg_id(memcg),
-	};
+	struct pamt_walk w = { .nid = nid, .memcg_id = pamt_lru_memcg_id(memcg) };
 	unsigned long freed = 0, to_walk;
 
 	while (freed < nr && left && *fails < PAMT_SHRINK_MAX_BUSY) {
@@ -276,11 +233,7 @@ static unsigned long pamt_lru_reclaim(int nid, struct mem_cgroup *memcg,
 	return freed;
 }
 
-/*
- * Every list, node by node and memcg by memcg, each once round: REMOVE
- * up to @nr IDLE slots, until PAMT_SHRINK_MAX_BUSY REMOVE sequences
- * failed.  May sleep.  Return: pairs freed.
- */
+/* pamt_lru_reclaim() on every list, node by node, memcg by memcg; may sleep. */
 static unsigned long pamt_lru_reclaim_all(unsigned long nr,
 					  unsigned long *fails)
 {
@@ -324,10 +277,7 @@ bool pamt_shrink_over_cap(unsigned long more)
 	return pamt_shrink_idle_memory(false) + more > READ_ONCE(pamt.idle_cap);
 }
 
-/*
- * A put made slot @idx IDLE: file it, unless it is on its list already.
- * Return: true if it issued a REMOVE.
- */
+/* A put made slot @idx IDLE: file it.  Return: true if it tried a REMOVE. */
 bool pamt_shrink_idle_inc(unsigned long idx)
 {
 	struct pamt_slot *s = &pamt.slots[idx];
@@ -340,9 +290,8 @@ bool pamt_shrink_idle_inc(unsigned long idx)
 	if (likely(!pamt_shrink_over_cap(0)))
 		return false;
 	/*
-	 * A free pair, else at most one REMOVE of the oldest idle slot of
-	 * this slot's list; the rest is the worker's.  Not with IRQs off:
-	 * the walk takes the list with spin_lock_irq().
+	 * A free pair, else at most one REMOVE from this slot's list; the rest
+	 * is the worker's.  Not with IRQs off: the walk takes spin_lock_irq().
 	 */
 	if (!pamt_mag_free_one() && !irqs_disabled()) {
 		rcu_read_lock();
@@ -408,10 +357,7 @@ unsigned long pamt_shrink_remove_all_idle(void)
 	return freed;
 }
 
-/*
- * The list of @sc's node and memcg, plus for the root's the free pairs.
- * No lock, one read per CPU.
- */
+/* No lock; the root's lists of the first node add the free pairs. */
 static unsigned long pamt_shrink_count_objects(struct shrinker *s,
 					       struct shrink_control *sc)
 {
@@ -425,11 +371,6 @@ static unsigned long pamt_shrink_count_objects(struct shrinker *s,
 	return n ?: SHRINK_EMPTY;
 }
 
-/*
- * At most sc->nr_to_scan REMOVEs, passing at most PAMT_WALK_FACTOR times
- * as many list entries; then, on the root's lists of the first node, the
- * free pairs of every CPU, which no memcg pays for.
- */
 static unsigned long pamt_shrink_scan_objects(struct shrinker *s,
 					      struct shrink_control *sc)
 {

@@ -9,12 +9,10 @@ static inline int pamt_shrink_init(void) { return 0; }
 static inline void pamt_shrink_exit(void) { }
 static inline void pamt_shrink_installed(unsigned long idx,
 					 const struct tdx_pamt_pair *pair) { }
-#ifdef CONFIG_MEMCG
 static inline int pamt_shrink_prepare(struct page *page, gfp_t gfp)
 {
 	return 0;
 }
-#endif
 
 static inline bool pamt_shrink_idle_inc(unsigned long idx)
 {
