@@ -46,8 +46,10 @@ static void insn_remove(unsigned long pfn)
 	int old = atomic_read(slot);
 
 	if (pamt_slot_state(old) == PAMT_SLOT_IDLE &&
-	    !pamt_slot_remove(slot, pamt_slot_idx(slot), &old, &pair))
-		pamt_pair_release(&pair, PAMT_PAIR_TO_MAG);
+	    !pamt_slot_remove(slot, pamt_slot_idx(slot), &old, &pair)) {
+		pamt_pair_uncharge(&pair);
+		pamt_mag_push(&pair);
+	}
 }
 
 __attribute__((__noinline__)) void insn_slow(unsigned long pfn,

@@ -247,12 +247,6 @@ static inline void pamt_idle_count(unsigned long idx, long n)
 	pamt_meminfo_add(READ_ONCE(pamt.slots[idx].nid), n);
 }
 
-/* Where a pair goes once PAMT.REMOVE hands it back. */
-enum pamt_pair_dest {
-	PAMT_PAIR_TO_MAG,
-	PAMT_PAIR_TO_FREE,	/* reset it and give it to the page allocator */
-};
-
 /*
  * A transition runs with preemption off, also on PREEMPT_RT, so that
  * getters spin on a running CPU; lockdep flags a sleeping lock inside.
@@ -345,8 +339,6 @@ static inline atomic_t *pamt_slot_lookup(unsigned long pfn)
 
 int pamt_slot_remove(atomic_t *slot, unsigned long idx, int *word,
 		     struct tdx_pamt_pair *pair);
-void pamt_pair_release(const struct tdx_pamt_pair *pair,
-		       enum pamt_pair_dest dest);
 int pamt_status_errno(u64 status);
 
 /* pamt_mag.c */

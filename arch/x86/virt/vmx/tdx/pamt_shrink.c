@@ -148,7 +148,8 @@ static int pamt_reclaim_slot(unsigned long idx)
 		return ret;
 	/* Freed with preemption on: the allocator sleeps on RT. */
 	if (!ret) {
-		pamt_pair_release(&pair, PAMT_PAIR_TO_FREE);
+		pamt_pair_uncharge(&pair);
+		pamt_pair_free(&pair);
 		return 1;
 	}
 	/* Whatever the word says now: a BUSY REMOVE left it IDLE. */

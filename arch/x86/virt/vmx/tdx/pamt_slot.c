@@ -152,17 +152,6 @@ static void pamt_slot_publish_idle(atomic_t *slot, int old)
 	pamt_stat_inc(REVIVE);
 }
 
-/* Whether @status refused a page of @pair as in use: then @pair is lost. */
-static bool pamt_pair_refused(u64 status, const struct tdx_pamt_pair *pair)
-{
-	if ((status & TDX_PAMT_STATUS_MASK) != TDX_PAMT_PAGE_NOT_FREE)
-		return false;
-	pr_warn_once("tdx-pamt: pair %#lx/%#lx refused as in use, leaked\n",
-		     pair->pfn[0], pair->pfn[1]);
-	pamt_stat_inc(LEAKED);
-	return true;
-}
-
 /* ADD for @slot, owned from @owned; a refused @pair is dropped from *@src. */
 static int pamt_slot_add(atomic_t *slot, unsigned long idx, int owned,
 			 struct tdx_pamt_pair *pair, enum pamt_pair_src *src)
@@ -179,8 +168,13 @@ static int pamt_slot_add(atomic_t *slot, unsigned long idx, int owned,
 			  "tdx-pamt: PAMT.ADD on pfn %#lx: range already has a pair\n",
 			  pamt_slot_base_pfn(idx));
 		pamt_slot_publish(slot, owned, owned & ~PAMT_SLOT_TRANSIT);
-		if (pamt_pair_refused(status, pair))
+		/* A page refused as in use may be the module's: never reuse it. */
+		if ((status & TDX_PAMT_STATUS_MASK) == TDX_PAMT_PAGE_NOT_FREE) {
+			pr_warn_once("tdx-pamt: pair %#lx/%#lx refused as in use, leaked\n",
+				     pair->pfn[0], pair->pfn[1]);
+			pamt_stat_inc(LEAKED);
 			*src = PAMT_PAIR_NONE;
+		}
 		return ret;
 	}
 
@@ -189,17 +183,6 @@ static int pamt_slot_add(atomic_t *slot, unsigned long idx, int owned,
 					       PAMT_SLOT_INSTALLED));
 	pamt_stat_inc(GET_SLOW);
 	return 0;
-}
-
-/* Dispose of a pair PAMT.REMOVE handed back, outside any transition. */
-void pamt_pair_release(const struct tdx_pamt_pair *pair,
-		       enum pamt_pair_dest dest)
-{
-	pamt_pair_uncharge(pair);
-	if (dest == PAMT_PAIR_TO_MAG)
-		pamt_mag_push(pair);
-	else
-		pamt_pair_free(pair);
 }
 
 /* Publish what a REMOVE answering @status did to @slot, taken from @old. */

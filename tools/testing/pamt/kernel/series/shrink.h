@@ -37,7 +37,7 @@ static inline unsigned long pamt_shrink_remove_all_idle(void)
 		    (old & PAMT_SLOT_LEAKED) ||
 		    pamt_slot_remove(&pamt.slots[idx].word, idx, &old, &pair))
 			continue;
-		pamt_pair_release(&pair, PAMT_PAIR_TO_FREE);
+		pamt_pair_free(&pair);
 		pamt_stat_inc(SHRINK);
 		freed++;
 	}

@@ -576,7 +576,9 @@ int pamt_fake_evict(unsigned long pfn)
 			return -EIO;
 		ret = pamt_slot_remove(slot, pamt_slot_idx(slot), &old, &pair);
 	} while (ret == -EAGAIN);
-	if (!ret)
-		pamt_pair_release(&pair, PAMT_PAIR_TO_MAG);
+	if (!ret) {
+		pamt_pair_uncharge(&pair);
+		pamt_mag_push(&pair);
+	}
 	return ret == -ENOENT ? 0 : ret;
 }
