@@ -108,10 +108,8 @@ static const u16 pamt_fake_exp_q8[32] = {
 };
 
 /*
- * The fake module's randomness: a lock-free splitmix64 sequence, seeded
- * at init.  Not get_random_u32(): it takes a local lock and, to refill,
- * base_crng's spinlock_t, which sleep on PREEMPT_RT, while a SEAMCALL runs
- * with preemption and IRQs off.
+ * A lock-free splitmix64 sequence: get_random_u32() takes locks that sleep
+ * on PREEMPT_RT, and a SEAMCALL runs with preemption and IRQs off.
  */
 static atomic64_t pamt_fake_rng;
 
