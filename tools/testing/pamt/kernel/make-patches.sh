@@ -334,9 +334,11 @@ copy $TDX/pamt_glue.c $TDX/pamt_glue.h $TDX/tests/pamt_kunit_hotplug.c
 headers
 "$HERE/hooks.sh" "$WORK" glue kunit 2>/dev/null
 commit "x86/virt/tdx: Register the PAMT shrinker and its worker" \
-"Register the shrink layer's shrinker, and a worker for what a put over
-the idle cap defers.  A CPU that goes offline needs no callback: its
-magazine stays reachable by every drain and by the shrinker.
+"Register the shrink layer's shrinker, and run what a put over the idle
+cap defers on system_dfl_wq: nothing in reclaim waits for that work,
+and under pressure the shrinker gives memory back.  A CPU that goes
+offline needs no callback: its magazine stays reachable by every drain
+and by the shrinker.
 
 The cache stays off, and every call succeeds without doing anything,
 until a backend is registered with tdx_pamt_init().  KUnit takes CPUs

@@ -83,8 +83,7 @@ int pamt_enable(struct tdmr_info_list *tdmr_list,
  */
 int tdx_pamt_module_prepare(struct tdmr_info_list *tdmr_list)
 {
-	int ret = pamt_glue_ready() ?
-		  pamt_enable(tdmr_list, &tdx_pamt_seamcall_ops) : -ENOMEM;
+	int ret = pamt_enable(tdmr_list, &tdx_pamt_seamcall_ops);
 
 	if (ret)
 		pr_err("set-up failed (%d); tdx_pamt.enable=0 keeps static PAMT\n",
@@ -92,20 +91,15 @@ int tdx_pamt_module_prepare(struct tdmr_info_list *tdmr_list)
 	return ret;
 }
 
-/* Register the shrinker; on failure the cap alone bounds idle memory. */
+/* Register the shrinker, once the module runs with Dynamic PAMT. */
 void tdx_pamt_module_ready(void)
 {
-	int ret;
-
 	if (!tdx_pamt_enabled()) {
 		pr_info("off: %s\n", pamt_param_enable ?
 			"the TDX module has no Dynamic PAMT" : "tdx_pamt.enable=0");
 		return;
 	}
-	ret = pamt_glue_register();
-	if (ret && ret != -EBUSY)
-		pr_warn("no shrinker (%d); idle memory is bounded by the cap only\n",
-			ret);
+	pamt_glue_register();
 	pr_info("on: idle cap %lu pairs\n", pamt.idle_cap);
 }
 
@@ -118,7 +112,6 @@ void tdx_pamt_module_down(void)
 {
 	if (!tdx_pamt_enabled())
 		return;
-	pamt_glue_unregister();
 	tdx_pamt_drain();
 	tdx_pamt_exit();
 }

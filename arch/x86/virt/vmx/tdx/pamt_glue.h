@@ -5,9 +5,7 @@
 
 struct shrinker;
 
-bool pamt_glue_ready(void);
 int pamt_glue_register(void);
-void pamt_glue_unregister(void);
 struct shrinker *pamt_glue_shrinker(void);
 
 #endif /* _X86_VIRT_TDX_PAMT_GLUE_H */

@@ -9,9 +9,7 @@
 
 struct shrinker;
 
-static inline bool pamt_glue_ready(void) { return true; }
 static inline int pamt_glue_register(void) { return -EOPNOTSUPP; }
-static inline void pamt_glue_unregister(void) { }
 static inline struct shrinker *pamt_glue_shrinker(void) { return NULL; }
 
 #endif /* _X86_VIRT_TDX_PAMT_GLUE_H */

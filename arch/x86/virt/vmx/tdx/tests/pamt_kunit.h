@@ -15,7 +15,6 @@
  * @tainted: TAINT_WARN was set when the test started
  * @expect_warn: the test deliberately triggers a WARN
  * @up: the fake module and the cache are set up
- * @glue: the shrinker is registered
  * @held_pairs: pairs the test holds outside the cache (reserves, taken
  *	pairs); counted by the accounting check
  * @nr_slots: covered slots
@@ -28,7 +27,6 @@ struct pk_ctx {
 	bool tainted;
 	bool expect_warn;
 	bool up;
-	bool glue;
 	atomic_long_t held_pairs;
 	unsigned long nr_slots;
 	unsigned long end_pfn;

@@ -209,11 +209,7 @@ int pk_setup(struct kunit *test, unsigned int mag_size,
 
 int pk_glue(struct kunit *test)
 {
-	int ret = pamt_glue_register();
-
-	if (!ret)
-		pk(test)->glue = true;
-	return ret;
+	return pamt_glue_register();
 }
 
 static void pk_teardown(struct kunit *test)
@@ -223,9 +219,6 @@ static void pk_teardown(struct kunit *test)
 	u64 v[TDX_PAMT_STAT_NR];
 	long pages;
 
-	if (ctx->glue)
-		pamt_glue_unregister();
-	ctx->glue = false;
 	if (!ctx->up)
 		return;
 	ctx->up = false;
