@@ -141,7 +141,7 @@ void tdx_pamt_exit(void)
 		return;
 
 	pamt_platform_defer_sync();
-	pamt_shrink_remove_all_idle();
+	tdx_pamt_drain();
 	for (idx = 0; idx < pamt.nr_slots; idx++) {
 		word = atomic_read(&pamt.slots[idx].word);
 		if (pamt_slot_refs(word)) {

@@ -370,7 +370,6 @@ void pamt_shrink_installed(unsigned long idx, const struct tdx_pamt_pair *pair);
 int pamt_shrink_prepare(struct page *page, gfp_t gfp);
 bool pamt_shrink_idle_inc(unsigned long idx);
 bool pamt_shrink_over_cap(unsigned long more);
-unsigned long pamt_shrink_remove_all_idle(void);
 void pamt_shrink_deferred(void);
 
 /* pamt_glue.c: in the kernel; the harness's shims in userspace */

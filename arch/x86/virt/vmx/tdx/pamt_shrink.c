@@ -347,17 +347,6 @@ void pamt_shrink_deferred(void)
 	}
 }
 
-/* One round of every list; a slot that stays BUSY is filed again. */
-unsigned long pamt_shrink_remove_all_idle(void)
-{
-	unsigned long freed, fails = 0;
-
-	might_sleep();
-	freed = pamt_lru_reclaim_all(ULONG_MAX, &fails);
-	pamt_stat_add(SHRINK, freed);
-	return freed;
-}
-
 /* No lock; the root's lists of the first node add the free pairs. */
 static unsigned long pamt_shrink_count_objects(struct shrinker *s,
 					       struct shrink_control *sc)
@@ -428,15 +417,18 @@ void pamt_shrink_exit(void)
 	list_lru_destroy(&pamt.lru);
 }
 
-/* Every idle slot's pair and every cached pair.  Return: pairs freed. */
+/*
+ * Every idle slot's pair, one round of every list (a slot that stays BUSY
+ * is filed again), and every cached pair.  Return: pairs freed.
+ */
 unsigned long tdx_pamt_drain(void)
 {
-	unsigned long freed;
+	unsigned long freed, fails = 0;
 
 	might_sleep();
 	if (!pamt.enabled)
 		return 0;
-	freed = pamt_shrink_remove_all_idle();
-	freed += pamt_mag_drain(ULONG_MAX, true);
-	return freed;
+	freed = pamt_lru_reclaim_all(ULONG_MAX, &fails);
+	pamt_stat_add(SHRINK, freed);
+	return freed + pamt_mag_drain(ULONG_MAX, true);
 }

@@ -23,13 +23,15 @@ static inline bool pamt_shrink_idle_inc(unsigned long idx)
 static inline bool pamt_shrink_over_cap(unsigned long more) { return false; }
 static inline void pamt_shrink_deferred(void) { }
 
-static inline unsigned long pamt_shrink_remove_all_idle(void)
+static inline unsigned long tdx_pamt_drain(void)
 {
 	struct tdx_pamt_pair pair;
 	unsigned long idx, freed = 0;
 	int old;
 
 	might_sleep();
+	if (!pamt.enabled)
+		return 0;
 	for (idx = 0; idx < pamt.nr_slots; idx++) {
 		cond_resched();
 		old = atomic_read(&pamt.slots[idx].word);
@@ -41,17 +43,5 @@ static inline unsigned long pamt_shrink_remove_all_idle(void)
 		pamt_stat_inc(SHRINK);
 		freed++;
 	}
-	return freed;
-}
-
-static inline unsigned long tdx_pamt_drain(void)
-{
-	unsigned long freed;
-
-	might_sleep();
-	if (!pamt.enabled)
-		return 0;
-	freed = pamt_shrink_remove_all_idle();
-	freed += pamt_mag_drain(ULONG_MAX, true);
-	return freed;
+	return freed + pamt_mag_drain(ULONG_MAX, true);
 }
