@@ -281,7 +281,7 @@ static int stress_run(bool lean, unsigned int nr_threads, unsigned long nr_ops)
 		printf(" %s=%lu", stress_res_names[j], totals[j]);
 	printf("\n  core:");
 	for (j = 0; j < TDX_PAMT_STAT_NR; j++)
-		printf(" %s=%llu", tdx_pamt_stat_names[j], (unsigned long long)v[j]);
+		printf(" %d=%llu", j, (unsigned long long)v[j]);
 	printf("\n  fake: add=%lld remove=%lld busy=%lld injected=%lld violations=%lld\n",
 	       (long long)atomic64_read(&pamt_fake.calls[PAMT_FAKE_ADD]),
 	       (long long)atomic64_read(&pamt_fake.calls[PAMT_FAKE_REMOVE]),

@@ -10,15 +10,6 @@
 #include <linux/slab.h>
 #include "pamt_internal.h"
 
-/* In the order of enum tdx_pamt_stat. */
-const char * const tdx_pamt_stat_names[TDX_PAMT_STAT_NR] = {
-	"get_fast", "get_slow", "get_wait", "put_fast", "put_slow", "revive",
-	"seamcall_add", "seamcall_remove", "busy", "global_lock",
-	"page_alloc", "page_free", "mag_hit", "mag_miss", "shrink", "cap",
-	"leaked", "add_failed",
-	"idle_slots", "cached_pairs", "installed_slots",
-};
-
 static int pamt_check_config(const struct tdx_pamt_range *ranges,
 			     unsigned int nr, const struct tdx_pamt_config *cfg)
 {

@@ -10,6 +10,15 @@
 #include "pamt_debugfs.h"
 #include "pamt_internal.h"
 
+/* In the order of enum tdx_pamt_stat. */
+const char * const tdx_pamt_stat_names[TDX_PAMT_STAT_NR] = {
+	"get_fast", "get_slow", "get_wait", "put_fast", "put_slow", "revive",
+	"seamcall_add", "seamcall_remove", "busy", "global_lock",
+	"page_alloc", "page_free", "mag_hit", "mag_miss", "shrink", "cap",
+	"leaked", "add_failed",
+	"idle_slots", "cached_pairs", "installed_slots",
+};
+
 int pamt_stats_show(struct seq_file *m, void *unused)
 {
 	u64 vals[TDX_PAMT_STAT_NR];

@@ -7,6 +7,7 @@
 
 struct seq_file;
 
+extern const char * const tdx_pamt_stat_names[];
 int pamt_stats_show(struct seq_file *m, void *unused);
 int pamt_debugfs_drain_set(void *data, u64 val);
 int pamt_debugfs_idle_cap_get(void *data, u64 *val);

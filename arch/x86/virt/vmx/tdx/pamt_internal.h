@@ -50,8 +50,6 @@ enum tdx_pamt_stat {
 	TDX_PAMT_STAT_NR,
 };
 
-extern const char * const tdx_pamt_stat_names[TDX_PAMT_STAT_NR];
-
 void tdx_pamt_read_stats(u64 *vals);
 
 /* TDX module statuses (bits 63:32; the low bits name an operand). */

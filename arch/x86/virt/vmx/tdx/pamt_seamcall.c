@@ -13,12 +13,9 @@
 #include "pamt_internal.h"
 #include "pamt_seamcall.h"
 
-/* ADD has no outputs the core needs: it does not pay for saving them. */
 static u64 pamt_sc_call(u64 fn, struct tdx_module_args *args)
 {
-	if (fn == TDH_PHYMEM_PAMT_REMOVE)
-		return sc_retry(__seamcall_ret, fn, args);
-	return sc_retry(__seamcall, fn, args);
+	return sc_retry(__seamcall_ret, fn, args);
 }
 
 VISIBLE_IF_KUNIT u64 pamt_sc_do_add(pamt_sc_call_fn call, unsigned long base_pfn,

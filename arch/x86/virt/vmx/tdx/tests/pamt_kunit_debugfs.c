@@ -116,7 +116,18 @@ static void pk_dbg_drain_cap(struct kunit *test)
 	pk_check_accounting(test, 0);
 }
 
+/* Every counter has a name. */
+static void pk_stat_names(struct kunit *test)
+{
+	int i;
+
+	for (i = 0; i < TDX_PAMT_STAT_NR; i++)
+		KUNIT_EXPECT_NOT_NULL_MSG(test, tdx_pamt_stat_names[i],
+					  "counter %d", i);
+}
+
 static struct kunit_case pk_dbg_cases[] = {
+	KUNIT_CASE(pk_stat_names),
 	KUNIT_CASE(pk_dbg_stats),
 	KUNIT_CASE(pk_dbg_drain_cap),
 	KUNIT_CASE(pk_suite_leak_check),

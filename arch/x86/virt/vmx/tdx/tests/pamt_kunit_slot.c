@@ -603,16 +603,6 @@ static void pk_status_errno(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pamt_status_errno(TDX_PAMT_NO_PAGE_PAIR), -EIO);
 }
 
-/* Every counter has a name. */
-static void pk_stat_names(struct kunit *test)
-{
-	int i;
-
-	for (i = 0; i < TDX_PAMT_STAT_NR; i++)
-		KUNIT_EXPECT_NOT_NULL_MSG(test, tdx_pamt_stat_names[i],
-					  "counter %d", i);
-}
-
 static struct kunit_case pk_slot_cases[] = {
 	KUNIT_CASE(pk_get_empty_adds),
 	KUNIT_CASE(pk_get_active_fast),
@@ -630,7 +620,6 @@ static struct kunit_case pk_slot_cases[] = {
 	KUNIT_CASE(pk_enomem),
 	KUNIT_CASE(pk_control_pages),
 	KUNIT_CASE(pk_status_errno),
-	KUNIT_CASE(pk_stat_names),
 	KUNIT_CASE(pk_suite_leak_check),
 	{}
 };
