@@ -165,9 +165,8 @@ ours() {
 # worker).  The layers call each other, so a layer
 # not in the series yet is stood in for: series/stage.py writes
 # pamt_internal.h with its block of prototypes replaced by the minimal
-# static inline implementations in series/<layer>.h, leaves its functions
-# out of asm/tdx_pamt.h, and before the glue writes series/pamt_glue.h.
-# Its own patch then replaces the stand-ins with the real prototypes.  So
+# static inline implementations in series/<layer>.h and leaves its
+# functions out of asm/tdx_pamt.h.  Its own patch then replaces the stand-ins with the real prototypes.  So
 # each layer's patch links into vmlinux and brings the KUnit suite of what
 # it adds; --check runs the suites present after each of them.
 STAGE=$(mktemp -d)
@@ -330,7 +329,7 @@ a REMOVE that fails, the drains, the cache switched off, and
 that idle memory is in KReclaimable to the page."
 kunit_here
 
-copy $TDX/pamt_glue.c $TDX/pamt_glue.h $TDX/tests/pamt_kunit_hotplug.c
+copy $TDX/pamt_glue.c $TDX/tests/pamt_kunit_hotplug.c
 headers
 "$HERE/hooks.sh" "$WORK" glue kunit 2>/dev/null
 commit "x86/virt/tdx: Register the PAMT shrinker and its worker" \

@@ -151,7 +151,7 @@ static void rt_free_preempt_off(void)
 	if (pamt_pair_alloc(&pair, GFP_KERNEL))
 		return;
 	preempt_disable();
-	pamt_pair_free(&pair);
+	pamt_pair_free(&pair, 1);
 	preempt_enable();
 }
 

@@ -99,7 +99,7 @@ PAMT_TEST(err_add_page_not_free_leaks_the_pair)
 	       !pamt_fake_is_pamt_page(p.pfn[1]));
 	EXPECT_EQ(tdx_pamt_put(slot_pfn(6, 0)), 0);
 	/* Only the test knows the pair was never the module's. */
-	pamt_pair_free(&p);
+	pamt_pair_free(&p, 1);
 	env.held_pairs = 0;
 }
 

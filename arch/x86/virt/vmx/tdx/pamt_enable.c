@@ -13,7 +13,6 @@
 #include "tdx.h"
 #include "pamt_internal.h"
 #include "pamt_enable.h"
-#include "pamt_glue.h"
 #include "pamt_seamcall.h"
 
 #undef MODULE_PARAM_PREFIX

@@ -8,7 +8,6 @@
 #include <linux/shrinker.h>
 #include <linux/workqueue.h>
 #include "pamt_internal.h"
-#include "pamt_glue.h"
 
 static void pamt_glue_defer_fn(struct work_struct *work)
 {

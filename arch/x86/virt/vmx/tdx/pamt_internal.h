@@ -351,9 +351,7 @@ bool pamt_mag_free_one(void);
 unsigned long pamt_mag_drain(unsigned long nr, bool resched);
 long pamt_cached_pairs(void);
 int pamt_pair_alloc_pages(struct tdx_pamt_pair *pair, gfp_t gfp);
-unsigned long pamt_pair_free(const struct tdx_pamt_pair *pair);
-unsigned long pamt_pair_free_bulk(const struct tdx_pamt_pair *pairs,
-				  unsigned int n);
+void pamt_pair_free(const struct tdx_pamt_pair *pairs, unsigned int n);
 #ifdef CONFIG_MEMCG
 void pamt_pair_uncharge(const struct tdx_pamt_pair *pair);
 #else
@@ -375,5 +373,7 @@ void pamt_shrink_deferred(void);
 /* Run pamt_shrink_deferred() in process context soon; _sync() waits for it. */
 void pamt_platform_defer(void);
 void pamt_platform_defer_sync(void);
+int pamt_glue_register(void);
+struct shrinker *pamt_glue_shrinker(void);	/* NULL until registered */
 
 #endif /* _X86_VIRT_TDX_PAMT_INTERNAL_H */

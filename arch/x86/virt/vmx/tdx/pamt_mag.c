@@ -68,9 +68,8 @@ int pamt_pair_alloc_pages(struct tdx_pamt_pair *pair, gfp_t gfp)
 	return 0;
 }
 
-/* Reset @n pairs, none in the module, and free them.  Return: pages freed. */
-unsigned long pamt_pair_free_bulk(const struct tdx_pamt_pair *pairs,
-				  unsigned int n)
+/* Reset @n pairs, none in the module, and free them. */
+void pamt_pair_free(const struct tdx_pamt_pair *pairs, unsigned int n)
 {
 	unsigned int k;
 
@@ -83,13 +82,6 @@ unsigned long pamt_pair_free_bulk(const struct tdx_pamt_pair *pairs,
 	pamt_stat_add(PAGE_FREE, 2 * n);
 	/* Else direct reclaim sees no progress and fails __GFP_NORETRY. */
 	mm_account_reclaimed_pages(2 * n);
-	return 2UL * n;
-}
-
-/* pamt_pair_free_bulk() for one pair. */
-unsigned long pamt_pair_free(const struct tdx_pamt_pair *pair)
-{
-	return pamt_pair_free_bulk(pair, 1);
 }
 
 /* Up to @n pairs of @pc to @pairs: a leaf lock, never taken in a transition. */
@@ -142,7 +134,7 @@ void pamt_mag_push(const struct tdx_pamt_pair *pair)
 		spin_unlock_irqrestore(&pc->lock, flags);
 	}
 	if (!pushed)
-		pamt_pair_free(pair);
+		pamt_pair_free(pair, 1);
 }
 
 /* Free one of this CPU's free pairs, for a put over the cap; never sleeps. */
@@ -152,7 +144,7 @@ bool pamt_mag_free_one(void)
 
 	if (!pamt_mag_take(pamt_mag_this(), &pair, 1))
 		return false;
-	pamt_pair_free(&pair);
+	pamt_pair_free(&pair, 1);
 	return true;
 }
 
@@ -174,7 +166,7 @@ unsigned long pamt_mag_drain(unsigned long nr, bool resched)
 						PAMT_FREE_BATCH));
 			if (!n)
 				break;
-			pamt_pair_free_bulk(batch, n);
+			pamt_pair_free(batch, n);
 			freed += n;
 			if (resched)
 				cond_resched();

@@ -149,7 +149,7 @@ static int pamt_reclaim_slot(unsigned long idx)
 	/* Freed with preemption on: the allocator sleeps on RT. */
 	if (!ret) {
 		pamt_pair_uncharge(&pair);
-		pamt_pair_free(&pair);
+		pamt_pair_free(&pair, 1);
 		return 1;
 	}
 	/* Whatever the word says now: a BUSY REMOVE left it IDLE. */

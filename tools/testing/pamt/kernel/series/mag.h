@@ -36,26 +36,18 @@ static inline int pamt_pair_alloc_pages(struct tdx_pamt_pair *pair, gfp_t gfp)
 	return 0;
 }
 
-static inline unsigned long pamt_pair_free(const struct tdx_pamt_pair *pair)
+static inline void pamt_pair_free(const struct tdx_pamt_pair *pairs,
+				  unsigned int n)
 {
-	int i;
+	unsigned int i, j;
 
-	for (i = 0; i < 2; i++) {
-		pamt.ops->reset_page(pair->pfn[i]);
-		__free_page(pfn_to_page(pair->pfn[i]));
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < 2; j++) {
+			pamt.ops->reset_page(pairs[i].pfn[j]);
+			__free_page(pfn_to_page(pairs[i].pfn[j]));
+		}
 	}
-	pamt_stat_add(PAGE_FREE, 2);
-	return 2;
-}
-
-static inline unsigned long pamt_pair_free_bulk(const struct tdx_pamt_pair *pairs,
-						unsigned int n)
-{
-	unsigned long pages = 0;
-
-	while (n--)
-		pages += pamt_pair_free(pairs++);
-	return pages;
+	pamt_stat_add(PAGE_FREE, 2 * n);
 }
 
 static inline bool pamt_mag_pop(struct tdx_pamt_pair *pair)
@@ -66,7 +58,7 @@ static inline bool pamt_mag_pop(struct tdx_pamt_pair *pair)
 
 static inline void pamt_mag_push(const struct tdx_pamt_pair *pair)
 {
-	pamt_pair_free(pair);
+	pamt_pair_free(pair, 1);
 }
 
 static inline unsigned long pamt_mag_drain(unsigned long nr, bool resched)
@@ -92,7 +84,7 @@ static inline void tdx_free_pamt_cache(struct tdx_pamt_cache *res)
 {
 	if (WARN_ON_ONCE(!pamt.enabled && res->nr))
 		return;
-	pamt_pair_free_bulk(res->pairs, res->nr);
+	pamt_pair_free(res->pairs, res->nr);
 	res->nr = 0;
 }
 

@@ -39,7 +39,7 @@ static inline unsigned long tdx_pamt_drain(void)
 		    (old & PAMT_SLOT_LEAKED) ||
 		    pamt_slot_remove(&pamt.slots[idx].word, idx, &old, &pair))
 			continue;
-		pamt_pair_free(&pair);
+		pamt_pair_free(&pair, 1);
 		pamt_stat_inc(SHRINK);
 		freed++;
 	}

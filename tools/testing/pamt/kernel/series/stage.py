@@ -12,8 +12,7 @@ layers' pamt_<layer>.c, arch/x86/include/asm/tdx_pamt.h) and this folder
   - its block of pamt_internal.h, from its "/* pamt_<layer>.c" line to
     the next such line, is replaced by the stand-ins in series/<layer>.h;
   - the prototypes in asm/tdx_pamt.h of the functions its .c file defines
-    (tdx_* and __tdx_*) are left out;
-  - for glue, pamt_glue.h is series/pamt_glue.h.
+    (tdx_* and __tdx_*) are left out.
 
 The results go to DST at the same paths.  With no LAYER, the files are
 the final ones.
@@ -96,8 +95,6 @@ def main():
         pub = drop_prototypes(pub, public_names(src, layer))
     write(dst, f"{TDX}/pamt_internal.h", "\n".join(lines))
     write(dst, PUB, pub)
-    glue = f"{SERIES}/pamt_glue.h" if "glue" in layers else f"{TDX}/pamt_glue.h"
-    write(dst, f"{TDX}/pamt_glue.h", read(src, glue))
 
 
 main()

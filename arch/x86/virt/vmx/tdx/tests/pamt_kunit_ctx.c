@@ -16,7 +16,6 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
-#include "pamt_glue.h"
 #include "pamt_kunit.h"
 
 #define PK_CTX_SLOTS	32

@@ -15,7 +15,6 @@
 #include <asm/tdx.h>
 #include "tdx.h"
 #include "pamt_enable.h"
-#include "pamt_glue.h"
 #include "pamt_kunit.h"
 #include "pamt_seamcall.h"
 

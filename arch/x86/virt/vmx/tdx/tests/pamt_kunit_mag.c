@@ -94,7 +94,7 @@ static void pk_add_page_not_free(struct kunit *test)
 	tdx_pamt_put(pfn);
 	migrate_enable();
 	/* Only the test knows the pair was never the module's. */
-	pamt_pair_free(&p);
+	pamt_pair_free(&p, 1);
 	pk_check_accounting(test, 0);
 }
 

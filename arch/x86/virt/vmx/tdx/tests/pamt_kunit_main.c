@@ -20,7 +20,6 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/panic.h>
-#include "pamt_glue.h"
 #include "pamt_kunit.h"
 
 bool pk_canary;
@@ -87,7 +86,7 @@ static void pk_scrub_slot(unsigned long idx)
 
 	status = pamt_fake_ops.remove(base, &pair);
 	if (!status)
-		pamt_pair_free(&pair);
+		pamt_pair_free(&pair, 1);
 	atomic_set(&pamt.slots[idx].word, 0);
 	pamt_stat_add(INSTALLED, -1);
 }

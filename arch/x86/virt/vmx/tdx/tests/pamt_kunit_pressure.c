@@ -16,7 +16,6 @@
 #include <linux/swap.h>
 #include <linux/tracepoint.h>
 #include <trace/events/kmem.h>
-#include "pamt_glue.h"
 #include "pamt_kunit.h"
 
 /* 128 GiB of covered memory far above the guest's RAM, as in issue 16. */

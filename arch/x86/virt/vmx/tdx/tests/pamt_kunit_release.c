@@ -6,7 +6,6 @@
  * layer and the glue's shrinker together.
  */
 #include <linux/shrinker.h>
-#include "pamt_glue.h"
 #include "pamt_kunit.h"
 
 /* The @i-th slot the tests of this suite get and put. */
