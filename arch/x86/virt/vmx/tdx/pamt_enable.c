@@ -8,7 +8,6 @@
 #include <linux/printk.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
-#include <kunit/visibility.h>
 #include <asm/tdx.h>
 #include "tdx.h"
 #include "pamt_internal.h"
@@ -18,7 +17,7 @@
 #undef MODULE_PARAM_PREFIX
 #define MODULE_PARAM_PREFIX "tdx_pamt."
 
-VISIBLE_IF_KUNIT bool pamt_param_enable = true;
+bool pamt_param_enable = true;
 module_param_named(enable, pamt_param_enable, bool, 0444);
 MODULE_PARM_DESC(enable, "Use Dynamic PAMT, with the cache, if the TDX module has it (default Y; N: static PAMT)");
 

@@ -18,8 +18,6 @@ int pamt_enable(struct tdmr_info_list *tdmr_list,
 		const struct tdx_pamt_ops *ops);
 int pamt_enable_ranges(struct tdmr_info_list *tdmr_list,
 		       struct tdx_pamt_range *ranges);
-#if IS_ENABLED(CONFIG_KUNIT)
 extern bool pamt_param_enable;
-#endif
 
 #endif /* _X86_VIRT_TDX_PAMT_ENABLE_H */

@@ -36,22 +36,19 @@ VISIBLE_IF_KUNIT u64 pamt_sc_do_remove(pamt_sc_call_fn call, unsigned long base_
 				       struct tdx_pamt_pair *pair)
 {
 	struct tdx_module_args args = { .rcx = PFN_PHYS(base_pfn) | PAMT_SC_PS_2M };
-	u64 status, pa[2];
+	u64 status, pa;
 	int i;
 
 	lockdep_assert_preemption_disabled();
 	status = call(TDH_PHYMEM_PAMT_REMOVE, &args);
 	if ((status & TDX_PAMT_STATUS_MASK) != TDX_PAMT_SUCCESS)
 		return status;
-	pa[0] = args.rdx;
-	pa[1] = args.r8;
 	for (i = 0; i < 2; i++) {
-		if (WARN_ONCE(!pa[i] || !PAGE_ALIGNED(pa[i]) ||
-			      !pfn_valid(PHYS_PFN(pa[i])),
-			      "tdx-pamt: PAMT.REMOVE handed back %#llx\n",
-			      pa[i]))
+		pa = i ? args.r8 : args.rdx;
+		if (WARN_ONCE(!pa || !PAGE_ALIGNED(pa) || !pfn_valid(PHYS_PFN(pa)),
+			      "tdx-pamt: PAMT.REMOVE handed back %#llx\n", pa))
 			return TDX_PAMT_SW_PAIR_LOST;
-		pair->pfn[i] = PHYS_PFN(pa[i]);
+		pair->pfn[i] = PHYS_PFN(pa);
 	}
 	return status;
 }

@@ -118,6 +118,7 @@ def busy(d):
 
 def sparse(d):
     ed(d, 'pamt_internal.h', [
+        ('#include <linux/xarray.h>\n', ''),
         ('\tstruct pamt_slot *slots;\t/* the flat window, then far blocks */\n',
          '\tstruct pamt_slot *slots;\t/* every 2M of the span */\n'),
         ('\tunsigned long nr_flat;\t\t/* slots in the flat window */\n', ''),
