@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/*
- * TDX Dynamic PAMT cache: refcounted 2M slots fronted by per-CPU magazines
- * of ready PAMT page pairs.  Documentation/arch/x86/tdx-dpamt.rst
- */
+/* TDX Dynamic PAMT: what KVM calls.  Documentation/arch/x86/tdx-dpamt.rst */
 #ifndef _ASM_X86_TDX_PAMT_H
 #define _ASM_X86_TDX_PAMT_H
 
@@ -21,12 +18,11 @@ struct tdx_pamt_pair {
 #define TDX_PAMT_CACHE_MAX	8
 
 /**
- * struct tdx_pamt_cache - pairs set aside for use in atomic context
+ * struct tdx_pamt_cache - pairs one owner sets aside for atomic context
  * @nr: pairs held
- * @pairs: the pairs; only @pairs[0..@nr) are valid.  A top-up with
- *	__GFP_ACCOUNT charged their pages to the owner's memcg.
+ * @pairs: @pairs[0..@nr), charged to the owner's memcg by the top-up
  *
- * One owner (KVM: one per vCPU, topped up before mmu_lock).
+ * KVM: one per vCPU, topped up before mmu_lock.
  */
 struct tdx_pamt_cache {
 	unsigned int nr;

@@ -211,7 +211,6 @@ struct page *__tdx_alloc_control_page(gfp_t gfp)
 
 /**
  * tdx_alloc_control_page() - a TD control page, memcg-charged, with its PAMT
- *
  * Return: the page, with a reference on its range's pair, or NULL.
  */
 struct page *tdx_alloc_control_page(void)

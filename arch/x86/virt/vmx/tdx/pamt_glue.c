@@ -1,9 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * TDX Dynamic PAMT cache: what only a kernel has (the userspace harness
- * builds the rest): the idle cap's deferred work, the shrinker's
- * registration.
- */
+/* TDX Dynamic PAMT cache, kernel only: deferred work, shrinker registration. */
 #include <linux/errno.h>
 #include <linux/shrinker.h>
 #include <linux/workqueue.h>

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * TDX Dynamic PAMT cache: what the slot, magazine and shrink layers share.
- * The slot state machine and the lock order are in
- * Documentation/arch/x86/tdx-dpamt.rst; tools/testing/pamt/model checks it.
+ * TDX Dynamic PAMT cache: what its layers share.  State machine and lock
+ * order: Documentation/arch/x86/tdx-dpamt.rst.
  */
 #ifndef _X86_VIRT_TDX_PAMT_INTERNAL_H
 #define _X86_VIRT_TDX_PAMT_INTERNAL_H

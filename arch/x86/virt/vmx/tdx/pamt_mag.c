@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * TDX Dynamic PAMT cache, magazine layer: a per-CPU magazine of free pairs
- * (Bonwick and Adams, USENIX 2001) in front of the page allocator, the
- * callers' reserves, and where pair pages come from.
- * Contexts and lock order: Documentation/arch/x86/tdx-dpamt.rst.
+ * TDX Dynamic PAMT cache, magazine layer: per-CPU magazines of free pairs
+ * (Bonwick and Adams, 2001), callers' reserves, pair pages.  See the rst.
  */
 #include <linux/export.h>
 #include <linux/kvm_types.h>
@@ -149,9 +147,8 @@ bool pamt_mag_free_one(void)
 }
 
 /*
- * Free up to @nr pairs of every CPU's magazine, dead CPUs' too; with @resched,
- * cond_resched() between batches.  Frees with no lock held (the allocator
- * sleeps on RT); allocates nothing and takes no CPU hotplug lock.
+ * Free up to @nr pairs of every CPU's magazine, dead CPUs' too, with no lock
+ * held (the allocator sleeps on RT); allocates nothing, no CPU hotplug lock.
  */
 unsigned long pamt_mag_drain(unsigned long nr, bool resched)
 {
@@ -269,11 +266,9 @@ int __tdx_topup_pamt_cache(struct tdx_pamt_cache *res, unsigned int nr,
 }
 
 /**
- * tdx_topup_pamt_cache() - fill a vCPU's @cache up to @nr pairs, for KVM
+ * tdx_topup_pamt_cache() - fill a vCPU's @cache up to @nr pairs; may sleep
  * @cache: the cache; the caller's memcg pays for its pairs
  * @nr: pairs wanted, at most TDX_PAMT_CACHE_MAX
- *
- * Context: process context; may sleep.
  * Return: as __tdx_topup_pamt_cache().
  */
 int tdx_topup_pamt_cache(struct tdx_pamt_cache *cache, unsigned int nr)

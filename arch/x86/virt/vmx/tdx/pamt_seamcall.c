@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * TDX Dynamic PAMT cache: the backend that issues TDH.PHYMEM.PAMT.ADD and
- * REMOVE.  The SEAMCALL is a parameter so that KUnit can fake its results.
- */
+/* TDX Dynamic PAMT cache: PAMT.ADD/REMOVE; KUnit fakes the SEAMCALL. */
 #include <linux/bug.h>
 #include <linux/lockdep.h>
 #include <linux/mm.h>

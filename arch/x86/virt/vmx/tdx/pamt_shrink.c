@@ -1,14 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * TDX Dynamic PAMT cache, shrink layer: the idle LRU, the idle cap, the
- * shrinker and the drains.  See Documentation/arch/x86/tdx-dpamt.rst,
- * "Memory cost and the shrinker".
- *
- * PAMT_QUEUED_BIT: on a list, or taken off by a walk that has not yet
- * looked at it.  A walk clears the bit, then reads the word; a put makes
- * the word IDLE, then tests the bit: either the walk sees IDLE or the put
- * adds the slot.  The lists are taken with IRQs off: an idle put may come
- * from softirq.
+ * shrinker, the drains; see "Memory cost and the shrinker" in the rst.
+ * A walk clears a slot's PAMT_QUEUED_BIT, then reads its word; a put makes
+ * the word IDLE, then tests the bit: the walk sees IDLE or the put files
+ * the slot.  The lists are taken with IRQs off: a put may be in softirq.
  */
 #include <linux/bitops.h>
 #include <linux/errno.h>

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * TDX Dynamic PAMT cache, slot layer: one word per 2M range; get, put and
- * the transitions that issue PAMT.ADD/REMOVE.  State machine and lock
- * order: Documentation/arch/x86/tdx-dpamt.rst.
+ * TDX Dynamic PAMT cache, slot layer: a word per 2M range, get, put and the
+ * transitions that ADD and REMOVE.  See Documentation/arch/x86/tdx-dpamt.rst.
  */
 #include <linux/bug.h>
 #include <linux/delay.h>
