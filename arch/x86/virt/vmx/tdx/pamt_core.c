@@ -74,10 +74,7 @@ static unsigned long pamt_slots_init(const struct tdx_pamt_range *ranges,
 	return covered;
 }
 
-/*
- * Set the cache up over @ranges (sorted, 2M aligned, disjoint).  Return:
- * 0, -EINVAL, -EBUSY if set up, or -ENOMEM with nothing allocated.
- */
+/* Set up over sorted, 2M-aligned, disjoint @ranges; -ENOMEM keeps nothing. */
 int tdx_pamt_init(const struct tdx_pamt_range *ranges, unsigned int nr,
 		  const struct tdx_pamt_config *cfg)
 {
@@ -120,8 +117,8 @@ free_slots:
 }
 
 /*
- * REMOVE every idle slot and free every cached pair, once nothing uses the
- * cache.  Pairs still in the module (in use, LEAKED) are not ours to free.
+ * Once nothing uses the cache: give back all but the pairs still in the
+ * module (in use, LEAKED), which are not ours to free.
  */
 void tdx_pamt_exit(void)
 {

@@ -102,9 +102,8 @@ void tdx_pamt_module_ready(void)
 }
 
 /*
- * Drain the cache and turn it off, on tdx.c's error path, once no TD holds
- * a reference.  It takes no CPU hotplug lock, so the caller may hold
- * get_online_mems(), which nests inside it.
+ * Turn the cache off on tdx.c's error path, no TD holding a reference; no
+ * CPU hotplug lock, as the caller may hold get_online_mems() (nested in it).
  */
 void tdx_pamt_module_down(void)
 {

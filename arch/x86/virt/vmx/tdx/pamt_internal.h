@@ -244,10 +244,7 @@ static inline void pamt_idle_count(unsigned long idx, long n)
 	pamt_meminfo_add(READ_ONCE(pamt.slots[idx].nid), n);
 }
 
-/*
- * A transition runs with preemption off, also on PREEMPT_RT, so that
- * getters spin on a running CPU; lockdep flags a sleeping lock inside.
- */
+/* A transition: preemption off, on RT too, so getters spin on a running CPU. */
 #ifdef CONFIG_LOCKDEP
 extern struct lockdep_map pamt_transit_map;
 #define pamt_transit_begin()						\

@@ -114,10 +114,7 @@ static enum lru_status pamt_lru_isolate(struct list_head *item,
 	return LRU_REMOVED;
 }
 
-/*
- * REMOVE slot @idx if IDLE.  Return: 1 if a pair was freed; -EAGAIN if no
- * REMOVE was attempted; else the REMOVE sequence's error.
- */
+/* REMOVE slot @idx if IDLE: 1 if freed, -EAGAIN if not tried, else its error. */
 static int pamt_reclaim_slot(unsigned long idx)
 {
 	atomic_t *slot = &pamt.slots[idx].word;
@@ -413,10 +410,7 @@ void pamt_shrink_exit(void)
 	list_lru_destroy(&pamt.lru);
 }
 
-/*
- * Every idle slot's pair, one round of every list (a slot that stays BUSY
- * is filed again), and every cached pair.  Return: pairs freed.
- */
+/* Every idle slot's pair, each list once round, and every cached pair. */
 unsigned long tdx_pamt_drain(void)
 {
 	unsigned long freed, fails = 0;
