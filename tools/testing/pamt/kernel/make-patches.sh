@@ -284,9 +284,10 @@ copy $TDX/pamt_mag.c $TDX/tests/pamt_kunit_mag.c
 headers shrink glue
 "$HERE/hooks.sh" "$WORK" mag kunit 2>/dev/null
 commit "x86/virt/tdx: Add per-CPU magazines of ready PAMT pairs" \
-"Keep free pairs in a magazine per CPU (Bonwick and Adams), taken and
-given under a local lock only, so that a pair REMOVE hands back, or that
-a failed ADD did not use, waits there for the next ADD.  A pair with no
+"Keep free pairs in a magazine per CPU (Bonwick and Adams), under a
+spinlock of its own that any CPU may take to drain it, so that a pair
+REMOVE hands back, or that a failed ADD did not use, waits there for the
+next ADD.  A pair with no
 room in the magazine goes back to the page allocator.  There is no
 depot of full magazines, nor a second magazine per CPU to trade with
 one.  A caller that cannot sleep (KVM under
@@ -594,7 +595,7 @@ sorted array behind the same calls." \
 	$PT/shim/dup.h $PT/shim/include/linux/xarray.h
 harness_part "tools/testing/pamt: Simulate pages and CPUs for the PAMT harness" \
 "A page allocator with failure injection and leak accounting, per-thread
-CPUs with preemption and interrupt state, local locks and work items,
+CPUs with preemption and interrupt state, spinlocks and work items,
 and the fake TDX module behind the shim's SEAMCALL checks." \
 	$PT/shim/sim.c $PT/shim/sim.h $PT/shim/fake_ops.c
 harness_part "tools/testing/pamt: Simulate memcgs, list_lru and reclaim for the PAMT harness" \
